@@ -1,0 +1,73 @@
+// Shared benchmark helpers: command timing and a bare node:http baseline server.
+import { spawnSync } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Median wall time in ms of running a command `runs` times (after one warm-up). */
+export function timeCommand(cmd: string, args: string[], runs = 15, env: NodeJS.ProcessEnv = process.env): number {
+  const times: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t = process.hrtime.bigint();
+    const r = spawnSync(cmd, args, { env, stdio: 'ignore' });
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}`);
+    if (i > 0) times.push(ms);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+/** The environment for start-up timings: NODE_EXTRA_CA_CERTS adds 60-85 ms per start here. */
+export function startupEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.NODE_EXTRA_CA_CERTS;
+  return env;
+}
+
+/** A bare node:http server answering every request with the given JSON body. */
+export async function bareServer(body: string, status = 200): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, server };
+}
+
+export function ratio(a: number, b: number): string {
+  return (a / b).toFixed(2);
+}
+
+export interface LoadResult {
+  rps: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/**
+ * Runs autocannon in a second process (so the load generator does not share the server's
+ * event loop) and returns requests/s and p99 latency.
+ */
+export async function autocannon(url: string, opts: { method?: string; body?: string; headers?: Record<string, string>; seconds?: number; connections?: number } = {}): Promise<LoadResult> {
+  const { spawn } = await import('node:child_process');
+  const { createRequire } = await import('node:module');
+  const bin = createRequire(import.meta.url).resolve('autocannon/autocannon.js');
+  const args = [bin, '-j', '-c', String(opts.connections ?? 20), '-d', String(opts.seconds ?? 5), '-m', opts.method ?? 'GET'];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) args.push('-H', `${k}=${v}`);
+  if (opts.body !== undefined) args.push('-b', opts.body);
+  args.push(url);
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let text = '';
+    child.stdout.on('data', (c: Buffer) => (text += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`))));
+  });
+  const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}

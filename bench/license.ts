@@ -1,0 +1,100 @@
+// License-key throughput: key_status_post and license_verify requests/s as ratios to a bare
+// node:http server answering the same body in the same run (targets >= 0.5 and >= 0.3; verify
+// also with a new machine per request, which activates and signs every time), and
+// `mkt license check` (offline) wall time as a ratio to `node -e 0` (target <= 2x).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startService } from '../daemon/start.js';
+import { createLogger } from '../daemon/logger.js';
+import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
+import { saveToken } from '../src/client/license-offline.js';
+import { machineFingerprint } from '../src/client/license-offline.js';
+import { autocannon, bareServer, ratio, startupEnv, timeCommand, type LoadResult } from './_util.js';
+
+const quiet = createLogger({ level: 'silent' });
+const json = { 'content-type': 'application/json' };
+
+function line(name: string, r: LoadResult, base?: LoadResult, target?: number): void {
+  const rel = base ? `  ratio ${ratio(r.rps, base.rps)}${target ? ` (target >= ${target.toFixed(2)})` : ''}` : ' (baseline)';
+  console.log(`${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
+}
+
+/**
+ * autocannon (programmatic, in a child process) where request N carries machine
+ * `bench-N`: every verify activates a new machine and signs a new token.
+ */
+async function autocannonUnique(url: string, key: string): Promise<LoadResult> {
+  const { spawn } = await import('node:child_process');
+  const { createRequire } = await import('node:module');
+  const lib = createRequire(import.meta.url).resolve('autocannon');
+  const code = `
+    const autocannon = require(${JSON.stringify(lib)});
+    let n = 0;
+    autocannon({ url: ${JSON.stringify(url)}, connections: 20, duration: 5, requests: [{ method: 'POST', headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ key: ${JSON.stringify(key)}, machine_fingerprint: 'bench-' + (n++) }) }) }] },
+      (err, r) => { if (err) { console.error(err); process.exit(1); } process.stdout.write(JSON.stringify(r)); });`;
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let text = '';
+    child.stdout.on('data', (c: Buffer) => (text += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (c) => (c === 0 ? resolve(text) : reject(new Error(`autocannon exited ${c}`))));
+  });
+  const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+export async function run(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-license-'));
+  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, flags: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const url = svc.url;
+  const admin = new LicenseAdmin(dir);
+  try {
+    await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
+    const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
+    const statusBody = JSON.stringify({ key: k!.key });
+    const verifyBody = JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' });
+
+    const statusAnswer = await (await fetch(`${url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody })).text();
+    const bareStatus = await bareServer(statusAnswer);
+    try {
+      const base = await autocannon(`${bareStatus.url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody });
+      line('bare node:http (status body)', base);
+      line('POST /api/v1/keys/status', await autocannon(`${url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody }), base, 0.5);
+    } finally {
+      bareStatus.server.close();
+    }
+
+    const verifyAnswer = await (await fetch(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody })).text();
+    const bareVerify = await bareServer(verifyAnswer);
+    try {
+      const base = await autocannon(`${bareVerify.url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody });
+      line('bare node:http (verify body)', base);
+      line('POST /api/v1/license/verify', await autocannon(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody }), base, 0.3);
+      // Every request a new machine: activation write + a fresh Ed25519 signature each time.
+      line('  ... each a new machine', await autocannonUnique(`${url}/api/v1/license/verify`, k!.key), base, 0.3);
+    } finally {
+      bareVerify.server.close();
+    }
+
+    // `mkt license check`: a token for this machine in a private cache dir, checked offline.
+    const fp = machineFingerprint();
+    if (!fp) {
+      console.log('mkt license check: skipped (no machine id on this host)');
+      return;
+    }
+    const v = (await (await fetch(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: fp }) })).json()) as { token: string };
+    const jwks = (await (await fetch(`${url}/api/v1/license/jwks.json`)).json()) as Parameters<typeof saveToken>[1]['jwks'];
+    const env = { ...startupEnv(), XDG_CACHE_HOME: join(dir, 'cache'), MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' };
+    saveToken(env, { server: url, item: 'bench', license: k!.id, token: v.token, jwks, saved_at: new Date().toISOString() });
+    const baseMs = timeCommand(process.execPath, ['-e', '0'], 20, env);
+    const checkMs = timeCommand(process.execPath, [join(import.meta.dirname, '..', 'bin', 'mkt'), 'license', 'check'], 20, env);
+    console.log(`node -e 0                    ${baseMs.toFixed(1)} ms (baseline)`);
+    console.log(`mkt license check            ${checkMs.toFixed(1)} ms  ratio ${ratio(checkMs, baseMs)} (target <= 2.00)`);
+  } finally {
+    await svc.close();
+    await admin.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

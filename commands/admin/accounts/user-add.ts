@@ -1,0 +1,18 @@
+// userAddRun: `mkt admin user add NAME --email E` — a marketplace account; a password (for sync
+// login) is read from stdin when stdin is not a terminal, never from argv.
+import { readAll } from '../../../src/cli/io.js';
+import { printJson } from '../../../src/cli/output.js';
+import { withAccounts, type AdminFlags } from './shared.js';
+
+export interface UserAddOptions extends AdminFlags {
+  name: string;
+  email: string;
+}
+
+export async function userAddRun(opts: UserAddOptions): Promise<void> {
+  const { io } = opts.factory;
+  const password = io.stdin.isTTY ? undefined : ((await readAll(io.stdin)).split(/\r?\n/)[0] ?? '');
+  const user = await withAccounts(opts, (admin) => admin.addUser({ name: opts.name, email: opts.email, password: password || undefined }));
+  if (opts.json) printJson(io, { ...user, password: password ? 'set' : 'none' });
+  else io.stdout.write(`added user ${user.name} <${user.email}>${password ? ' with a password' : ''}\n`);
+}

@@ -1,0 +1,43 @@
+// `mkt admin app create|list`: sync apps (their public API key and pricing constants) straight on
+// the data dir. Flags and help only; runners load on use.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { dataDirFlag } from './flags.js';
+
+export function registerAppAdmin(admin: Command, f: Factory): void {
+  const app = admin
+    .command('app')
+    .description('sync apps: public API key (shown once) and pricing constants')
+    .addHelpText('after', '\nExamples:\n  $ mkt admin app create Notes\n  $ mkt admin app list --json');
+  app
+    .command('create')
+    .description("create a sync app and print its public API key (shown only this once; only a hash is kept)")
+    .argument('<name>', 'app name (unique, ignoring case)')
+    .option('--min-charge-cents <n>', 'floor of every monthly and annual price, in cents', '100')
+    .option('--per-gb-tenths-of-cent <n>', 'storage rate per GiB and month, in tenths of a cent', '25')
+    .option('--annual-multiplier <n>', 'annual price = monthly price × this', '10')
+    .option('--min-cap <size>', 'smallest storage cap a subscription may choose (50GiB, 500MB, bytes)', '1GiB')
+    .option('--max-cap <size>', 'largest storage cap a subscription may choose', '1TiB')
+    .option('--free <size>', 'storage a user has without a subscription', '1GiB')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin app create Notes
+  $ mkt admin --data-dir /var/lib/mkt app create Photos --min-charge-cents 200 --per-gb-tenths-of-cent 40 --max-cap 2TiB --json`,
+    )
+    .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
+      const { appCreateRun } = await import('./app/app-create.js');
+      await appCreateRun({ factory: f, dataDir: dataDirFlag(cmd), name, ...opts } as Parameters<typeof appCreateRun>[0]);
+    });
+  app
+    .command('list')
+    .description('list sync apps and their pricing constants (API keys are not kept, so not shown)')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText('after', '\nExamples:\n  $ mkt admin app list\n  $ mkt admin app list --json | jq -r \'.[].name\'')
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { appListRun } = await import('./app/app-list.js');
+      await appListRun({ factory: f, dataDir: dataDirFlag(cmd), ...opts });
+    });
+}

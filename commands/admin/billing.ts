@@ -1,0 +1,31 @@
+// `mkt admin billing renew`: sync subscription administration straight on the data dir.
+// Flags and help only; the runner loads on use.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { dataDirFlag } from './flags.js';
+
+export function registerBillingAdmin(admin: Command, f: Factory): void {
+  const billing = admin
+    .command('billing')
+    .description('sync storage subscriptions of the local payment provider')
+    .addHelpText('after', '\nExamples:\n  $ mkt admin billing renew\n  $ mkt admin billing renew --app "Notes App" --user ada@example.com --early');
+  billing
+    .command('renew')
+    .description('renew local subscriptions whose period has ended (promotes a pending storage cap, bills the new price)')
+    .option('--app <name-or-id>', 'only subscriptions of this sync app')
+    .option('--user <email-or-name>', 'only subscriptions of this user')
+    .option('--early', 'renew now even when the current period has not ended')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin billing renew
+  $ mkt admin --data-dir /var/lib/mkt billing renew --user ada@example.com --early --json`,
+    )
+    .action(async (opts: Record<string, unknown>, cmd: Command) => {
+      const { billingRenewRun } = await import('./billing/renew.js');
+      const dataDir = dataDirFlag(cmd);
+      await billingRenewRun({ factory: f, dataDir, ...opts } as Parameters<typeof billingRenewRun>[0]);
+    });
+}

@@ -1,0 +1,20 @@
+// `mkt admin`: local administration of a marketplace data directory (works on the store
+// directly, no server needed). Each group of verbs is declared by its own module.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { registerAccountsAdmin } from './accounts.js';
+import { registerAppAdmin } from './app.js';
+import { registerBillingAdmin } from './billing.js';
+import { registerLicenseAdmin } from './license.js';
+
+type RegisterGroup = (admin: Command, f: Factory) => void;
+
+const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin];
+
+export function register(program: Command, f: Factory): void {
+  const admin = program
+    .command('admin')
+    .description('administer a marketplace data directory (users, tokens, repos, items, keys, apps)')
+    .option('--data-dir <dir>', 'marketplace data directory (default: $MKT_DATA_DIR or ./.mkt-data)');
+  for (const g of GROUPS) g(admin, f);
+}

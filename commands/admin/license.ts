@@ -1,0 +1,107 @@
+// `mkt admin item create`, `mkt admin key issue|list|revoke`, `mkt admin signing-key rotate`:
+// license administration straight on the data dir. Flags and help only; runners load on use.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { dataDirFlag } from './flags.js';
+
+export function registerLicenseAdmin(admin: Command, f: Factory): void {
+  const item = admin
+    .command('item')
+    .description('marketplace items (license template, activation maximum, offline verification)')
+    .addHelpText('after', '\nExamples:\n  $ mkt admin item create font-pro --name "Font Pro" --max-activations 3\n  $ mkt admin item create cli-tool --name "CLI Tool" --verification on');
+  item
+    .command('create')
+    .description('create an item')
+    .argument('<id>', 'item id (letters, digits, `.`, `_`, `-`)')
+    .requiredOption('--name <name>', 'display name, used in the license text')
+    .option('--license-template <file>', 'license text template: {{item_name}} {{licensee}} {{year}} {{key_prefix}}')
+    .option('--max-activations <n>', 'default activation maximum of keys issued later (default: unlimited)')
+    .option('--verification <on|off>', 'offline verification with signed tokens (license_verify)', 'off')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin item create font-pro --name "Font Pro" --license-template LICENSE.tmpl --max-activations 3
+  $ mkt admin --data-dir /var/lib/mkt item create cli-tool --name "CLI Tool" --verification on`,
+    )
+    .action(async (id: string, opts: Record<string, unknown>, cmd: Command) => {
+      const { itemCreateRun } = await import('./license/item-create.js');
+      await itemCreateRun({ factory: f, dataDir: dataDirFlag(cmd), id, ...opts } as Parameters<typeof itemCreateRun>[0]);
+    });
+
+  const key = admin
+    .command('key')
+    .description('license keys: issue (shown once), list, revoke')
+    .addHelpText('after', '\nExamples:\n  $ mkt admin key issue font-pro --count 10 > keys.txt\n  $ mkt admin key list font-pro');
+  key
+    .command('issue')
+    .description('issue license keys for an item and print them (they are shown only this once)')
+    .argument('<item>', 'item id')
+    .option('--count <k>', 'how many keys', '1')
+    .option('--max-activations <n>', "activation maximum (`unlimited` for none; default: the item's)")
+    .option('--expires <date>', 'expiry: YYYY-MM-DD (start of that day, UTC) or an RFC 3339 time (default: never)')
+    .option('--licensee <name>', 'who the keys are for (shown in the license text)')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin key issue font-pro --licensee "ACME Corp" --max-activations 5
+  $ mkt admin key issue font-pro --count 100 --expires 2027-01-01 > keys.txt`,
+    )
+    .action(async (itemId: string, opts: Record<string, unknown>, cmd: Command) => {
+      const { keyIssueRun } = await import('./license/key-issue.js');
+      await keyIssueRun({ factory: f, dataDir: dataDirFlag(cmd), itemId, ...opts } as Parameters<typeof keyIssueRun>[0]);
+    });
+  key
+    .command('list')
+    .description("list an item's keys (prefix only: keys are stored as keyed hashes)")
+    .argument('<item>', 'item id')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin key list font-pro
+  $ mkt admin key list font-pro --json | jq '.[] | select(.revoked_at == null) | .id'`,
+    )
+    .action(async (itemId: string, opts: Record<string, unknown>, cmd: Command) => {
+      const { keyListRun } = await import('./license/key-list.js');
+      await keyListRun({ factory: f, dataDir: dataDirFlag(cmd), itemId, ...opts });
+    });
+  key
+    .command('revoke')
+    .description('revoke a key: it stops validating at once; `-` reads the key from stdin')
+    .argument('<key>', 'the key id (lk_...) from `key list`, the key itself, or `-`')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin key revoke lk_3f9a0c2d7e1b4a5c6d7e
+  $ echo "$LEAKED_KEY" | mkt admin key revoke -`,
+    )
+    .action(async (keyOrId: string, _opts: Record<string, unknown>, cmd: Command) => {
+      const { keyRevokeRun } = await import('./license/key-revoke.js');
+      await keyRevokeRun({ factory: f, dataDir: dataDirFlag(cmd), key: keyOrId });
+    });
+
+  admin
+    .command('signing-key')
+    .description('the Ed25519 keys that sign offline license tokens')
+    .addHelpText('after', '\nExamples:\n  $ mkt admin signing-key rotate\n  $ mkt admin --data-dir /var/lib/mkt signing-key rotate --json')
+    .command('rotate')
+    .description('start signing with a new key; tokens of the old one verify until they expire (7 days)')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin signing-key rotate
+  $ mkt admin --data-dir /var/lib/mkt signing-key rotate --json`,
+    )
+    .action(async (opts: Record<string, unknown>, cmd: Command) => {
+      const { signingKeyRotateRun } = await import('./license/signing-key-rotate.js');
+      await signingKeyRotateRun({ factory: f, dataDir: dataDirFlag(cmd), ...opts });
+    });
+}

@@ -1,0 +1,37 @@
+// What the license admin verbs share: opening the data dir's license administration, and
+// parsing activation maxima and expiry dates.
+import type { AdminFlags } from '../flags.js';
+import { UsageError } from '../../../src/cli/errors.js';
+import { dataDir } from '../../../src/config/paths.js';
+import { parseTimestamp } from '../../../src/util/time.js';
+import type { LicenseAdmin } from '../../../daemon/services/marketplace/license/admin.js';
+
+export type { AdminFlags } from '../flags.js';
+
+/** Runs `fn` with the license administration of the data dir, closing it afterwards. */
+export async function withAdmin<T>(opts: AdminFlags, fn: (admin: LicenseAdmin, dir: string) => Promise<T>): Promise<T> {
+  const dir = dataDir(opts.dataDir, opts.factory.io.env, opts.factory.io.cwd);
+  const { LicenseAdmin } = await import('../../../daemon/services/marketplace/license/admin.js');
+  const admin = new LicenseAdmin(dir, () => opts.factory.now().getTime());
+  try {
+    return await fn(admin, dir);
+  } finally {
+    await admin.close();
+  }
+}
+
+/** `--max-activations`: a positive integer, or `unlimited` (null). */
+export function parseMax(raw: string | undefined): number | null | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === 'unlimited') return null;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > 2_147_483_647) throw new UsageError(`--max-activations must be a positive integer or \`unlimited\`, not ${JSON.stringify(raw)}`);
+  return Number(raw);
+}
+
+/** `--expires`: YYYY-MM-DD (the start of that day, UTC) or an RFC 3339 time. */
+export function parseExpiry(raw: string | undefined): string | null {
+  if (raw === undefined) return null;
+  const ms = /^\d{4}-\d{2}-\d{2}$/.test(raw) ? Date.parse(`${raw}T00:00:00Z`) : parseTimestamp(raw);
+  if (ms === undefined || !Number.isFinite(ms)) throw new UsageError(`--expires must be YYYY-MM-DD or an RFC 3339 time, not ${JSON.stringify(raw)}`);
+  return new Date(ms).toISOString();
+}

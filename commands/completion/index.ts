@@ -1,0 +1,22 @@
+// `mkt completion bash|zsh|fish`: prints a completion script generated from the command tree.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+
+export function register(program: Command, f: Factory): void {
+  program
+    .command('completion')
+    .description('print the shell completion script')
+    .argument('<shell>', 'bash | zsh | fish')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt completion bash > /etc/bash_completion.d/mkt
+  $ mkt completion zsh > "\${fpath[1]}/_mkt"
+  $ mkt completion fish > ~/.config/fish/completions/mkt.fish`,
+    )
+    .action(async (shell: string) => {
+      const { completionRun } = await import('./run.js');
+      await completionRun({ factory: f, shell, program });
+    });
+}

@@ -1,0 +1,121 @@
+// `mkt license validate|status|deactivate|verify|check|text`: the license-key client, made for
+// CI jobs. The key comes from --key-file, MKT_LICENSE_KEY or stdin — never from argv.
+// Exit codes: 0 valid, 1 invalid (code on stderr), 2 usage, 3 unreachable or server error.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { jsonOption, serverOption } from '../../src/cli/program.js';
+
+const KEY_FILE = 'read the license key from FILE (`-` = stdin); else $MKT_LICENSE_KEY, else stdin';
+const MACHINE = 'machine id, or `auto` for a stable fingerprint derived from this machine id';
+
+function keyed(cmd: Command): Command {
+  return cmd.option('--key-file <file>', KEY_FILE).addOption(serverOption('marketplace')).addOption(jsonOption());
+}
+
+export function register(program: Command, f: Factory): void {
+  const license = program
+    .command('license')
+    .description('validate, activate, deactivate and verify marketplace license keys (CI-friendly exit codes)')
+    .addHelpText(
+      'after',
+      `
+Exit codes: 0 valid, 1 invalid (the reason code on stderr), 2 usage error, 3 server unreachable or error.
+
+Examples:
+  $ MKT_LICENSE_KEY=$LICENSE mkt license validate --machine auto --activate
+  $ mkt license verify --key-file ~/.config/font-pro.key && mkt license check`,
+    );
+
+  keyed(license.command('validate').description('check that the key is valid; with --machine, for that machine'))
+    .option('--machine <id>', MACHINE)
+    .option('--machine-name <name>', 'a label for the activation (host name)')
+    .option('--activate', 'activate the machine if it is not yet (idempotent)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt license validate --key-file license.key
+  $ echo "$LICENSE_KEY" | mkt license validate --machine auto --activate --json`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { validateRun } = await import('./validate.js');
+      await validateRun({ factory: f, ...opts });
+    });
+
+  keyed(license.command('status').description('show the key status and activations without activating'))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ MKT_LICENSE_KEY=$LICENSE mkt license status
+  $ mkt license status --key-file license.key --json | jq .license.remaining_activations`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { statusRun } = await import('./status.js');
+      await statusRun({ factory: f, ...opts });
+    });
+
+  keyed(license.command('deactivate').description("free one machine's activation slot"))
+    .requiredOption('--machine <id>', MACHINE)
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt license deactivate --machine auto --key-file license.key
+  $ MKT_LICENSE_KEY=$LICENSE mkt license deactivate --machine ci-runner-7`,
+    )
+    .action(async (opts: Record<string, unknown> & { machine: string }) => {
+      const { deactivateRun } = await import('./deactivate.js');
+      await deactivateRun({ factory: f, ...opts });
+    });
+
+  keyed(license.command('verify').description('get a signed 7-day token for this machine and store it for offline checks'))
+    .option('--machine <id>', MACHINE, 'auto')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ MKT_LICENSE_KEY=$LICENSE mkt license verify
+  $ mkt license verify --key-file license.key --server https://market.example.com --json`,
+    )
+    .action(async (opts: Record<string, unknown> & { machine: string }) => {
+      const { verifyRun } = await import('./verify.js');
+      await verifyRun({ factory: f, ...opts });
+    });
+
+  license
+    .command('check')
+    .description('verify the stored token offline: signature, expiry, and this machine (no network)')
+    .option('--item <id>', 'which stored token (needed when tokens of several items are stored)')
+    .option('--machine <id>', MACHINE, 'auto')
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt license check
+  $ mkt license check --item font-pro --json`,
+    )
+    .action(async (opts: Record<string, unknown> & { machine: string }) => {
+      const { checkRun } = await import('./check.js');
+      await checkRun({ factory: f, ...opts });
+    });
+
+  license
+    .command('text')
+    .description("print an item's rendered license text (personalised when a key is given)")
+    .argument('<item>', 'item id')
+    .option('--key-file <file>', 'a license key for the item, to fill in licensee and key prefix (else $MKT_LICENSE_KEY)')
+    .addOption(serverOption('marketplace'))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt license text font-pro > LICENSE.txt
+  $ MKT_LICENSE_KEY=$LICENSE mkt license text font-pro --server https://market.example.com`,
+    )
+    .action(async (item: string, opts: Record<string, unknown>) => {
+      const { textRun } = await import('./text.js');
+      await textRun({ factory: f, item, ...opts });
+    });
+}

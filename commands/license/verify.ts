@@ -1,0 +1,36 @@
+// verifyRun: `mkt license verify` — gets a signed 7-day token for this machine and stores it,
+// with the server's JWKS, in the user cache directory for `mkt license check`.
+import type { Factory } from '../../src/cli/factory.js';
+import { saveToken } from '../../src/client/license-offline.js';
+import { call, finish, licenseClient, readKey, resolveMachine, type ClientFlags, type KeyFlags } from './shared.js';
+
+export interface VerifyOptions extends ClientFlags, KeyFlags {
+  factory: Factory;
+  machine: string;
+}
+
+function claimsOf(token: string): Record<string, unknown> {
+  try {
+    return JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+export async function verifyRun(opts: VerifyOptions): Promise<void> {
+  const f = opts.factory;
+  const machine = resolveMachine(opts.machine);
+  const key = (await readKey(f, opts))!;
+  const client = await licenseClient(f, opts);
+  const res = await call(() => client.verify(key, machine));
+  let file: string | undefined;
+  let item = '';
+  if (res.valid && res.token) {
+    const jwks = await call(() => client.jwks());
+    const claims = claimsOf(res.token);
+    item = String(claims.item ?? 'license');
+    file = saveToken(f.io.env, { server: client.http.baseUrl, item, license: String(claims.license ?? ''), token: res.token, jwks, saved_at: new Date(f.now()).toISOString() });
+  }
+  const expires = res.expires_in != null ? new Date(f.now().getTime() + res.expires_in * 1000).toISOString() : null;
+  finish(f, opts.json, res, [['valid', 'yes'], ['item', item], ['token expires', expires], ['stored in', file]], res);
+}

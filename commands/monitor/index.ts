@@ -1,0 +1,113 @@
+// `mkt monitor status|trends|mesh|watch|check-config`: the health monitor client. Flags and
+// help only; each verb is loaded when it runs.
+import { Option, type Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { jsonOption, serverOption } from '../../src/cli/program.js';
+
+export function register(program: Command, f: Factory): void {
+  const monitor = program
+    .command('monitor')
+    .description('read a health monitor: status, trends, mesh, a live view; check a config file offline')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor status --fail-on down
+  $ mkt monitor trends api --hours 48 --bucket 120
+  $ mkt monitor check-config /etc/mkt/monitor.yaml`,
+    );
+
+  monitor
+    .command('status')
+    .description('every target with status, uptime and latency; or one target with each of its checks')
+    .argument('[target]', 'a target name')
+    .addOption(new Option('--fail-on <level>', 'exit 1 when a target is at or below this level (no data counts as down)').choices(['degraded', 'down']))
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor status
+  $ mkt monitor status api
+  $ mkt monitor status api --json
+  $ mkt monitor status --fail-on degraded || page-oncall`,
+    )
+    .action(async (target: string | undefined, opts: Record<string, unknown>) => {
+      const { statusRun } = await import('./status.js');
+      await statusRun({ factory: f, target, ...opts });
+    });
+
+  monitor
+    .command('trends')
+    .description('latency per time bucket for one target, with a sparkline')
+    .argument('<target>', 'a target name')
+    .option('--hours <n>', 'window in hours (default 24)')
+    .option('--bucket <minutes>', 'bucket width in minutes (default 60)')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor trends api
+  $ mkt monitor trends api --hours 168 --bucket 360 --json`,
+    )
+    .action(async (target: string, opts: Record<string, unknown>) => {
+      const { trendsRun } = await import('./trends.js');
+      await trendsRun({ factory: f, target, ...opts });
+    });
+
+  monitor
+    .command('mesh')
+    .description('every instance of the monitor mesh and what it sees')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor mesh
+  $ mkt monitor mesh --json | jq '.instances | keys'`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { meshRun } = await import('./mesh.js');
+      await meshRun({ factory: f, ...opts });
+    });
+
+  monitor
+    .command('watch')
+    .description('a live view of every target that refreshes itself (q or Ctrl-C to leave)')
+    .option('--interval <seconds>', 'seconds between refreshes', '5')
+    .addOption(serverOption('monitor'))
+    .addOption(new Option('--json', 'print JSON lines: one status object per refresh'))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor watch
+  $ mkt monitor watch --interval 2 --server https://status.example.com
+  $ mkt monitor watch --json | jq -c '.targets | map_values(.latest.status)'`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { watchRun } = await import('./watch.js');
+      await watchRun({ factory: f, ...opts });
+    });
+
+  monitor
+    .command('check-config')
+    .description('validate a monitor configuration file offline; errors carry line numbers')
+    .argument('<file>', 'the YAML file')
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor check-config monitor.yaml
+  $ mkt monitor check-config /etc/mkt/monitor.yaml && sudo systemctl reload mkt-monitor`,
+    )
+    .action(async (file: string, opts: Record<string, unknown>) => {
+      const { checkConfigRun } = await import('./check-config.js');
+      await checkConfigRun({ factory: f, file, ...opts });
+    });
+}

@@ -1,0 +1,33 @@
+// `mkt serve <service>`: the daemon face. Declares the shared server flags; the work is in run.ts.
+import { Command, Option } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+export function register(program: Command, f: Factory): void {
+  program
+    .command('serve')
+    .description('run a service as a daemon (marketplace, monitor, tickets, or all)')
+    .argument('<service>', 'marketplace | monitor | tickets | all')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--port <port>', 'port to listen on; 0 picks a free one (default: the service default)')
+    .option('--data-dir <dir>', 'data directory (default: $MKT_DATA_DIR or ./.mkt-data)')
+    .option('--config <file>', 'configuration file (default: $MKT_CONFIG)')
+    .option('--token <token>', 'shared API token (tickets; prefer MKT_TICKETS_TOKEN: argv is visible to other users)')
+    .option('--peer <url>', 'peer node URL (tickets; repeatable)', collect)
+    .addOption(new Option('--sync-interval <seconds>', 'seconds between peer sync rounds (tickets; default: the config, else 30)'))
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt serve tickets --port 7072 --data-dir /var/lib/mkt
+  $ mkt serve tickets --port 0 --peer http://10.0.0.2:7072 --peer http://10.0.0.3:7072
+  $ mkt serve all`,
+    )
+    .action(async (service: string, opts: Record<string, unknown>) => {
+      const { serveRun } = await import('./run.js');
+      await serveRun({ factory: f, service, ...opts } as Parameters<typeof serveRun>[0]);
+    });
+}

@@ -1,0 +1,67 @@
+// serveRun: validates the serve flags, starts the service(s), and waits for a signal.
+import type { Factory } from '../../src/cli/factory.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { dataDir } from '../../src/config/paths.js';
+import { DEFAULT_PORTS, isServiceName, type ServiceName } from '../../src/config/services.js';
+
+export interface ServeRunOptions {
+  factory: Factory;
+  service: string;
+  host: string;
+  port?: string;
+  dataDir?: string;
+  config?: string;
+  token?: string;
+  peer?: string[];
+  syncInterval?: string;
+}
+
+function parsePort(s: string): number {
+  const n = Number(s);
+  if (!/^\d+$/.test(s) || n > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got ${s}`);
+  return n;
+}
+
+export async function serveRun(opts: ServeRunOptions): Promise<void> {
+  const { io } = opts.factory;
+  const { availableServices } = await import('../../daemon/services/registry.js');
+  const available = availableServices();
+  let names: ServiceName[];
+  if (opts.service === 'all') names = available;
+  else if (isServiceName(opts.service) && available.includes(opts.service)) names = [opts.service];
+  else throw new UsageError(`unknown service "${opts.service}"; choose one of: ${[...available, 'all'].join(', ')}`);
+  if (opts.service === 'all' && opts.port !== undefined) throw new UsageError('--port cannot be used with `serve all`: each service listens on its default port');
+  const interval = opts.syncInterval === undefined ? undefined : Number(opts.syncInterval);
+  if (interval !== undefined && (!Number.isFinite(interval) || interval <= 0)) throw new UsageError(`--sync-interval must be a positive number of seconds, got ${opts.syncInterval}`);
+
+  const { startService, runUntilSignalled, trapStopSignals } = await import('../../daemon/start.js');
+  const stopSignal = trapStopSignals();
+  const { createLogger } = await import('../../daemon/logger.js');
+  const logger = createLogger({ level: io.env.MKT_LOG_LEVEL ?? 'info' });
+  const dir = dataDir(opts.dataDir, io.env, io.cwd);
+  const started = [];
+  try {
+    for (const name of names) {
+      started.push(
+        await startService(name, {
+          host: opts.host,
+          port: opts.port !== undefined ? parsePort(opts.port) : DEFAULT_PORTS[name],
+          dataDir: dir,
+          configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
+          flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000 },
+          env: io.env,
+          logger,
+          out: io.stdout,
+        }),
+      );
+    }
+  } catch (err) {
+    await Promise.allSettled(started.map((s) => s.close()));
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRINUSE') throw new UsageError(`cannot listen: address in use (${e.message})`);
+    // A bad configuration file is the operator's input: a usage error listing every problem.
+    if (e.name === 'ConfigError') throw new UsageError(e.message);
+    throw err;
+  }
+  await runUntilSignalled(started, logger, stopSignal);
+}

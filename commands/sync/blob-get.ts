@@ -1,0 +1,31 @@
+// blobGetRun: `mkt sync blob get HASH -o FILE` — download, open every chunk, re-hash; the file
+// appears only when all of it opened and its SHA-256 is HASH.
+import { resolve } from 'node:path';
+import type { Factory } from '../../src/cli/factory.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { printJson } from '../../src/cli/output.js';
+import { getBlob } from '../../src/sync/blobs.js';
+import { formatBytes } from '../../src/sync/pricing.js';
+import { call, openSession, progressFor, type ClientFlags } from './shared.js';
+
+export interface BlobGetOptions extends ClientFlags {
+  factory: Factory;
+  hash: string;
+  output?: string;
+}
+
+export async function blobGetRun(opts: BlobGetOptions): Promise<void> {
+  const f = opts.factory;
+  if (!opts.output) throw new UsageError('pass -o FILE (where to write the decrypted blob)');
+  const hash = opts.hash.toLowerCase();
+  const s = await openSession(f, opts);
+  const bar = await progressFor(f);
+  let r;
+  try {
+    r = await call(() => getBlob(s, hash, resolve(f.io.cwd, opts.output!), { onProgress: (p) => bar.update(p) }));
+  } finally {
+    bar.stop();
+  }
+  if (opts.json) return printJson(f.io, r);
+  f.io.stderr.write(`Wrote ${opts.output} (${formatBytes(r.size)}, SHA-256 verified)\n`);
+}

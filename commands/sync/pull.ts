@@ -1,0 +1,27 @@
+// pullRun: `mkt sync pull` — decrypted JSON lines of every entry after the saved cursor (or
+// --since N), one per line; the saved cursor moves only when --since is not given.
+import type { Factory } from '../../src/cli/factory.js';
+import { UsageError } from '../../src/cli/errors.js';
+import { pullChanges } from '../../src/sync/changelog.js';
+import { call, openSession, type ClientFlags } from './shared.js';
+
+export interface PullOptions extends ClientFlags {
+  factory: Factory;
+  since?: string;
+}
+
+export async function pullRun(opts: PullOptions): Promise<void> {
+  const f = opts.factory;
+  let since: number | undefined;
+  if (opts.since !== undefined) {
+    if (!/^\d+$/.test(opts.since)) throw new UsageError('--since must be a cursor (a whole number, 0 for everything)');
+    since = Number(opts.since);
+  }
+  const s = await openSession(f, opts);
+  const r = await call(() =>
+    pullChanges(s, (page) => {
+      for (const c of page) f.io.stdout.write(JSON.stringify(c) + '\n');
+    }, { since }),
+  );
+  f.io.stderr.write(`${r.pulled} entries; cursor ${r.cursor}\n`);
+}

@@ -1,0 +1,128 @@
+// `mkt tickets create|list|show|update|node`: the ticket tracker client. Flags and help only;
+// each verb is loaded when it runs.
+import { Option, type Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { jsonOption, serverOption } from '../../src/cli/program.js';
+
+// Kept here (not imported from src/schemas) so that `mkt tickets --help` loads no schema code.
+const STATUS = 'open | pending | on_hold | solved | closed';
+const PRIORITY = 'low | normal | high | urgent';
+const CHANNEL = 'email | web | chat | phone | api';
+
+function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function fieldOptions(cmd: Command): Command {
+  return cmd
+    .option('--description <text>', 'longer description; `-` reads it from stdin')
+    .option('--status <status>', STATUS)
+    .option('--priority <priority>', PRIORITY)
+    .option('--channel <channel>', CHANNEL)
+    .option('--source <source>', 'where the ticket came from (a mailbox, form or integration)')
+    .option('--requester <who>', 'who asked')
+    .option('--assignee <who>', 'who works on it')
+    .option('--tag <tag>', 'a tag (repeatable; on update, replaces all tags)', collect);
+}
+
+export function register(program: Command, f: Factory): void {
+  const tickets = program
+    .command('tickets')
+    .description('create, list, show and update tickets on a ticket tracker node')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets create "Printer on fire" --priority urgent --channel phone
+  $ mkt tickets list --status open --search printer
+  $ mkt tickets update 3f2a9c1e --status solved`,
+    );
+
+  fieldOptions(tickets.command('create').description('create a ticket and print it').argument('<title>', 'one-line summary'))
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets create "VPN drops every hour" --priority high --requester ana@example.com
+  $ journalctl -u app | mkt tickets create "App crash" --description - --tag crash --json`,
+    )
+    .action(async (title: string, opts: Record<string, unknown>) => {
+      const { createRun } = await import('./create.js');
+      await createRun({ factory: f, title, ...opts });
+    });
+
+  tickets
+    .command('list')
+    .description('list tickets, newest change first, filtered and searched')
+    .addOption(new Option('--status <status>', STATUS))
+    .addOption(new Option('--priority <priority>', PRIORITY))
+    .addOption(new Option('--channel <channel>', CHANNEL))
+    .option('--source <source>', 'only tickets from this source')
+    .option('--search <words>', 'words that must all appear in the title or description')
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets list --status open --priority urgent
+  $ mkt tickets list --search "vpn timeout" --json | jq '.data[].id'`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { listRun } = await import('./list.js');
+      await listRun({ factory: f, ...opts });
+    });
+
+  tickets
+    .command('show')
+    .description('show one ticket by id or short id')
+    .argument('<id>', 'ticket id, or its first 8 characters')
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets show 3f2a9c1e
+  $ mkt tickets show 3f2a9c1e-7d41-4b0e-9a55-0c6e2d8f1a23 --json`,
+    )
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      const { showRun } = await import('./show.js');
+      await showRun({ factory: f, id, ...opts });
+    });
+
+  fieldOptions(tickets.command('update').description('change a ticket and print it').argument('<id>', 'ticket id, or its first 8 characters'))
+    .option('--title <title>', 'new one-line summary')
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets update 3f2a9c1e --status pending --assignee bo
+  $ mkt tickets update 3f2a9c1e --tag network --tag vpn --json`,
+    )
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      const { updateRun } = await import('./update.js');
+      await updateRun({ factory: f, id, ...opts });
+    });
+
+  tickets
+    .command('node')
+    .description("print the node id of the server (and check the token works)")
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets node
+  $ mkt tickets node --server http://10.0.0.2:7072 --json`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      const { nodeRun } = await import('./node.js');
+      await nodeRun({ factory: f, ...opts });
+    });
+}

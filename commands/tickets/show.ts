@@ -1,0 +1,17 @@
+// showRun: `mkt tickets show ID` — one ticket, by full or short id.
+import type { Factory } from '../../src/cli/factory.js';
+import { callApi } from '../../src/cli/api-errors.js';
+import { printJson } from '../../src/cli/output.js';
+import { printTicket, ticketsClient, type ClientFlags } from './shared.js';
+
+export interface ShowOptions extends ClientFlags {
+  factory: Factory;
+  id: string;
+}
+
+export async function showRun(opts: ShowOptions): Promise<void> {
+  const client = await ticketsClient(opts.factory, opts);
+  const ticket = await callApi('tickets', () => client.get(opts.id));
+  if (opts.json) printJson(opts.factory.io, ticket);
+  else printTicket(opts.factory.io, ticket);
+}

@@ -1,0 +1,48 @@
+// buildServer: a fastify app with the shared plugins (error bodies, request log, OpenAPI)
+// and one service's routes. It never listens: tests drive it with inject or listen on port 0.
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import AjvCompiler, { type BuildCompilerFromPool } from '@fastify/ajv-compiler';
+import type { Logger } from './logger.js';
+import type { ServiceRuntime } from './service.js';
+import { installErrorHandling } from './plugins/errors.js';
+import { installRequestLog } from './plugins/request-log.js';
+import { installOpenApi } from './plugins/openapi.js';
+
+export interface BuildServerOptions {
+  service: ServiceRuntime;
+  logger: Logger;
+  /** Largest accepted request body; default 1 MiB. */
+  bodyLimit?: number;
+}
+
+const ajvFactory = AjvCompiler() as BuildCompilerFromPool;
+type AjvOptionsArg = Parameters<BuildCompilerFromPool>[1];
+const AJV = { removeAdditional: false, useDefaults: true, allErrors: false } as const;
+
+// Query strings, params and headers arrive as text, so their schemas coerce ("24" -> 24,
+// one value -> [value]); JSON bodies never do, so `{"title": 5}` is a 400, not "5".
+const partValidators: BuildCompilerFromPool = (externalSchemas, serverOptions) => {
+  const base = serverOptions?.customOptions ?? {};
+  const coercing = ajvFactory(externalSchemas, { ...serverOptions, customOptions: { ...base, ...AJV, coerceTypes: 'array' } } as AjvOptionsArg);
+  const strict = ajvFactory(externalSchemas, { ...serverOptions, customOptions: { ...base, ...AJV, coerceTypes: false } } as AjvOptionsArg);
+  return (route) => ((route as { httpPart?: string }).httpPart === 'body' ? strict(route) : coercing(route));
+};
+
+export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    // pino's Logger is a superset of fastify's base logger; widen to the default instance type.
+    loggerInstance: opts.logger as FastifyBaseLogger,
+    // Our request-log plugin logs route patterns only (never raw URLs, which can carry secrets).
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    schemaController: { compilersFactory: { buildValidator: partValidators } },
+  });
+  installErrorHandling(app);
+  installRequestLog(app);
+  installOpenApi(app, opts.service.openapi, opts.service.securitySchemes);
+  await opts.service.register(app);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,197 @@
+// The license-key domain, free of HTTP: key lookup (check part, keyed hash, constant-time
+// compare), validity, activations, offline tokens, and license text rendering.
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { LicenseStore, StoredKey } from '../../../../src/store/license.js';
+import { displayPrefix, hashLicenseKey, parseLicenseKey } from '../../../../src/crypto/license-key.js';
+import { fingerprintHash, type SigningKeyring } from '../../../../src/crypto/signing.js';
+import {
+  TOKEN_LIFETIME_SECONDS,
+  type DeactivateKeyResponse,
+  type KeyStatusLicense,
+  type KeyStatusResponse,
+  type LicenseCode,
+  type LicenseTokenClaims,
+  type LicenseVerifyResponse,
+  type ValidateKeyRequest,
+  type ValidateKeyResponse,
+} from '../../../../src/schemas/license.js';
+import type { Clock } from '../../../../src/util/clock.js';
+import { formatTimestamp } from '../../../../src/util/time.js';
+
+const MESSAGES: Record<LicenseCode, string | null> = {
+  VALID: null,
+  MALFORMED_KEY: 'the license key is malformed (check for a typo)',
+  NOT_FOUND: 'license key not found',
+  REVOKED: 'the license key has been revoked',
+  EXPIRED: 'the license key has expired',
+  TOO_MANY_ACTIVATIONS: 'the license key has reached its activation maximum',
+  MACHINE_NOT_ACTIVATED: 'the machine is not activated for this license key',
+  VERIFICATION_DISABLED: 'offline verification is not enabled for this item',
+};
+
+/** A key lookup: the key (and its item), or a failure code. */
+export type Lookup = { ok: true; key: StoredKey } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
+
+export interface LicenseDeps {
+  store: LicenseStore;
+  clock: Clock;
+  hashSecret: Buffer;
+  keyring: SigningKeyring;
+  issuer: string;
+}
+
+function hashesEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+export function summary(key: StoredKey): KeyStatusLicense {
+  const max = key.max_activations;
+  return {
+    item_id: key.item_id,
+    activation_count: key.activation_count,
+    created_at: key.created_at,
+    max_activations: max,
+    remaining_activations: max === null ? null : Math.max(0, max - key.activation_count),
+    expires_at: key.expires_at,
+  };
+}
+
+export function isFailureGuess(code: LicenseCode | string | undefined): boolean {
+  return code === 'MALFORMED_KEY' || code === 'NOT_FOUND';
+}
+
+export class Licenses {
+  constructor(private readonly d: LicenseDeps) {}
+
+  async lookup(raw: string): Promise<Lookup> {
+    const parsed = parseLicenseKey(raw);
+    if (!parsed) return { ok: false, code: 'MALFORMED_KEY' };
+    const hash = hashLicenseKey(this.d.hashSecret, parsed.key);
+    const candidates = await this.d.store.keysByPrefix(parsed.prefix);
+    let found: StoredKey | undefined;
+    // Compare every candidate, in constant time each, without stopping at the first match.
+    for (const c of candidates) if (hashesEqual(c.key_hash, hash)) found = c;
+    if (!found) return { ok: false, code: 'NOT_FOUND' };
+    return { ok: true, key: found };
+  }
+
+  /** REVOKED or EXPIRED for a key that exists but may not be used; undefined when usable. */
+  private standing(key: StoredKey): LicenseCode | undefined {
+    if (key.revoked_at !== null) return 'REVOKED';
+    if (key.expires_at !== null && Date.parse(key.expires_at) <= this.d.clock.now()) return 'EXPIRED';
+    return undefined;
+  }
+
+  async status(raw: string): Promise<KeyStatusResponse> {
+    const l = await this.lookup(raw);
+    if (!l.ok) return { valid: false, error: MESSAGES[l.code], code: l.code, license: null };
+    const bad = this.standing(l.key);
+    return { valid: bad === undefined, error: bad ? MESSAGES[bad] : null, code: bad ?? 'VALID', license: summary(l.key) };
+  }
+
+  async validate(req: ValidateKeyRequest): Promise<ValidateKeyResponse> {
+    const l = await this.lookup(req.key);
+    const answer = (code: LicenseCode, key: StoredKey | null, activated = false): ValidateKeyResponse => ({
+      valid: code === 'VALID',
+      error: MESSAGES[code],
+      code,
+      license: key ? summary(key) : null,
+      activated,
+    });
+    if (!l.ok) return answer(l.code, null);
+    const bad = this.standing(l.key);
+    if (bad) return answer(bad, l.key);
+    if (req.machine_id === undefined) return answer('VALID', l.key);
+    if (req.activate) {
+      const r = await this.d.store.activate(l.key.id, req.machine_id, req.machine_name ?? null, l.key.max_activations, formatTimestamp(this.d.clock.now()));
+      const key = { ...l.key, activation_count: r.count };
+      return r.kind === 'full' ? answer('TOO_MANY_ACTIVATIONS', key) : answer('VALID', key, r.kind === 'created');
+    }
+    return (await this.d.store.isActivated(l.key.id, req.machine_id)) ? answer('VALID', l.key) : answer('MACHINE_NOT_ACTIVATED', l.key);
+  }
+
+  /** Frees one machine's slot. Unknown key or machine: `success: false`, never an exception. */
+  async deactivate(raw: string, machineId: string): Promise<DeactivateKeyResponse> {
+    const l = await this.lookup(raw);
+    if (!l.ok) return { success: false, message: MESSAGES[l.code]!, code: l.code };
+    if (!(await this.d.store.deactivate(l.key.id, machineId))) {
+      return { success: false, message: MESSAGES.MACHINE_NOT_ACTIVATED!, code: 'MACHINE_NOT_ACTIVATED' };
+    }
+    return { success: true, message: 'machine deactivated; its activation slot is free', code: 'DEACTIVATED' };
+  }
+
+  async verify(raw: string, fingerprint: string): Promise<LicenseVerifyResponse> {
+    const fail = (code: LicenseCode): LicenseVerifyResponse => ({ valid: false, error: MESSAGES[code], expires_in: null, token: null, code });
+    const l = await this.lookup(raw);
+    if (!l.ok) return fail(l.code);
+    if (!(await this.d.store.getItem(l.key.item_id))?.verification_enabled) return fail('VERIFICATION_DISABLED');
+    const bad = this.standing(l.key);
+    if (bad) return fail(bad);
+    // Re-verifying an active machine (the common case, weekly in CI) needs no write lock.
+    if (!(await this.d.store.isActivated(l.key.id, fingerprint))) {
+      const r = await this.d.store.activate(l.key.id, fingerprint, null, l.key.max_activations, formatTimestamp(this.d.clock.now()));
+      if (r.kind === 'full') return fail('TOO_MANY_ACTIVATIONS');
+    }
+    const iat = Math.floor(this.d.clock.now() / 1000);
+    const fph = fingerprintHash(fingerprint);
+    return { valid: true, error: null, expires_in: TOKEN_LIFETIME_SECONDS, token: this.token(l.key, fph, iat), code: 'VALID' };
+  }
+
+  /**
+   * Ed25519 signatures are deterministic, so the same claims under the same key give the same
+   * token: within one second (same `iat`) a repeated verify reuses it instead of signing again.
+   */
+  private readonly recent = new Map<string, { iat: number; kid: string; token: string }>();
+
+  private token(key: StoredKey, fph: string, iat: number): string {
+    const memoKey = `${key.id}\n${fph}`;
+    const kid = this.d.keyring.currentKid();
+    const hit = this.recent.get(memoKey);
+    if (hit && hit.iat === iat && hit.kid === kid) return hit.token;
+    const claims: LicenseTokenClaims & { [k: string]: unknown } = {
+      iss: this.d.issuer,
+      sub: key.id,
+      license: key.id,
+      item: key.item_id,
+      fph,
+      iat,
+      exp: iat + TOKEN_LIFETIME_SECONDS,
+    };
+    const token = this.d.keyring.signJwt(claims);
+    if (this.recent.size >= 10_000) this.recent.clear();
+    this.recent.set(memoKey, { iat, kid, token });
+    return token;
+  }
+
+  /**
+   * The item's license template with `{{item_name}}`, `{{licensee}}`, `{{year}}` and
+   * `{{key_prefix}}` filled in; undefined when the item is missing or has no license. The
+   * key, when one is presented for this item, personalises the text; `code` tells a failed
+   * lookup, which counts towards the abuse limit like any other.
+   */
+  async licenseText(itemId: string, rawKey: string | undefined): Promise<{ text: string | undefined; code?: LicenseCode }> {
+    const item = await this.d.store.getItem(itemId);
+    if (!item || item.license_template === null) return { text: undefined };
+    let key: StoredKey | undefined;
+    let code: LicenseCode | undefined;
+    if (rawKey !== undefined) {
+      const l = await this.lookup(rawKey);
+      if (!l.ok) code = l.code;
+      else if (l.key.item_id === item.id) key = l.key;
+    }
+    const values: Record<string, string> = {
+      item_name: item.name,
+      item_id: item.id,
+      licensee: key?.licensee ?? 'the licensee',
+      year: String(new Date(key ? Date.parse(key.created_at) : this.d.clock.now()).getUTCFullYear()),
+      key_prefix: key ? displayPrefix(key.key_prefix) : '(no key)',
+    };
+    return { text: item.license_template.replace(/\{\{\s*([a-z_]+)\s*\}\}/g, (m, name: string) => values[name] ?? m), code };
+  }
+}
+
+export function newKeyId(): string {
+  return `lk_${randomUUID().replace(/-/g, '').slice(0, 20)}`;
+}

@@ -1,0 +1,179 @@
+// The license-key routes (spec "License keys"): license text, validate, status (POST and the
+// deprecated GET), the two deactivations, offline verification, and the JWKS of the token keys.
+// Every documented outcome answers 200 with a body; only abuse answers 429.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  DeactivateKeyRequestSchema,
+  DeactivateKeyResponseSchema,
+  ErrorSchema,
+  JwksSchema,
+  KeyStatusRequestSchema,
+  KeyStatusResponseSchema,
+  LicenseDeactivateRequestSchema,
+  LicenseVerifyRequestSchema,
+  LicenseVerifyResponseSchema,
+  ValidateKeyRequestSchema,
+  ValidateKeyResponseSchema,
+  type DeactivateKeyRequest,
+  type KeyStatusRequest,
+  type LicenseDeactivateRequest,
+  type LicenseVerifyRequest,
+  type ValidateKeyRequest,
+} from '../../../../src/schemas/license.js';
+import type { SigningKeyring } from '../../../../src/crypto/signing.js';
+import { HttpError } from '../../../plugins/errors.js';
+import type { AbuseGuard } from './abuse.js';
+import { isFailureGuess, type Licenses } from './licenses.js';
+
+export interface LicenseRouteDeps {
+  licenses: Licenses;
+  guard: AbuseGuard;
+  keyring: SigningKeyring;
+}
+
+/** RFC 9745 `Deprecation` date of the GET status form (API 0.16.0): 2026-01-01T00:00:00Z. */
+const DEPRECATED_AT = '@1767225600';
+const TAGS = ['license'];
+/** The key in the body is the proof: no credential (spec Authentication). */
+const NONE: unknown[] = [];
+const errors = { 400: ErrorSchema, 429: ErrorSchema };
+
+/** `Authorization: License <key>` (Keygen's scheme), used only to personalise the license text. */
+function presentedKey(req: FastifyRequest): string | undefined {
+  const h = req.headers.authorization;
+  if (typeof h !== 'string') return undefined;
+  const m = /^License\s+(.+)$/i.exec(h.trim());
+  return m ? m[1]!.trim() : undefined;
+}
+
+export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps): Promise<void> {
+  const { licenses, guard, keyring } = deps;
+
+  /** Runs one key operation under the abuse limit, counting guesses (malformed or unknown keys). */
+  async function guarded<T extends { code?: string }>(req: FastifyRequest, op: () => Promise<T>): Promise<T> {
+    await guard.check(req.ip);
+    const res = await op();
+    if (isFailureGuess(res.code)) await guard.fail(req.ip);
+    // The outcome only: the key itself never reaches the log.
+    req.log.debug({ outcome: res.code }, 'license key request');
+    return res;
+  }
+
+  app.get<{ Params: { item_id: string } }>(
+    '/api/v1/items/:item_id/license.txt',
+    {
+      schema: {
+        operationId: 'license_text',
+        summary: 'The rendered license text of an item',
+        description: 'Renders the item template ({{item_name}}, {{licensee}}, {{year}}, {{key_prefix}}). An optional `Authorization: License <key>` header for this item personalises it.',
+        tags: TAGS,
+        security: NONE,
+        params: { type: 'object', properties: { item_id: { type: 'string' } }, required: ['item_id'] },
+        response: { 200: { description: 'rendered license text', content: { 'text/plain': { schema: { type: 'string' } } } }, 404: ErrorSchema },
+      },
+    },
+    async (req, reply) => {
+      const key = presentedKey(req);
+      // A presented key makes this a key lookup too, so it must not become an unlimited oracle.
+      const { text } = key === undefined ? await licenses.licenseText(req.params.item_id, undefined) : await guarded(req, () => licenses.licenseText(req.params.item_id, key));
+      if (text === undefined) throw new HttpError(404, `item ${JSON.stringify(req.params.item_id)} not found or has no license configured`);
+      return reply.type('text/plain; charset=utf-8').send(text.endsWith('\n') ? text : text + '\n');
+    },
+  );
+
+  app.post<{ Body: ValidateKeyRequest }>(
+    '/api/v1/keys/validate',
+    {
+      schema: {
+        operationId: 'validate_key',
+        summary: 'Validate a license key, optionally activating it on a machine',
+        description: 'With `machine_id`, also checks that machine is activated; with `activate: true`, activates it if a slot is free (idempotent for an active machine).',
+        tags: TAGS,
+        security: NONE,
+        body: ValidateKeyRequestSchema,
+        response: { 200: ValidateKeyResponseSchema, ...errors },
+      },
+    },
+    async (req) => {
+      if (req.body.activate && req.body.machine_id === undefined) throw new HttpError(400, 'body.machine_id is required when activate is true');
+      return guarded(req, () => licenses.validate(req.body));
+    },
+  );
+
+  app.post<{ Body: KeyStatusRequest }>(
+    '/api/v1/keys/status',
+    {
+      schema: {
+        operationId: 'key_status_post',
+        summary: 'Key status without activating (the preferred form)',
+        tags: TAGS,
+        security: NONE,
+        body: KeyStatusRequestSchema,
+        response: { 200: KeyStatusResponseSchema, ...errors },
+      },
+    },
+    async (req) => guarded(req, () => licenses.status(req.body.key)),
+  );
+
+  app.get<{ Params: { key_code: string } }>(
+    '/api/v1/keys/:key_code/status',
+    {
+      schema: {
+        operationId: 'key_status',
+        summary: 'Key status (deprecated: the key leaks into access logs; use POST /api/v1/keys/status)',
+        tags: TAGS,
+        security: NONE,
+        deprecated: true,
+        params: { type: 'object', properties: { key_code: { type: 'string' } }, required: ['key_code'] },
+        response: { 200: KeyStatusResponseSchema, ...errors },
+      },
+    },
+    async (req, reply) => {
+      void reply.header('deprecation', DEPRECATED_AT).header('link', '</api/v1/keys/status>; rel="successor-version"');
+      return guarded(req, () => licenses.status(req.params.key_code));
+    },
+  );
+
+  app.post<{ Body: DeactivateKeyRequest }>(
+    '/api/v1/keys/deactivate',
+    {
+      schema: { operationId: 'deactivate_key', summary: 'Release the activation slot of one machine', tags: TAGS,
+        security: NONE, body: DeactivateKeyRequestSchema, response: { 200: DeactivateKeyResponseSchema, ...errors } },
+    },
+    async (req) => guarded(req, () => licenses.deactivate(req.body.key, req.body.machine_id)),
+  );
+
+  app.post<{ Body: LicenseDeactivateRequest }>(
+    '/api/v1/license/deactivate',
+    {
+      schema: { operationId: 'license_deactivate', summary: 'Free the slot of one machine fingerprint', tags: TAGS,
+        security: NONE, body: LicenseDeactivateRequestSchema, response: { 200: DeactivateKeyResponseSchema, ...errors } },
+    },
+    async (req) => guarded(req, () => licenses.deactivate(req.body.key, req.body.machine_fingerprint)),
+  );
+
+  app.post<{ Body: LicenseVerifyRequest }>(
+    '/api/v1/license/verify',
+    {
+      schema: {
+        operationId: 'license_verify',
+        summary: 'Verify a key for a machine fingerprint and get a signed 7-day token for offline use',
+        tags: TAGS,
+        security: NONE,
+        body: LicenseVerifyRequestSchema,
+        response: { 200: LicenseVerifyResponseSchema, ...errors },
+      },
+    },
+    async (req) => guarded(req, () => licenses.verify(req.body.key, req.body.machine_fingerprint)),
+  );
+
+  app.get(
+    '/api/v1/license/jwks.json',
+    { schema: { operationId: 'license_jwks', summary: 'Public keys (JWKS) that verify offline license tokens', tags: TAGS,
+        security: NONE, response: { 200: JwksSchema } } },
+    async (_req, reply) => {
+      void reply.header('cache-control', 'public, max-age=300');
+      return keyring.publicJwks();
+    },
+  );
+}

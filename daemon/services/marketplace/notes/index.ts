@@ -1,0 +1,46 @@
+// The marketplace's git-notes area: hosted repositories (store + bare repos under
+// `<data-dir>/repos/`), the notes index, the notes API and git smart HTTP. At start every
+// hosted repository's index is caught up in the background, so notes changed while the
+// server was down are found again.
+import type { OpenArea } from '../area.js';
+import { SqliteRepoStore } from '../../../../src/store/repos.js';
+import { SqliteNotesIndex } from '../../../../src/store/notes.js';
+import { NotesIndexer } from '../../../../src/notes/indexer.js';
+import { NoteWriter } from '../../../../src/notes/writer.js';
+import { repoDir } from '../../../../src/git/hosting.js';
+import { Access } from './access.js';
+import { NotesApi } from './notes.js';
+import { notesRoutes } from './routes.js';
+import { gitHttpRoutes } from './git-http.js';
+
+export const openNotesArea: OpenArea = async (shared) => {
+  const { ctx, db, dataDir, accounts } = shared;
+  const repos = new SqliteRepoStore(db);
+  const index = new SqliteNotesIndex(db);
+  const indexer = new NotesIndexer(index);
+  const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000));
+  const access = new Access(accounts, repos);
+  const api = new NotesApi({ dataDir, repos, index, indexer, writer, access });
+  let closed = false;
+  let catchUp: Promise<void> = Promise.resolve();
+  return {
+    async register(app) {
+      await app.register(async (scope) => notesRoutes(scope, { api, access }));
+      await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, indexer }));
+    },
+    start() {
+      catchUp = (async () => {
+        for (const repo of repos.listRepos()) {
+          if (closed) return;
+          await indexer
+            .ensureCurrent({ id: repo.id, dir: repoDir(dataDir, repo.owner, repo.name) })
+            .catch((err: unknown) => ctx.logger.error({ err, repo: `${repo.owner}/${repo.name}` }, 'notes index catch-up failed'));
+        }
+      })();
+    },
+    async close() {
+      closed = true;
+      await catchUp;
+    },
+  };
+};

@@ -1,0 +1,60 @@
+// Local administration of sync apps (what `mkt admin app ...` runs, straight on the data dir):
+// create an app with its pricing constants (its public API key is shown once), list apps.
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../../../../src/store/sqlite.js';
+import { SqliteSyncStore, type SyncApp, type SyncAppPricing } from '../../../../src/store/sync.js';
+import { appKeyHash, newAppKey } from '../../../../src/crypto/sync-app-key.js';
+
+const GIB = 1024 ** 3;
+
+/** Pricing of an app created without flags: $1.00 floor, 2.5¢ per GiB-month, 10× annual, 1 GiB–1 TiB caps, 1 GiB free. */
+export const DEFAULT_APP_PRICING: SyncAppPricing = {
+  min_charge_cents: 100,
+  per_gb_tenths_of_cent_per_month: 25,
+  annual_multiplier: 10,
+  min_cap_bytes: GIB,
+  max_cap_bytes: 1024 * GIB,
+  free_bytes: GIB,
+};
+
+/** Why pricing constants cannot be used, or undefined when they can. */
+export function pricingProblem(p: SyncAppPricing): string | undefined {
+  for (const [k, v] of Object.entries(p)) if (!Number.isSafeInteger(v) || v < 0) return `${k} must be a whole number ≥ 0`;
+  if (p.annual_multiplier < 1) return 'annual_multiplier must be at least 1';
+  if (p.min_cap_bytes < 1) return 'min_cap_bytes must be at least 1';
+  if (p.max_cap_bytes < p.min_cap_bytes) return 'max_cap_bytes must not be below min_cap_bytes';
+  return undefined;
+}
+
+export class SyncAdmin {
+  readonly store: SqliteSyncStore;
+  private readonly db: Db;
+
+  constructor(
+    dataDir: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.db = openDatabase(join(dataDir, 'marketplace.db'));
+    this.store = new SqliteSyncStore(this.db);
+  }
+
+  /** The new app and its API key (stored only as a hash: this is the one time it is known); undefined when the name is taken. */
+  async createApp(name: string, pricing: Partial<SyncAppPricing> = {}): Promise<{ app: SyncApp; apiKey: string } | undefined> {
+    const full = { ...DEFAULT_APP_PRICING, ...pricing };
+    const problem = pricingProblem(full);
+    if (problem) throw new Error(problem);
+    if ((await this.store.listApps()).some((a) => a.name.toLowerCase() === name.toLowerCase())) return undefined;
+    const apiKey = newAppKey();
+    const app = await this.store.createApp({ name, apiKeyHash: appKeyHash(apiKey), pricing: full, now: new Date(this.now()).toISOString() });
+    return { app, apiKey };
+  }
+
+  listApps(): Promise<SyncApp[]> {
+    return this.store.listApps();
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,77 @@
+// The marketplace's sync area (spec marketplace-sync): the SyncStore in the shared database, the
+// sync secret in the data dir, the anonymous app/auth routes, the bearer routes (changelog,
+// devices, account and status, keys and rotation) and the blob/billing routes of storage.ts.
+import type { OpenArea } from '../area.js';
+import { SqliteSyncStore } from '../../../../src/store/sync.js';
+import { SqliteSyncStorageStore } from '../../../../src/store/sync-billing.js';
+import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
+import { dummyPasswordHash } from '../../../../src/crypto/password.js';
+import { loadSyncSecret, requireSyncAuth } from './auth.js';
+import { appRoutes } from './routes-app.js';
+import { changelogRoutes } from './routes-changelog.js';
+import { deviceRoutes } from './routes-devices.js';
+import { accountRoutes } from './routes-account.js';
+import { keyRoutes } from './routes-keys.js';
+import { rotationRoutes } from './routes-rotation.js';
+import { registerStorageRoutes } from './storage.js';
+import { DEFAULT_SIGN_IN_LIMIT, SignInGuard } from './signin-limit.js';
+
+/** Service flags this area reads (all optional). */
+export interface SyncFlags {
+  /** Lifetime of sync access tokens in seconds; default $MKT_SYNC_TOKEN_LIFETIME_SECONDS, else 3600. */
+  syncTokenLifetimeSeconds?: number;
+  /** Failed sign-ins per client address and window before 429 (default 10 per 900 s). */
+  syncSignInFailures?: number;
+  syncSignInWindowSeconds?: number;
+}
+
+function tokenLifetime(flags: SyncFlags, env: NodeJS.ProcessEnv): number {
+  const raw = flags.syncTokenLifetimeSeconds ?? env.MKT_SYNC_TOKEN_LIFETIME_SECONDS;
+  if (raw === undefined || raw === '') return SYNC_TOKEN_LIFETIME_SECONDS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 60 || n > 30 * 86400) throw new Error(`MKT_SYNC_TOKEN_LIFETIME_SECONDS must be a whole number of seconds from 60 to 2592000, not ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export const openSyncArea: OpenArea = async (shared) => {
+  const { ctx, db, dataDir, accounts } = shared;
+  const flags = ctx.options.flags as SyncFlags;
+  const lifetime = tokenLifetime(flags, ctx.options.env);
+  const store = new SqliteSyncStore(db);
+  // Status reports storage use as blob confirm reckons it: one definition, in the blob store.
+  const usageStore = new SqliteSyncStorageStore(db);
+  const secret = loadSyncSecret(dataDir);
+  // Made now, in the background, so the first unknown email does not pay for it (timing).
+  void dummyPasswordHash();
+  const clock = ctx.clock;
+  const auth = requireSyncAuth(secret, clock, {
+    // A token outlives neither its app nor its user.
+    callerExists: async (c) => (await store.getApp(c.appId)) !== undefined && (await accounts.getUser(c.userId)) !== undefined,
+  });
+  let storage: { close(): Promise<void> } | undefined;
+  const deps = { store, accounts, clock };
+  const guard = new SignInGuard(store, clock, {
+    failures: flags.syncSignInFailures ?? DEFAULT_SIGN_IN_LIMIT.failures,
+    windowSeconds: flags.syncSignInWindowSeconds ?? DEFAULT_SIGN_IN_LIMIT.windowSeconds,
+  });
+  return {
+    async register(app) {
+      await app.register(async (scope) => appRoutes(scope, { ...deps, secret, guard, tokenLifetimeSeconds: lifetime }));
+      await app.register(async (scope) => {
+        scope.addHook('preHandler', auth);
+        await changelogRoutes(scope, deps);
+        await deviceRoutes(scope, deps);
+        await accountRoutes(scope, { ...deps, usage: (appId, userId) => usageStore.usage(appId, userId) });
+        await keyRoutes(scope, deps);
+        await rotationRoutes(scope, deps);
+      });
+      await app.register(async (scope) => {
+        storage = await registerStorageRoutes(scope, { db, dataDir, ctx, secret, auth, accounts });
+      });
+    },
+    async close() {
+      await storage?.close();
+      await store.close();
+    },
+  };
+};

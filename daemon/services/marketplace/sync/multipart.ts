@@ -1,0 +1,224 @@
+// Multipart blob routes (spec: blob_multipart_start/parts/complete/abort). They only move bytes:
+// deterministic part geometry, bounded windows of exact-length part URLs, completion against
+// what the object store holds; quota and billing apply at blob confirm.
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
+import {
+  BlobMultipartAbortRequestSchema,
+  BlobMultipartCompleteRequestSchema,
+  BlobMultipartPartsRequestSchema,
+  BlobMultipartPartsResponseSchema,
+  BlobMultipartStartRequestSchema,
+  BlobMultipartStartResponseSchema,
+  ErrorSchema,
+  MAX_PART_WINDOW,
+} from '../../../../src/schemas/sync.js';
+import { blobKey } from '../../../../src/sync-objects/store.js';
+import { MAX_BLOB_BYTES, partGeometry, partLength } from '../../../../src/sync-objects/geometry.js';
+import type { UploadSession } from '../../../../src/store/sync-billing.js';
+import { HttpError } from '../../../plugins/errors.js';
+import { syncCaller, type SyncCaller } from './auth.js';
+import { assertRoom, nowIso, type StorageContext } from './storage-context.js';
+
+const TAGS = ['sync'];
+const BEARER = [{ bearer: [] }];
+const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 410: ErrorSchema, 413: ErrorSchema };
+const NO_CONTENT = { type: 'null', description: 'done' };
+
+interface PartsBody {
+  hash: string;
+  upload_id: string;
+  size_bytes: number;
+  first_part: number;
+  count: number;
+  checksums?: string[] | null;
+}
+interface CompleteBody {
+  hash: string;
+  upload_id: string;
+  parts: { part_number: number; etag: string }[];
+}
+
+const unquote = (etag: string): string => etag.trim().replace(/^"|"$/g, '');
+
+export async function multipartRoutes(app: FastifyInstance, c: StorageContext, auth: preHandlerHookHandler): Promise<void> {
+  /** The caller's session for this hash: 404 when there is none, 410 once aborted or reaped. */
+  async function session(caller: SyncCaller, hash: string, uploadId: string): Promise<UploadSession> {
+    const s = await c.store.upload(uploadId);
+    if (!s || s.app_id !== caller.appId || s.user_id !== caller.userId || s.hash !== hash || s.state === 'single') {
+      throw new HttpError(404, `no multipart upload ${uploadId} for blob ${hash}`);
+    }
+    if (s.state === 'aborted') throw new HttpError(410, `multipart upload ${uploadId} was aborted: start a new one`);
+    if (s.state === 'reaped') throw new HttpError(410, `multipart upload ${uploadId} was idle too long and has been reaped: start a new one`);
+    return s;
+  }
+
+  app.post<{ Body: { hash: string; size_bytes: number } }>(
+    '/api/v1/sync/blobs/multipart/start',
+    {
+      preValidation: auth,
+      schema: {
+        operationId: 'blob_multipart_start',
+        summary: 'Open a multipart blob upload',
+        description: `part_size is 8 MiB, or the smallest whole number of MiB that keeps part_count within 10,000; blobs up to ${MAX_BLOB_BYTES} bytes. When the blob exists, already_exists is true, no session is opened and the other fields are empty. 413 when the blob would not fit the storage cap.`,
+        tags: TAGS,
+        security: BEARER,
+        body: BlobMultipartStartRequestSchema,
+        response: { 200: BlobMultipartStartResponseSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const caller = syncCaller(req);
+      const { hash, size_bytes } = req.body;
+      if (await c.store.blob(caller.appId, caller.userId, hash)) return { upload_id: '', part_size: 0, part_count: 0, already_exists: true };
+      if (size_bytes < 1 || size_bytes > MAX_BLOB_BYTES) throw new HttpError(400, `size_bytes must be 1..${MAX_BLOB_BYTES} for a multipart upload`);
+      assertRoom(await c.store.usage(caller.appId, caller.userId), size_bytes);
+      const g = partGeometry(size_bytes);
+      const storeUploadId = await c.objects.createMultipart(blobKey(caller.appId, caller.userId, hash));
+      const id = randomUUID();
+      await c.store.openUpload({
+        id,
+        app_id: caller.appId,
+        user_id: caller.userId,
+        hash,
+        size_bytes,
+        part_size: g.part_size,
+        part_count: g.part_count,
+        store_upload_id: storeUploadId,
+        created_at: nowIso(c.clock),
+        last_activity_ms: c.clock.now(),
+      });
+      return { upload_id: id, part_size: g.part_size, part_count: g.part_count, already_exists: false };
+    },
+  );
+
+  app.post<{ Body: PartsBody }>(
+    '/api/v1/sync/blobs/multipart/parts',
+    {
+      preValidation: auth,
+      schema: {
+        operationId: 'blob_multipart_parts',
+        summary: 'Pre-signed URLs for a window of parts',
+        description: `Parts first_part .. first_part + count - 1 (numbered from 1, at most ${MAX_PART_WINDOW} per call), each URL signed for its exact content_length and, when checksums are given (one base64 SHA-256 per part), for that checksum. 409 when size_bytes differs from start or the upload was completed; 410 when it was aborted or reaped.`,
+        tags: TAGS,
+        security: BEARER,
+        body: BlobMultipartPartsRequestSchema,
+        response: { 200: BlobMultipartPartsResponseSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const caller = syncCaller(req);
+      const b = req.body;
+      const s = await session(caller, b.hash, b.upload_id);
+      if (s.state !== 'open') throw new HttpError(409, `multipart upload ${s.id} is already completed`);
+      if (b.size_bytes !== s.size_bytes) throw new HttpError(409, `size_bytes ${b.size_bytes} differs from the ${s.size_bytes} given at start`);
+      const last = b.first_part + b.count - 1;
+      if (b.count > 0 && (b.first_part < 1 || last > s.part_count)) throw new HttpError(400, `parts ${b.first_part}..${last} are outside 1..${s.part_count}`);
+      if (b.checksums && b.checksums.length !== b.count) throw new HttpError(400, `checksums has ${b.checksums.length} entries for ${b.count} parts`);
+      const key = blobKey(caller.appId, caller.userId, b.hash);
+      // Billing follows what is stored: refresh the session's parts while it is active.
+      const stored = await c.objects.listParts(key, s.store_upload_id!);
+      await c.store.touchUpload(s.id, c.clock.now(), stored.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
+      const geometry = { part_size: s.part_size, part_count: s.part_count };
+      const base = c.baseUrl(req);
+      const parts = [];
+      for (let i = 0; i < b.count; i++) {
+        const n = b.first_part + i;
+        const length = partLength(s.size_bytes, geometry, n);
+        const checksum = b.checksums?.[i];
+        const url = await c.objects.presignPart(base, key, s.store_upload_id!, n, { length, checksum, offset: (n - 1) * s.part_size, expiresIn: c.limits.urlTtlSeconds });
+        parts.push({ part_number: n, content_length: length, url });
+      }
+      return { parts, expires_in: c.limits.urlTtlSeconds };
+    },
+  );
+
+  app.post<{ Body: CompleteBody }>(
+    '/api/v1/sync/blobs/multipart/complete',
+    {
+      preValidation: auth,
+      schema: {
+        operationId: 'blob_multipart_complete',
+        summary: 'Assemble the uploaded parts',
+        description:
+          'Every part 1..part_count must be listed once with the ETag its upload returned, and be stored with its exact length; otherwise 409 naming the parts. Repeating a successful complete answers 204. The client then calls blob confirm.',
+        tags: TAGS,
+        security: BEARER,
+        body: BlobMultipartCompleteRequestSchema,
+        response: { 204: NO_CONTENT, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const caller = syncCaller(req);
+      const b = req.body;
+      const s = await session(caller, b.hash, b.upload_id);
+      if (s.state !== 'open') return reply.code(204).send();
+      const listed = new Map<number, string>();
+      for (const p of b.parts) {
+        if (p.part_number > s.part_count) throw new HttpError(400, `part ${p.part_number} is outside 1..${s.part_count}`);
+        if (listed.has(p.part_number)) throw new HttpError(400, `part ${p.part_number} is listed twice`);
+        listed.set(p.part_number, unquote(p.etag));
+      }
+      const key = blobKey(caller.appId, caller.userId, b.hash);
+      const stored = new Map((await c.objects.listParts(key, s.store_upload_id!)).map((p) => [p.partNumber, p]));
+      await c.store.touchUpload(s.id, c.clock.now(), [...stored.values()].map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
+      const missing: number[] = [];
+      const mismatched: number[] = [];
+      const geometry = { part_size: s.part_size, part_count: s.part_count };
+      for (let n = 1; n <= s.part_count; n++) {
+        const have = stored.get(n);
+        const etag = listed.get(n);
+        if (!have || etag === undefined) missing.push(n);
+        else if (unquote(have.etag) !== etag || have.size !== partLength(s.size_bytes, geometry, n)) mismatched.push(n);
+      }
+      if (missing.length > 0) throw new HttpError(409, `cannot complete: ${missing.length} of ${s.part_count} parts are not uploaded or not listed (${listParts(missing)})`);
+      if (mismatched.length > 0) throw new HttpError(409, `cannot complete: the ETag or size of parts ${listParts(mismatched)} does not match what is stored (uploaded again since?)`);
+      const order = [...Array(s.part_count).keys()].map((i) => ({ partNumber: i + 1, etag: stored.get(i + 1)!.etag, checksum: stored.get(i + 1)!.checksum }));
+      await c.objects.completeMultipart(key, s.store_upload_id!, order);
+      await c.store.moveUpload(s.id, ['open'], 'completed', c.clock.now());
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Body: { hash: string; upload_id: string } }>(
+    '/api/v1/sync/blobs/multipart/abort',
+    {
+      preValidation: auth,
+      schema: {
+        operationId: 'blob_multipart_abort',
+        summary: 'Abort a multipart upload and release its parts',
+        description: 'Stops the billing of its parts. Aborting an aborted or reaped upload answers 204 again; a completed one 409.',
+        tags: TAGS,
+        security: BEARER,
+        body: BlobMultipartAbortRequestSchema,
+        response: { 204: NO_CONTENT, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const caller = syncCaller(req);
+      const s = await c.store.upload(req.body.upload_id);
+      if (!s || s.app_id !== caller.appId || s.user_id !== caller.userId || s.hash !== req.body.hash || s.state === 'single') {
+        throw new HttpError(404, `no multipart upload ${req.body.upload_id} for blob ${req.body.hash}`);
+      }
+      if (s.state === 'aborted' || s.state === 'reaped') return reply.code(204).send();
+      if (s.state !== 'open') throw new HttpError(409, `multipart upload ${s.id} is already completed`);
+      if (await c.store.moveUpload(s.id, ['open'], 'aborted', c.clock.now())) {
+        await c.objects.abortMultipart(blobKey(caller.appId, caller.userId, s.hash), s.store_upload_id!);
+      }
+      return reply.code(204).send();
+    },
+  );
+}
+
+/** `1-3, 7` for a sorted list of part numbers (long lists shortened). */
+function listParts(ns: number[]): string {
+  const runs: string[] = [];
+  for (let i = 0; i < ns.length; ) {
+    let j = i;
+    while (j + 1 < ns.length && ns[j + 1] === ns[j]! + 1) j++;
+    runs.push(i === j ? String(ns[i]) : `${ns[i]}-${ns[j]}`);
+    i = j + 1;
+  }
+  return runs.length > 10 ? `${runs.slice(0, 10).join(', ')}, ...` : runs.join(', ');
+}
+

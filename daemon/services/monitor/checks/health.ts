@@ -1,0 +1,83 @@
+// The health check: GET the target's URL and turn the answer into operational, degraded or
+// down. Redirects are followed; the final HTTP status decides first (anything but 2xx is down);
+// a JSON body's own `status` field, or an answer slower than `degraded_after`, can then lower it.
+import { request } from 'undici';
+import type { TargetConfig } from '../../../../src/config/monitor.js';
+import type { Snapshot } from '../../../../src/store/monitor.js';
+import { followingDispatcherFor } from './http.js';
+
+const UP = new Set(['ok', 'up', 'pass', 'passing', 'healthy', 'operational', 'green', 'available']);
+const DEGRADED = new Set(['degraded', 'warn', 'warning', 'partial', 'yellow', 'slow', 'maintenance']);
+const DOWN = new Set(['down', 'fail', 'failing', 'error', 'critical', 'unhealthy', 'red', 'unavailable', 'outage']);
+
+/** Reads a health body's own status word (`status`, or `state`); undefined when it has none. */
+export function bodyStatus(body: unknown): 'operational' | 'degraded' | 'down' | undefined {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const b = body as Record<string, unknown>;
+  const raw = typeof b.status === 'string' ? b.status : typeof b.state === 'string' ? b.state : undefined;
+  if (raw === undefined) return undefined;
+  const w = raw.trim().toLowerCase();
+  if (UP.has(w)) return 'operational';
+  if (DEGRADED.has(w)) return 'degraded';
+  if (DOWN.has(w)) return 'down';
+  return 'degraded'; // a status word we do not know is not a clean bill of health
+}
+
+/** A health body past this size is not read further (and not kept as details): memory stays bounded. */
+export const MAX_BODY_BYTES = 256 * 1024;
+
+/** The body as text, or undefined once it passes `max` bytes (the rest is discarded). */
+async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const c of body) {
+    size += c.length;
+    if (size > max) {
+      body.destroy();
+      return undefined;
+    }
+    chunks.push(c);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+export async function checkHealth(t: TargetConfig, now: () => number, stop?: AbortSignal): Promise<Snapshot> {
+  const started = now();
+  const checked_at = new Date(started).toISOString();
+  try {
+    const res = await request(t.url, {
+      method: 'GET',
+      headers: { 'user-agent': 'mkt-monitor', accept: 'application/json', ...t.headers },
+      dispatcher: followingDispatcherFor(t.timeoutMs),
+      signal: stop ? AbortSignal.any([AbortSignal.timeout(t.timeoutMs), stop]) : AbortSignal.timeout(t.timeoutMs),
+      headersTimeout: t.timeoutMs,
+      bodyTimeout: t.timeoutMs,
+    });
+    const text = await readCapped(res.body, MAX_BODY_BYTES);
+    const elapsed = Math.max(1, Math.round(now() - started));
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const details = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const snap: Snapshot = { status: 'down', checked_at, response_time_ms: 0, error: `HTTP ${res.statusCode}` };
+      if (details) snap.details = details;
+      return snap;
+    }
+    const own = bodyStatus(body);
+    const slow = t.degradedAfterMs !== undefined && elapsed > t.degradedAfterMs;
+    const status = own ?? 'operational';
+    const snap: Snapshot = { status: slow && status === 'operational' ? 'degraded' : status, checked_at, response_time_ms: own === 'down' ? 0 : elapsed };
+    if (details) snap.details = details;
+    if (own === 'down') snap.error = `the endpoint reports status ${JSON.stringify((details?.status ?? details?.state) as string)}`;
+    return snap;
+  } catch (err) {
+    const e = err as { name?: string; code?: string; message?: string };
+    const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError' || /timeout/i.test(e.code ?? '');
+    const loop = /^Redirect loop detected/.test(e.message ?? '');
+    return { status: 'down', checked_at, response_time_ms: 0, error: timedOut ? `timed out after ${t.timeoutMs} ms` : loop ? 'redirect loop' : (e.code ?? e.message ?? String(err)) };
+  }
+}

@@ -1,0 +1,229 @@
+// The check engine: runs each target's checks on its own schedule with jitter, never two of one
+// target at once and at most `concurrency` at a time overall; records results, opens and
+// resolves incidents, and fires alerts.
+import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
+import type { MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import type { Clock } from '../../../src/util/clock.js';
+import type { Logger } from '../../logger.js';
+import type { AlertSender } from './alerts.js';
+import { checkHealth } from './checks/health.js';
+import { checkRoutes } from './checks/routes.js';
+import { checkDns } from './checks/dns.js';
+import { checkTls } from './checks/tls.js';
+import { checkWhois } from './checks/whois.js';
+import { runTests } from './checks/tests.js';
+
+export const TLS_EVERY_MS = 60 * 60 * 1000;
+export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
+
+type Kind = 'health' | 'tls' | 'whois' | 'tests';
+
+interface Job {
+  target: TargetConfig;
+  kind: Kind;
+  everyMs: number;
+  timer?: NodeJS.Timeout;
+  running?: Promise<void>;
+}
+
+export interface EngineOptions {
+  store: MonitorStore;
+  logger: Logger;
+  clock: Clock;
+  alerts: AlertSender;
+  concurrency?: number;
+  /** Extra trusted CA for TLS checks (tests use a generated one). */
+  tlsCa?: string;
+  /** Called after every recorded result, so status caches can drop the target. */
+  onResult?: (target: string, snapshot?: Snapshot) => void;
+}
+
+class Semaphore {
+  private active = 0;
+  private readonly waiting: (() => void)[] = [];
+  constructor(private readonly limit: number) {}
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.active >= this.limit) await new Promise<void>((r) => this.waiting.push(r));
+    this.active++;
+    try {
+      return await fn();
+    } finally {
+      this.active--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+export class CheckEngine {
+  private jobs = new Map<string, Job>();
+  private consecutiveDown = new Map<string, number>();
+  private readonly gate: Semaphore;
+  private stopped = false;
+  /** Aborted at stop: in-flight HTTP checks and test commands end now instead of at their timeout. */
+  private readonly halt = new AbortController();
+  private config!: MonitorConfig;
+  /** Checks completed, by kind (for /metrics and the benchmark). */
+  readonly counts: Record<Kind, number> = { health: 0, tls: 0, whois: 0, tests: 0 };
+  /** Health checks completed since start, by target and status (for /metrics). */
+  readonly healthCounts = new Map<string, Map<string, number>>();
+
+  constructor(private readonly opts: EngineOptions) {
+    this.gate = new Semaphore(opts.concurrency ?? 64);
+  }
+
+  private now = (): number => this.opts.clock.now();
+
+  /** (Re)schedules every job of the configuration; unchanged targets keep their timers. */
+  apply(config: MonitorConfig): void {
+    this.config = config;
+    // A target dropped from the config leaves no per-target state behind (months of reloads).
+    const names = new Set(config.targets.map((t) => t.name));
+    for (const m of [this.consecutiveDown, this.healthCounts]) for (const k of m.keys()) if (!names.has(k)) m.delete(k);
+    const wanted = new Map<string, Job>();
+    for (const t of config.targets) {
+      wanted.set(`${t.name}/health`, { target: t, kind: 'health', everyMs: t.intervalMs });
+      if (t.tls) wanted.set(`${t.name}/tls`, { target: t, kind: 'tls', everyMs: Math.max(t.intervalMs, TLS_EVERY_MS) });
+      if (t.whois) wanted.set(`${t.name}/whois`, { target: t, kind: 'whois', everyMs: Math.max(t.intervalMs, WHOIS_EVERY_MS) });
+      if (t.tests) wanted.set(`${t.name}/tests`, { target: t, kind: 'tests', everyMs: t.tests.intervalMs });
+    }
+    for (const [key, job] of this.jobs) {
+      const next = wanted.get(key);
+      if (next && JSON.stringify(next.target) === JSON.stringify(job.target)) wanted.set(key, job);
+      else if (job.timer) clearTimeout(job.timer);
+    }
+    const fresh = [...wanted].filter(([k, j]) => this.jobs.get(k) !== j);
+    this.jobs = wanted;
+    if (this.started) for (const [, job] of fresh) this.schedule(job, this.firstDelay(job));
+  }
+
+  private started = false;
+
+  start(): void {
+    this.started = true;
+    for (const job of this.jobs.values()) this.schedule(job, this.firstDelay(job));
+  }
+
+  private firstDelay(job: Job): number {
+    return Math.floor(Math.random() * Math.min(job.everyMs, 2000));
+  }
+
+  private schedule(job: Job, delay: number): void {
+    if (this.stopped || this.jobs.get(`${job.target.name}/${job.kind}`) !== job) return;
+    job.timer = setTimeout(() => {
+      void this.exclusive(job, () => this.gate.run(() => this.runJob(job)))
+        .catch((err: Error) => this.opts.logger.error({ target: job.target.name, kind: job.kind, err: err.message }, 'check failed to record'))
+        .finally(() => {
+          // ±10% jitter spreads targets that share an interval.
+          this.schedule(job, Math.max(1, Math.round(job.everyMs * (0.9 + Math.random() * 0.2))));
+        });
+    }, delay);
+    job.timer.unref?.();
+  }
+
+  /** Runs `fn` after the job's current run (if any): never two checks of one kind of one target at once. */
+  private exclusive(job: Job, fn: () => Promise<void>): Promise<void> {
+    const run = (job.running ?? Promise.resolve()).then(fn);
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    job.running = settled;
+    void settled.then(() => {
+      if (job.running === settled) job.running = undefined;
+    });
+    return run;
+  }
+
+  /** Runs one target's checks of a kind now (tests, and `check now` style tooling). */
+  async runNow(target: string, kind: Kind = 'health'): Promise<void> {
+    const job = this.jobs.get(`${target}/${kind}`);
+    if (!job) throw new Error(`no ${kind} check for ${target}`);
+    await this.exclusive(job, () => this.runJob(job));
+  }
+
+  private async runJob(job: Job): Promise<void> {
+    if (this.stopped) return; // queued behind the concurrency gate when stop() came
+    const t = job.target;
+    const { store } = this.opts;
+    let recorded: Snapshot | undefined;
+    if (job.kind === 'health') {
+      const [snap, routes, dns] = await Promise.all([
+        checkHealth(t, this.now, this.halt.signal),
+        t.routes.length ? checkRoutes(t, this.now, this.halt.signal) : Promise.resolve(undefined),
+        t.dns.length ? checkDns(t.dns, t.timeoutMs, this.now) : Promise.resolve(undefined),
+      ]);
+      // A check cut short by stop() says nothing about the target: it is not recorded.
+      if (this.stopped) return;
+      await store.recordSnapshot(t.name, snap);
+      recorded = snap;
+      const byStatus = this.healthCounts.get(t.name) ?? new Map<string, number>();
+      byStatus.set(snap.status, (byStatus.get(snap.status) ?? 0) + 1);
+      this.healthCounts.set(t.name, byStatus);
+      if (routes) await store.saveRoutes(t.name, routes);
+      if (dns) await store.saveDns(t.name, dns);
+      await this.trackIncident(t, snap);
+    } else if (job.kind === 'tls' && t.tls) {
+      const r = await checkTls(t.tls, t.timeoutMs, this.now, this.opts.tlsCa);
+      if (this.stopped) return;
+      await store.saveResult(t.name, 'tls', r);
+    } else if (job.kind === 'whois' && t.whois) {
+      const r = await checkWhois(t.whois, t.timeoutMs, this.now);
+      if (this.stopped) return;
+      await store.saveResult(t.name, 'whois', r);
+    } else if (job.kind === 'tests' && t.tests) {
+      const run = await runTests(t.tests, this.now, this.halt.signal);
+      if (this.stopped) return;
+      await store.recordTestRun(t.name, run);
+    }
+    this.counts[job.kind]++;
+    this.opts.onResult?.(t.name, recorded);
+  }
+
+  private async trackIncident(t: TargetConfig, snap: Snapshot): Promise<void> {
+    const { store, alerts } = this.opts;
+    const open = await store.currentIncident(t.name);
+    if (snap.status === 'down') {
+      const n = (this.consecutiveDown.get(t.name) ?? (await this.leadingDown(t.name))) + (this.consecutiveDown.has(t.name) ? 1 : 0);
+      this.consecutiveDown.set(t.name, n);
+      if (open) {
+        await store.addIncidentCheck(open.id);
+      } else if (n >= this.threshold(t)) {
+        const recent = await store.recent(t.name, n);
+        const first = recent[recent.length - 1] ?? snap;
+        const incident = await store.openIncident(t.name, first.checked_at, snap.error ?? 'down', n);
+        this.opts.logger.warn({ target: t.name, cause: incident.cause }, 'incident opened');
+        alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident });
+      }
+      return;
+    }
+    this.consecutiveDown.set(t.name, 0);
+    if (open) {
+      await store.resolveIncident(open.id, snap.checked_at);
+      const resolved = (await store.incidents(t.name, 1))[0] ?? open;
+      this.opts.logger.info({ target: t.name, duration_s: resolved.duration_s }, 'incident resolved');
+      alerts.send({ event: 'incident.resolved', instance: this.config.name, target: t.name, label: t.label, incident: resolved });
+    }
+  }
+
+  private threshold(t: TargetConfig): number {
+    return t.incidentThreshold ?? this.config.incidentThreshold;
+  }
+
+  /** After a restart: how many of the newest snapshots (this one included) are down. */
+  private async leadingDown(target: string): Promise<number> {
+    let n = 0;
+    const t = this.config.targets.find((x) => x.name === target);
+    for (const s of await this.opts.store.recent(target, t ? this.threshold(t) : this.config.incidentThreshold)) {
+      if (s.status !== 'down') break;
+      n++;
+    }
+    return n;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.halt.abort();
+    for (const job of this.jobs.values()) if (job.timer) clearTimeout(job.timer);
+    await Promise.allSettled([...this.jobs.values()].map((j) => j.running));
+  }
+}

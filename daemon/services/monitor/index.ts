@@ -1,0 +1,106 @@
+// `mkt serve monitor`: loads the YAML config, runs the check engine and the mesh poller, prunes
+// history daily, and serves the API. SIGHUP re-reads the config; a bad file keeps the old one.
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { CronJob } from 'cron';
+import type { ServiceModule, ServiceRuntime } from '../../service.js';
+import { emptyMonitorConfig, loadMonitorConfig, type MonitorConfig } from '../../../src/config/monitor.js';
+import { SqliteMonitorStore } from '../../../src/store/monitor.js';
+import { VERSION } from '../../../src/version.js';
+import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
+import { AlertSender } from './alerts.js';
+import { CheckEngine } from './engine.js';
+import { Mesh } from './mesh.js';
+import { monitorRoutes } from './routes.js';
+import { StatusCache } from './status.js';
+
+export interface MonitorFlags {
+  /** Trusted CA (PEM) for TLS checks in addition to the system's; tests use a generated one. */
+  tlsCa?: string;
+  /** Alert retry delays; tests shorten them. */
+  alertBackoffMs?: number[];
+}
+
+function readConfig(configPath: string | undefined, dataDir: string): MonitorConfig | undefined {
+  const file = configPath ?? join(dataDir, 'monitor.yaml');
+  if (configPath === undefined && !existsSync(file)) return undefined;
+  return loadMonitorConfig(file);
+}
+
+/** Secrets in a file anyone on the host may read deserve a warning (systemd's EnvironmentFile is the place). */
+function secretsReadableByAll(c: MonitorConfig): boolean {
+  if (!c.file || c.file === '(defaults)') return false;
+  const hasSecret = Boolean(c.token) || (c.mesh?.peers.some((p) => p.token) ?? false);
+  try {
+    return hasSecret && (statSync(c.file).mode & 0o004) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<ServiceRuntime> {
+  const { options, logger, clock } = ctx;
+  const flags = options.flags as MonitorFlags;
+  const now = (): number => clock.now();
+  let config = readConfig(options.configPath, options.dataDir) ?? emptyMonitorConfig();
+  if (!config.file || config.file === '(defaults)') logger.warn({ file: join(options.dataDir, 'monitor.yaml') }, 'no monitor configuration; running with no targets');
+  const tokenOf = (c: MonitorConfig): string | undefined => {
+    const env = options.env.MKT_MONITOR_TOKEN?.trim();
+    return env ? env : c.token?.trim() || undefined;
+  };
+  let limiter = new FixedWindowLimiter(config.rateLimit.requests, config.rateLimit.windowMs, now);
+  const store = new SqliteMonitorStore(join(options.dataDir, 'monitor.db'));
+  const cache = new StatusCache(store, now);
+  const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), flags.alertBackoffMs);
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, onResult: (t, snap) => cache.invalidate(t, snap) });
+  engine.apply(config);
+  const mesh = new Mesh(config, logger.child({ component: 'mesh' }), now);
+  const warnReadable = (c: MonitorConfig): void => {
+    if (secretsReadableByAll(c)) logger.warn({ file: c.file }, 'the configuration holds a token and is readable by every user: chmod 0640 it, or put MKT_MONITOR_TOKEN in the environment file');
+  };
+  warnReadable(config);
+  if (!tokenOf(config)) logger.warn('no API token configured (token in the config or MKT_MONITOR_TOKEN): the API is open to anyone who can reach it');
+  logger.info({ instance: config.name, targets: config.targets.length, mesh: mesh.enabled, dashboard: config.dashboard }, 'monitor ready');
+
+  const prune = async (): Promise<void> => {
+    const removed = await store.prune(now() - config.retentionDays * 86_400_000);
+    if (removed > 0) logger.info({ removed, retention_days: config.retentionDays }, 'pruned old history');
+  };
+  const pruneJob = CronJob.from({ cronTime: '17 3 * * *', onTick: () => void prune(), start: false });
+
+  return {
+    openapi: { title: 'mkt monitor', version: VERSION, description: 'Health checks, uptime, latency, incidents and the peer mesh (spec service A).' },
+    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    async register(app) {
+      await app.register(async (scope) =>
+        monitorRoutes(scope, { config: () => config, token: () => tokenOf(config), limiter: () => limiter, store, cache, engine, mesh, now }),
+      );
+    },
+    async start() {
+      await prune();
+      pruneJob.start();
+      engine.start();
+      mesh.start();
+    },
+    async reload() {
+      const next = readConfig(options.configPath, options.dataDir);
+      if (!next) throw new Error('the configuration file is gone; keeping the running configuration');
+      if (next.dashboard !== config.dashboard) logger.warn('turning the dashboard on or off takes a restart');
+      const limitChanged = next.rateLimit.requests !== config.rateLimit.requests || next.rateLimit.windowMs !== config.rateLimit.windowMs;
+      config = next;
+      warnReadable(config);
+      if (limitChanged) limiter = new FixedWindowLimiter(config.rateLimit.requests, config.rateLimit.windowMs, now);
+      alerts.setHooks(config.alerts);
+      engine.apply(config);
+      mesh.setConfig(config);
+      cache.clear();
+      logger.info({ targets: config.targets.length }, 'monitor configuration reloaded');
+    },
+    async close() {
+      await pruneJob.stop();
+      mesh.stop();
+      await engine.stop();
+      await store.close();
+    },
+  };
+}

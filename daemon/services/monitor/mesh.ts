@@ -1,0 +1,108 @@
+// The monitor mesh: this instance's identity and summaries, and a poller that fetches each
+// peer's /api/peer/status with that peer's token and caches the answer for /api/mesh.
+import type { MonitorConfig, MeshPeer } from '../../../src/config/monitor.js';
+import { HttpClient } from '../../../src/client/http.js';
+import type { Logger } from '../../logger.js';
+import type { TargetStatus } from './status.js';
+import { VERSION } from '../../../src/version.js';
+
+export interface PeerState {
+  status: 'up' | 'down';
+  last_seen: string | null;
+  latency_ms: number | null;
+  data?: Record<string, unknown>;
+  error?: string;
+}
+
+export function targetSummaries(statuses: Record<string, TargetStatus>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(statuses)) {
+    if (!s.latest) continue; // a target with no recorded health is left out
+    out[name] = { label: s.label, status: s.latest.status, response_time_ms: s.latest.response_time_ms, checked_at: s.latest.checked_at };
+  }
+  return out;
+}
+
+export class Mesh {
+  private readonly peers = new Map<string, PeerState>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  readonly startedAt: string;
+
+  constructor(
+    private config: MonitorConfig,
+    private readonly logger: Logger,
+    private readonly now: () => number,
+  ) {
+    this.startedAt = new Date(now()).toISOString();
+  }
+
+  get enabled(): boolean {
+    return this.config.mesh !== undefined;
+  }
+
+  setConfig(config: MonitorConfig): void {
+    this.config = config;
+    const names = new Set(config.mesh?.peers.map((p) => p.name) ?? []);
+    for (const name of this.peers.keys()) if (!names.has(name)) this.peers.delete(name);
+  }
+
+  identity(): Record<string, unknown> {
+    return { name: this.config.name, version: VERSION, started_at: this.startedAt, targets: this.config.targets.length };
+  }
+
+  peerSummaries(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const p of this.config.mesh?.peers ?? []) {
+      const s = this.peers.get(p.name);
+      out[p.name] = { status: s?.status ?? 'unknown', last_seen: s?.last_seen ?? null, latency_ms: s?.latency_ms ?? null };
+    }
+    return out;
+  }
+
+  /** Entries for the peers in /api/mesh: cached status data, or why there is none. */
+  peerEntries(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const p of this.config.mesh?.peers ?? []) {
+      const s = this.peers.get(p.name);
+      out[p.name] = s?.data ?? { status: s?.status ?? 'unknown', last_seen: s?.last_seen ?? null, error: `no status data cached for peer ${p.name}${s?.error ? ` (last error: ${s.error})` : ''}` };
+    }
+    return out;
+  }
+
+  start(): void {
+    if (!this.enabled) return;
+    const tick = (): void => {
+      void this.pollAll().finally(() => {
+        if (!this.stopped) {
+          this.timer = setTimeout(tick, this.config.mesh?.intervalMs ?? 30_000);
+          this.timer.unref?.();
+        }
+      });
+    };
+    tick();
+  }
+
+  async pollAll(): Promise<void> {
+    await Promise.all((this.config.mesh?.peers ?? []).map((p) => this.poll(p)));
+  }
+
+  private async poll(p: MeshPeer): Promise<void> {
+    const started = this.now();
+    const prev = this.peers.get(p.name);
+    try {
+      const client = new HttpClient({ baseUrl: p.url, token: p.token, timeoutMs: 10_000, connectTimeoutMs: 5_000 });
+      const data = await client.json<Record<string, unknown>>('GET', '/api/peer/status');
+      this.peers.set(p.name, { status: 'up', last_seen: new Date(this.now()).toISOString(), latency_ms: Math.round(this.now() - started), data });
+    } catch (err) {
+      const error = (err as Error).message;
+      this.peers.set(p.name, { status: 'down', last_seen: prev?.last_seen ?? null, latency_ms: null, data: prev?.data, error });
+      this.logger.warn({ peer: p.name, err: error }, 'mesh peer poll failed');
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+}

@@ -1,0 +1,132 @@
+// TargetStatus as the spec shapes it: always-present fields, and the optional ones omitted
+// exactly when the spec says (not configured, nothing recorded, or empty). Built per target
+// from the store and cached until the target records a new result or the cache ages out.
+import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
+import type { LatencyStats, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import { durationDrift, staleness } from './checks/tests.js';
+
+export const RECENT_LIMIT = 10;
+export const INCIDENT_LIMIT = 10;
+const DAY = 86_400_000;
+/** Uptime windows move with the clock; a cached status older than this is rebuilt. */
+const MAX_AGE_MS = 15_000;
+/**
+ * Window statistics (uptime over 24 h and 7 d, latency over 24 h) are recomputed at most this
+ * often per target: a minute moves a 7-day uptime by very little, and recomputing them on
+ * every check of a thousand targets would dominate GET /api/status.
+ */
+const WINDOW_MAX_AGE_MS = 30_000;
+/** A latency window rebuilt for a new check waits at least this long before the next rebuild. */
+const LATENCY_MIN_AGE_MS = 5_000;
+
+export type TargetStatus = Record<string, unknown> & { label: string; latest: Snapshot | null; recent: Snapshot[] };
+
+/** Percent with two decimals, rounded down: one failed check in 100,000 is 99.99, never 100. */
+export function pct(u: { total: number; up: number }): number | null {
+  if (u.total === 0) return null;
+  return u.up === u.total ? 100 : Math.floor((u.up * 10000) / u.total) / 100;
+}
+
+export interface WindowStats {
+  day: { total: number; up: number };
+  week: { total: number; up: number };
+  latency_24h: LatencyStats | null;
+}
+
+/** The statistics over the 24-hour and 7-day windows: the expensive part of a status. */
+export async function windowStats(store: MonitorStore, target: string, nowMs: number): Promise<WindowStats> {
+  return {
+    day: await store.uptime(target, nowMs - DAY),
+    week: await store.uptime(target, nowMs - 7 * DAY),
+    latency_24h: await store.latency(target, nowMs - DAY),
+  };
+}
+
+export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, nowMs: number, windows?: WindowStats): Promise<TargetStatus> {
+  const recent = await store.recent(t.name, RECENT_LIMIT);
+  const w = windows ?? (await windowStats(store, t.name, nowMs));
+  const s: TargetStatus = { label: t.label, latest: recent[0] ?? null, recent, uptime_24h: pct(w.day), uptime_7d: pct(w.week) };
+  if (w.latency_24h) s.latency_24h = w.latency_24h;
+  if (t.tls) {
+    const tls = await store.result(t.name, 'tls');
+    if (tls) s.tls = tls;
+  }
+  if (t.tests) {
+    const runs = await store.testRuns(t.name, 20);
+    s.test_staleness = staleness(t.tests, runs, await store.lastPassingRun(t.name), nowMs);
+    const drift = durationDrift(runs);
+    if (drift) s.test_duration_drift = drift;
+  }
+  const current = await store.currentIncident(t.name);
+  if (current) s.current_incident = current;
+  const incidents = await store.incidents(t.name, INCIDENT_LIMIT);
+  if (incidents.length) s.incidents = incidents;
+  if (t.routes.length) {
+    const listed = new Set(t.routes.map((r) => r.path));
+    const routes = (await store.routes(t.name)).filter((r) => listed.has(r.path));
+    if (routes.length) s.route_status = routes;
+  }
+  if (t.dns.length) {
+    const listed = new Set(t.dns.map((d) => `${d.name} ${d.type} ${d.expected.join(",")}`));
+    const dns = (await store.dns(t.name)).filter((d) => listed.has(`${d.name} ${d.record_type} ${d.expected.join(",")}`));
+    if (dns.length) s.dns_status = dns;
+  }
+  if (t.whois) {
+    const whois = await store.result(t.name, 'whois');
+    if (whois) s.whois = whois;
+  }
+  return s;
+}
+
+export class StatusCache {
+  private readonly entries = new Map<string, { at: number; value: TargetStatus }>();
+  private readonly windows = new Map<string, { at: number; value: WindowStats; stale: boolean }>();
+  constructor(
+    private readonly store: MonitorStore,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * A new result for the target: its status is rebuilt on the next read, and a health snapshot
+   * is counted into the cached uptime windows at once, so uptime never lags a check.
+   */
+  invalidate(target: string, snap?: Snapshot): void {
+    this.entries.delete(target);
+    const w = this.windows.get(target)?.value;
+    if (w && snap) {
+      const up = snap.status === 'operational' || snap.status === 'degraded' ? 1 : 0;
+      for (const c of [w.day, w.week]) {
+        c.total++;
+        c.up += up;
+      }
+      // Percentiles cannot be updated in place: the latency window is marked for a rebuild.
+      if (snap.response_time_ms > 0) this.windows.get(target)!.stale = true;
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.windows.clear();
+  }
+
+  async get(t: TargetConfig): Promise<TargetStatus> {
+    const now = this.now();
+    const hit = this.entries.get(t.name);
+    if (hit && now - hit.at < MAX_AGE_MS) return hit.value;
+    let w = this.windows.get(t.name);
+    const age = w ? now - w.at : Infinity;
+    if (!w || age >= WINDOW_MAX_AGE_MS || (w.stale && (age >= LATENCY_MIN_AGE_MS || w.value.latency_24h === null))) {
+      w = { at: now, value: await windowStats(this.store, t.name, now), stale: false };
+      this.windows.set(t.name, w);
+    }
+    const value = await buildTargetStatus(this.store, t, now, w.value);
+    this.entries.set(t.name, { at: now, value });
+    return value;
+  }
+
+  async all(config: MonitorConfig): Promise<Record<string, TargetStatus>> {
+    const out: Record<string, TargetStatus> = {};
+    for (const t of config.targets) out[t.name] = await this.get(t);
+    return out;
+  }
+}

@@ -1,0 +1,217 @@
+// The ticket tracker's HTTP routes (spec service B): tickets CRUD, list filters and search,
+// and the peer sync endpoints. Every route, unknown ones included, needs the shared token.
+import type { FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import {
+  DEFAULTS,
+  ErrorSchema,
+  ListQuerySchema,
+  ListResponseSchema,
+  NewTicketSchema,
+  NodeResponseSchema,
+  PullQuerySchema,
+  PullResponseSchema,
+  PushBodySchema,
+  PushResponseSchema,
+  TicketSchema,
+  UpdateTicketSchema,
+  parseChannel,
+  parsePriority,
+  parseStatus,
+  type ListQuery,
+  type NewTicket,
+  type Ticket,
+  type UpdateTicket,
+} from '../../../src/schemas/tickets.js';
+import type { Editable, TicketStore } from '../../../src/store/tickets.js';
+import { normalizeTimestamp } from '../../../src/util/time.js';
+import { HttpError } from '../../plugins/errors.js';
+import { parseAuthorization, secretMatcher } from '../../plugins/bearer.js';
+import type { HybridClock } from './hybrid-clock.js';
+import { decide } from './lww.js';
+import { parsePeerTicket } from './peer-ticket.js';
+
+export interface TicketRoutesDeps {
+  store: TicketStore;
+  hlc: HybridClock;
+  nodeId: string;
+  token: string;
+}
+
+/** Storage failures answer 500 with the failure text, as the spec asks. */
+async function storage<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof HttpError) throw err;
+    throw new HttpError(500, `storage failure: ${(err as Error).message}`);
+  }
+}
+
+function enumField<T>(name: string, raw: string | undefined, parse: (v: unknown) => T | undefined): T | undefined {
+  if (raw === undefined) return undefined;
+  const v = parse(raw);
+  if (v === undefined) throw new HttpError(400, `invalid ${name}: ${JSON.stringify(raw)}`);
+  return v;
+}
+
+function cleanTags(tags: string[] | undefined): string[] | undefined {
+  if (tags === undefined) return undefined;
+  return [...new Set(tags.map((t) => t.trim()).filter((t) => t !== ''))];
+}
+
+const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 500: ErrorSchema };
+
+export function installTokenCheck(app: FastifyInstance, token: string): void {
+  const matches = secretMatcher(token);
+  // A root-level hook, so that unknown routes and /openapi.json need the token as well.
+  app.addHook('onRequest', (req, reply, done) => {
+    const auth = parseAuthorization(req.headers.authorization);
+    if (auth.kind !== 'token' || !matches(auth.token)) {
+      void reply.code(401).send({ error: 'unauthorized' });
+      return;
+    }
+    done();
+  });
+}
+
+export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps): Promise<void> {
+  const { store, hlc, nodeId } = deps;
+
+  async function find(id: string): Promise<Ticket> {
+    const found = await storage(() => store.lookup(id));
+    if (found.kind === 'found') return found.ticket;
+    if (found.kind === 'ambiguous') throw new HttpError(409, `ticket id ${JSON.stringify(id)} is ambiguous: it is the prefix of ${found.matches} tickets`);
+    throw new HttpError(404, `ticket not found: ${id}`);
+  }
+
+  app.post<{ Body: NewTicket }>(
+    '/tickets',
+    { schema: { operationId: 'createTicket', summary: 'Create a ticket', body: NewTicketSchema, response: { 201: TicketSchema, ...errors } } },
+    async (req, reply) => {
+      const b = req.body;
+      const stamp = hlc.next();
+      const ticket: Ticket = {
+        id: randomUUID(),
+        short_id: '',
+        title: b.title.trim(),
+        description: b.description ?? '',
+        status: enumField('status', b.status, parseStatus) ?? DEFAULTS.status,
+        priority: enumField('priority', b.priority, parsePriority) ?? DEFAULTS.priority,
+        channel: enumField('channel', b.channel, parseChannel) ?? DEFAULTS.channel,
+        source: b.source?.trim() || DEFAULTS.source,
+        requester: b.requester ?? null,
+        assignee: b.assignee ?? null,
+        tags: cleanTags(b.tags) ?? [],
+        created_at: stamp,
+        updated_at: stamp,
+        updated_by: nodeId,
+      };
+      if (ticket.title === '') throw new HttpError(400, 'title must not be blank');
+      ticket.short_id = ticket.id.slice(0, 8);
+      await storage(() => store.insert(ticket));
+      req.log.info({ ticket: ticket.short_id }, 'ticket created');
+      return reply.code(201).send(ticket);
+    },
+  );
+
+  app.get<{ Querystring: ListQuery }>(
+    '/tickets',
+    { schema: { operationId: 'listTickets', summary: 'List tickets, filtered and searched', querystring: ListQuerySchema, response: { 200: ListResponseSchema, ...errors } } },
+    async (req) => {
+      const q = req.query;
+      // Spec: an unparseable status, priority or channel is ignored (no filter), not an error.
+      const data = await storage(() =>
+        store.list({
+          status: parseStatus(q.status),
+          priority: parsePriority(q.priority),
+          channel: parseChannel(q.channel),
+          source: q.source !== undefined && q.source !== '' ? q.source : undefined,
+          search: q.search,
+        }),
+      );
+      return { data, count: data.length };
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    '/tickets/:id',
+    { schema: { operationId: 'getTicket', summary: 'Get a ticket by id or unambiguous short id', params: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, response: { 200: TicketSchema, ...errors } } },
+    async (req) => find(req.params.id),
+  );
+
+  app.patch<{ Params: { id: string }; Body: UpdateTicket }>(
+    '/tickets/:id',
+    {
+      schema: {
+        operationId: 'updateTicket',
+        summary: 'Change a ticket (status and the other editable fields)',
+        params: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+        body: UpdateTicketSchema,
+        response: { 200: TicketSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const current = await find(req.params.id);
+      const b = req.body ?? {};
+      const changes: Partial<Editable> = {
+        status: enumField('status', b.status, parseStatus),
+        priority: enumField('priority', b.priority, parsePriority),
+        channel: enumField('channel', b.channel, parseChannel),
+        title: b.title?.trim(),
+        description: b.description,
+        source: b.source?.trim(),
+        requester: b.requester,
+        assignee: b.assignee,
+        tags: cleanTags(b.tags),
+      };
+      if (changes.title === '') throw new HttpError(400, 'title must not be blank');
+      if (changes.source === '') throw new HttpError(400, 'source must not be blank');
+      const updated = await storage(() => store.update(current.id, changes, () => ({ updated_at: hlc.next(), updated_by: nodeId })));
+      if (!updated) throw new HttpError(404, `ticket not found: ${req.params.id}`);
+      if (updated.updated_at !== current.updated_at) req.log.info({ ticket: updated.short_id }, 'ticket updated');
+      return updated;
+    },
+  );
+
+  app.get<{ Querystring: { since: string } }>(
+    '/sync/pull',
+    { schema: { operationId: 'syncPull', summary: 'Tickets updated after `since`, oldest first', querystring: PullQuerySchema, response: { 200: PullResponseSchema, ...errors } } },
+    async (req) => {
+      const since = normalizeTimestamp(req.query.since);
+      if (since === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
+      const tickets = await storage(() => store.changedSince(since));
+      return { tickets, count: tickets.length, node_id: nodeId };
+    },
+  );
+
+  app.post<{ Body: unknown[] }>(
+    '/sync/push',
+    { schema: { operationId: 'syncPush', summary: 'Offer ticket copies; last writer wins', body: PushBodySchema, response: { 200: PushResponseSchema, ...errors } } },
+    async (req) => {
+      const valid: Ticket[] = [];
+      let invalid = 0;
+      for (const raw of req.body) {
+        const t = parsePeerTicket(raw);
+        if (typeof t === 'string') invalid++;
+        else valid.push(t);
+      }
+      let result = { accepted: 0, rejected: valid.length };
+      try {
+        result = await store.merge(valid, decide);
+        for (const t of valid) hlc.observe(t.updated_at);
+      } catch (err) {
+        // Spec: a failed upsert counts as rejected; the push itself still answers 200.
+        req.log.error({ err: (err as Error).message }, 'sync push: storing failed');
+      }
+      if (invalid > 0) req.log.warn({ invalid }, 'sync push: refused malformed ticket copies');
+      return { accepted: result.accepted, rejected: result.rejected + invalid };
+    },
+  );
+
+  app.get(
+    '/sync/node',
+    { schema: { operationId: 'syncNode', summary: 'This node id', response: { 200: NodeResponseSchema, ...errors } } },
+    async () => ({ node_id: nodeId }),
+  );
+}

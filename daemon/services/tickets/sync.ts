@@ -1,0 +1,137 @@
+// Peer synchronisation (spec service B): every interval, for each peer in turn, pull what
+// changed since its cursor, then push what changed here since that cursor. One failing peer
+// is logged and the round goes on. Rounds never overlap.
+import type { Logger } from '../../logger.js';
+import type { Ticket } from '../../../src/schemas/tickets.js';
+import type { TicketStore } from '../../../src/store/tickets.js';
+import { TicketsClient } from '../../../src/client/tickets.js';
+import { formatTimestamp, parseTimestamp } from '../../../src/util/time.js';
+import type { HybridClock } from './hybrid-clock.js';
+import { decide } from './lww.js';
+import { parsePeerTicket } from './peer-ticket.js';
+
+export const EPOCH = '1970-01-01T00:00:00.000Z';
+/**
+ * How far before the cursor each pull and push re-reads. The cursor comes from the peer's
+ * stamps, so a copy that reaches the peer late carrying an older stamp (from a node whose
+ * clock is behind, or over a longer path) would sort below it and never be sent; re-reading
+ * a window costs only idempotent upserts.
+ */
+export const DEFAULT_OVERLAP_MS = 10 * 60 * 1000;
+/** Largest push request; bigger change sets go in several. */
+const PUSH_BATCH = 1000;
+
+export interface SyncOptions {
+  store: TicketStore;
+  hlc: HybridClock;
+  token: string;
+  logger: Logger;
+  peers: string[];
+  intervalMs: number;
+  overlapMs?: number;
+}
+
+export interface PeerRound {
+  peer: string;
+  pulled: number;
+  accepted: number;
+  pushed: number;
+  ok: boolean;
+  error?: string;
+}
+
+function minus(stamp: string, ms: number): string {
+  const t = parseTimestamp(stamp) ?? 0;
+  return formatTimestamp(Math.max(0, t - ms));
+}
+
+export class PeerSync {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<PeerRound[]> | undefined;
+  private stopped = false;
+  private peers: string[];
+
+  constructor(private readonly opts: SyncOptions) {
+    this.peers = [...opts.peers];
+  }
+
+  setPeers(peers: string[]): void {
+    this.peers = [...peers];
+  }
+
+  start(): void {
+    if (this.peers.length === 0 && this.opts.peers.length === 0) this.opts.logger.info('no peers configured; sync idle');
+    this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      void this.round().finally(() => this.schedule(this.opts.intervalMs));
+    }, delay);
+    this.timer.unref?.();
+  }
+
+  /** One round over every peer; concurrent callers share the round in progress. */
+  round(): Promise<PeerRound[]> {
+    this.running ??= (async () => {
+      const out: PeerRound[] = [];
+      try {
+        for (const peer of this.peers) {
+          if (this.stopped) break;
+          out.push(await this.syncPeer(peer));
+        }
+      } finally {
+        this.running = undefined;
+      }
+      return out;
+    })();
+    return this.running;
+  }
+
+  private async syncPeer(peer: string): Promise<PeerRound> {
+    const { store, hlc, logger } = this.opts;
+    const overlap = this.opts.overlapMs ?? DEFAULT_OVERLAP_MS;
+    const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: 10_000, connectTimeoutMs: 5_000 });
+    const round: PeerRound = { peer, pulled: 0, accepted: 0, pushed: 0, ok: false };
+    try {
+      const cursor = (await store.getCursor(peer)) ?? EPOCH;
+      const since = cursor === EPOCH ? EPOCH : minus(cursor, overlap);
+
+      const pulled = await client.pull(since);
+      const copies: Ticket[] = [];
+      for (const raw of pulled.tickets) {
+        const t = parsePeerTicket(raw);
+        if (typeof t === 'string') logger.warn({ peer, reason: t }, 'sync pull: skipped a malformed ticket copy');
+        else copies.push(t);
+      }
+      const merged = await store.merge(copies, decide);
+      for (const t of copies) hlc.observe(t.updated_at);
+      round.pulled = copies.length;
+      round.accepted = merged.accepted;
+      if (merged.newest !== undefined && merged.newest > cursor) await store.setCursor(peer, merged.newest);
+
+      // Push local changes since the cursor as it was at the start of the round, less the
+      // copies this peer just sent us unchanged.
+      const sent = new Map(copies.map((t) => [t.id, t.updated_at]));
+      const local = (await store.changedSince(since)).filter((t) => sent.get(t.id) !== t.updated_at);
+      for (let i = 0; i < local.length; i += PUSH_BATCH) {
+        await client.push(local.slice(i, i + PUSH_BATCH));
+      }
+      round.pushed = local.length;
+      round.ok = true;
+      if (round.pulled > 0 || round.pushed > 0) logger.info({ peer, pulled: round.pulled, accepted: round.accepted, pushed: round.pushed }, 'synced with peer');
+      else logger.debug({ peer }, 'synced with peer; nothing new');
+    } catch (err) {
+      round.error = (err as Error).message;
+      logger.warn({ peer, err: round.error }, 'sync with peer failed; continuing with the others');
+    }
+    return round;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+}

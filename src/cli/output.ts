@@ -1,0 +1,46 @@
+// Output: JSON for --json, aligned tables on a terminal, tab-separated lines in pipes.
+import type { IOStreams } from './io.js';
+import { colorEnabled, stdoutIsTTY } from './io.js';
+
+export function printJson(io: IOStreams, value: unknown): void {
+  io.stdout.write(JSON.stringify(value, null, 2) + '\n');
+}
+
+export type Cell = string | number | boolean | null | undefined;
+
+function cellText(c: Cell): string {
+  if (c === null || c === undefined) return '';
+  return String(c).replace(/[\t\r\n]+/g, ' ');
+}
+
+/**
+ * Prints rows. On a TTY: a header row and padded columns. In a pipe: no header,
+ * one TSV line per row, so `cut -f` and `awk -F'\t'` work (the GitHub CLI convention).
+ */
+export function printTable(io: IOStreams, headers: string[], rows: Cell[][]): void {
+  const text = rows.map((r) => r.map(cellText));
+  if (!stdoutIsTTY(io)) {
+    for (const r of text) io.stdout.write(r.join('\t') + '\n');
+    return;
+  }
+  const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? '').length)));
+  const maxWidth = 60;
+  const fit = (s: string, w: number): string => {
+    const lim = Math.min(w, maxWidth);
+    const cut = s.length > lim ? s.slice(0, lim - 1) + '…' : s;
+    return cut.padEnd(lim);
+  };
+  const bold = colorEnabled(io) ? (s: string) => `\u001b[1m${s}\u001b[22m` : (s: string) => s;
+  io.stdout.write(bold(headers.map((h, i) => fit(h.toUpperCase(), widths[i]!)).join('  ').trimEnd()) + '\n');
+  for (const r of text) io.stdout.write(r.map((c, i) => fit(c, widths[i]!)).join('  ').trimEnd() + '\n');
+}
+
+/** Prints `key: value` lines for one record (human view of `show` commands). */
+export function printFields(io: IOStreams, fields: [string, Cell][]): void {
+  if (!stdoutIsTTY(io)) {
+    for (const [k, v] of fields) io.stdout.write(`${k}\t${cellText(v)}\n`);
+    return;
+  }
+  const w = Math.max(...fields.map(([k]) => k.length));
+  for (const [k, v] of fields) io.stdout.write(`${(k + ':').padEnd(w + 1)} ${cellText(v)}\n`);
+}

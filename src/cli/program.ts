@@ -1,0 +1,41 @@
+// Builds the commander program: global behaviour (version, usage errors) and the nouns.
+import { Command, Option } from 'commander';
+import type { Factory } from './factory.js';
+import { NOUNS } from './nouns.js';
+import { VERSION } from '../version.js';
+
+export function buildProgram(f: Factory): Command {
+  const program = new Command('mkt')
+    .description('mkt: client and server of the marketplace, monitor and tickets services')
+    .version(VERSION, '-V, --version', 'print the mkt version')
+    .helpOption('-h, --help', 'show help')
+    .configureOutput({
+      writeOut: (s) => f.io.stdout.write(s),
+      writeErr: (s) => f.io.stderr.write(s),
+    })
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .allowExcessArguments(false);
+  program.addHelpText(
+    'after',
+    `
+Examples:
+  $ mkt serve tickets --port 7072
+  $ mkt tickets list --status open --json
+
+Environment:
+  MKT_<SERVICE>_URL, MKT_<SERVICE>_TOKEN   server and token for a service client
+  MKT_DATA_DIR, MKT_CONFIG, MKT_LOG_LEVEL  server data directory, config file, log level
+  MKT_DEBUG=1                              print stack traces on errors`,
+  );
+  for (const register of NOUNS) register(program, f);
+  return program;
+}
+
+/** The `--server` and `--json` options every client command carries. */
+export function serverOption(service: string): Option {
+  return new Option('--server <url>', `${service} server URL (else MKT_${service.toUpperCase()}_URL, the saved profile, or localhost)`);
+}
+export function jsonOption(): Option {
+  return new Option('--json', 'print machine-readable JSON');
+}

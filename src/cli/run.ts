@@ -1,0 +1,32 @@
+// Runs the command tree on argv and returns the exit code; never exits itself.
+import { CommanderError } from 'commander';
+import { createFactory } from './factory.js';
+import { systemIO } from './io.js';
+import { buildProgram } from './program.js';
+import { ExitCode, exitCodeFor, isCliError } from './errors.js';
+
+export async function run(argv: string[], io = systemIO()): Promise<number> {
+  const f = createFactory(io);
+  const program = buildProgram(f);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return ExitCode.ok;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return ExitCode.ok;
+      if (err.code === 'commander.executeSubCommandAsync') return ExitCode.ok;
+      // commander has already printed the one-line message and the usage hint.
+      return ExitCode.usage;
+    }
+    if (isCliError(err)) {
+      if (err.message) io.stderr.write(`mkt: ${err.message}\n`);
+      if (err.hint) io.stderr.write(`hint: ${err.hint}\n`);
+    } else {
+      const e = err as Error;
+      io.stderr.write(`mkt: ${e?.message ?? String(err)}\n`);
+    }
+    if (io.env.MKT_DEBUG === '1' && err instanceof Error && err.stack) io.stderr.write(err.stack + '\n');
+    return exitCodeFor(err);
+  }
+}
+

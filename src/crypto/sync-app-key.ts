@@ -1,0 +1,14 @@
+// Sync app API keys: `mkt_app_` + 32 random bytes (base64url). The key is public (apps ship it),
+// yet only its SHA-256 is stored, so the data dir never holds a usable copy.
+import { createHash, randomBytes } from 'node:crypto';
+
+export const APP_KEY_PREFIX = 'mkt_app_';
+
+export function newAppKey(): string {
+  return APP_KEY_PREFIX + randomBytes(32).toString('base64url');
+}
+
+/** What the store keeps and looks keys up by. */
+export function appKeyHash(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}

@@ -1,0 +1,33 @@
+// Sync access tokens: compact HS256 JWTs (RFC 7519) signed with a key derived from the
+// marketplace's sync secret, carrying user id (`sub`) and app id (`app`).
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { SyncTokenClaims } from '../schemas/sync.js';
+
+const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
+export const SYNC_TOKEN_ISSUER = 'mkt-marketplace';
+export const SYNC_TOKEN_AUDIENCE = 'mkt-sync';
+
+export function signSyncToken(key: Buffer, input: { userId: string; appId: string; nowMs: number; lifetimeSeconds: number }): { token: string; claims: SyncTokenClaims } {
+  const iat = Math.floor(input.nowMs / 1000);
+  const claims: SyncTokenClaims = { iss: SYNC_TOKEN_ISSUER, aud: SYNC_TOKEN_AUDIENCE, sub: input.userId, app: input.appId, iat, exp: iat + input.lifetimeSeconds, jti: randomUUID() };
+  const body = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return { token: `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`, claims };
+}
+
+/** The claims of a well-signed, unexpired token of this issuer and audience; else undefined. */
+export function verifySyncToken(key: Buffer, token: string, nowMs: number): SyncTokenClaims | undefined {
+  const parts = token.split('.');
+  if (parts.length !== 3 || parts[0] !== HEADER) return undefined;
+  const expected = createHmac('sha256', key).update(`${parts[0]}.${parts[1]}`).digest();
+  const given = Buffer.from(parts[2]!, 'base64url');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  let c: Partial<SyncTokenClaims>;
+  try {
+    c = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Partial<SyncTokenClaims>;
+  } catch {
+    return undefined;
+  }
+  if (c.iss !== SYNC_TOKEN_ISSUER || c.aud !== SYNC_TOKEN_AUDIENCE || typeof c.sub !== 'string' || typeof c.app !== 'string') return undefined;
+  if (typeof c.exp !== 'number' || c.exp * 1000 <= nowMs) return undefined;
+  return c as SyncTokenClaims;
+}

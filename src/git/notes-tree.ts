@@ -1,0 +1,154 @@
+// Reading git notes trees with git's own plumbing: `ls-tree`/`diff-tree` to list notes and what
+// changed (at any fan-out), `cat-file --batch` to read note blobs, `log --raw` for attribution.
+// Writing is src/git/notes-write.ts.
+import { spawn } from 'node:child_process';
+import { gitEnv, runGit } from './run.js';
+
+/** A notes tree path (`ab/cd/ef01…` at any fan-out) to the annotated object id, else undefined. */
+export function pathToTarget(path: string): string | undefined {
+  const id = path.replaceAll('/', '');
+  return /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(id) ? id : undefined;
+}
+
+export interface TreeNote {
+  target: string;
+  blob: string;
+}
+
+/** Every note in the notes tree of `commit`. */
+export async function listNotes(gitDir: string, commit: string): Promise<TreeNote[]> {
+  const r = await runGit(gitDir, ['ls-tree', '-r', '-z', '--full-tree', commit]);
+  if (r.code !== 0) throw new Error(`git ls-tree failed: ${r.stderr.trim()}`);
+  const out: TreeNote[] = [];
+  for (const rec of r.stdout.toString('utf8').split('\0')) {
+    // `<mode> <type> <oid>\t<path>`
+    const tab = rec.indexOf('\t');
+    if (tab < 0) continue;
+    const [, type, oid] = rec.slice(0, tab).split(' ');
+    const target = pathToTarget(rec.slice(tab + 1));
+    if (type === 'blob' && oid && target) out.push({ target, blob: oid });
+  }
+  return out;
+}
+
+export interface NoteChange {
+  target: string;
+  /** The note blob after the change; null when the note was removed. */
+  blob: string | null;
+}
+
+/**
+ * The notes that differ between two notes commits. A note moved by a fan-out change shows up
+ * as removed at one path and added at another; the addition wins.
+ */
+export async function diffNotes(gitDir: string, from: string, to: string): Promise<NoteChange[]> {
+  const r = await runGit(gitDir, ['diff-tree', '-r', '-z', '--no-abbrev', '--no-renames', from, to]);
+  if (r.code !== 0) throw new Error(`git diff-tree failed: ${r.stderr.trim()}`);
+  const fields = r.stdout.toString('utf8').split('\0');
+  const byTarget = new Map<string, string | null>();
+  // -z raw format: `:<modes> <oids> <status>` NUL `<path>` NUL, repeated.
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const meta = fields[i]!.split(' ');
+    const target = pathToTarget(fields[i + 1]!);
+    if (!target || meta.length < 5) continue;
+    const status = meta[4]!;
+    const newBlob = meta[3]!;
+    if (status.startsWith('D')) {
+      if (!byTarget.has(target)) byTarget.set(target, null);
+    } else byTarget.set(target, newBlob);
+  }
+  return [...byTarget].map(([target, blob]) => ({ target, blob }));
+}
+
+/** Streams ids through one `git cat-file` process; `batch` gives contents, `batch-check` types. */
+async function catFile(gitDir: string, mode: '--batch' | '--batch-check', ids: string[]): Promise<Map<string, { type: string; body?: Buffer }>> {
+  const out = new Map<string, { type: string; body?: Buffer }>();
+  if (ids.length === 0) return out;
+  const child = spawn('git', ['--git-dir', gitDir, 'cat-file', mode], { env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (b: Buffer) => chunks.push(b));
+  child.stdin.on('error', () => undefined);
+  const done = new Promise<number>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve(code ?? -1));
+  });
+  child.stdin.end(ids.join('\n') + '\n');
+  const code = await done;
+  if (code !== 0) throw new Error(`git cat-file ${mode} failed (exit ${code})`);
+  const buf = Buffer.concat(chunks);
+  let pos = 0;
+  for (const id of ids) {
+    const nl = buf.indexOf(0x0a, pos);
+    if (nl < 0) break;
+    const header = buf.subarray(pos, nl).toString('utf8').split(' ');
+    pos = nl + 1;
+    if (header[1] === 'missing' || header.length < 3) continue;
+    if (mode === '--batch') {
+      const size = Number(header[2]);
+      out.set(id, { type: header[1]!, body: buf.subarray(pos, pos + size) });
+      pos += size + 1;
+    } else out.set(id, { type: header[1]! });
+  }
+  return out;
+}
+
+/** Contents of blobs as UTF-8 text. */
+export async function readBlobs(gitDir: string, blobs: string[]): Promise<Map<string, string>> {
+  const unique = [...new Set(blobs)];
+  const res = await catFile(gitDir, '--batch', unique);
+  return new Map([...res].map(([id, v]) => [id, v.body?.toString('utf8') ?? '']));
+}
+
+/** Object types (`commit`, `tree`, `blob`, `tag`) of ids; missing objects are left out. */
+export async function objectTypes(gitDir: string, ids: string[]): Promise<Map<string, string>> {
+  const res = await catFile(gitDir, '--batch-check', [...new Set(ids)]);
+  return new Map([...res].map(([id, v]) => [id, v.type]));
+}
+
+export interface Attribution {
+  commit: string;
+  name: string;
+  email: string;
+  at: string;
+  exact: boolean;
+}
+
+/**
+ * Who set the note on `target` to its current blob: walks at most `limit` commits of the notes
+ * ref (first parents, newest first) and returns the newest commit whose change gave the note
+ * its current blob from a different one (or from nothing). Moves between fan-out paths keep
+ * the blob and are walked past. `exact: false` when the walk hit its bound first.
+ */
+export async function noteAttribution(gitDir: string, tip: string, target: string, currentBlob: string, limit: number): Promise<Attribution | undefined> {
+  const r = await runGit(gitDir, ['log', '--first-parent', '--root', '-r', '--raw', '--no-abbrev', '--no-renames', '-z', `--max-count=${limit}`, '--format=%x01%H%x00%an%x00%ae%x00%aI', tip]);
+  if (r.code !== 0) return undefined;
+  const commits = r.stdout.toString('utf8').split('\x01').filter(Boolean);
+  let lastTouch: Attribution | undefined;
+  let oldest: Attribution | undefined;
+  for (const rec of commits) {
+    const fields = rec.split('\0');
+    const [hash, name, email, at] = fields as [string, string, string, string];
+    const a: Attribution = { commit: hash, name, email, at: new Date(at.trim()).toISOString(), exact: true };
+    oldest = a;
+    let before: string | null | undefined; // undefined: this commit did not touch the note
+    let after: string | null | undefined;
+    for (let i = 4; i + 1 < fields.length; i += 2) {
+      const meta = fields[i]!.replace(/^\n/, '').split(' ');
+      if (meta.length < 5 || pathToTarget(fields[i + 1]!) !== target) continue;
+      const status = meta[4]!;
+      if (status.startsWith('D')) before = meta[2]!;
+      else if (status.startsWith('A')) after = meta[3]!;
+      else {
+        before = meta[2]!;
+        after = meta[3]!;
+      }
+    }
+    if (before === undefined && after === undefined) continue;
+    lastTouch = a;
+    if (after === currentBlob && before !== currentBlob) return a;
+  }
+  const reachedRoot = commits.length < limit;
+  if (reachedRoot && lastTouch) return lastTouch;
+  const guess = lastTouch ?? oldest;
+  return guess ? { ...guess, exact: false } : undefined;
+}

@@ -1,0 +1,125 @@
+// License-key wire types (spec: marketplace-notes-license "License keys"): TypeBox schemas
+// shared by the server's validation, its OpenAPI document and the typed client.
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Stable machine-readable outcomes, in the manner of Keygen's validation codes. `VALID` is the
+ * only code with `valid: true`.
+ */
+export const LICENSE_CODES = [
+  'VALID',
+  'MALFORMED_KEY',
+  'NOT_FOUND',
+  'REVOKED',
+  'EXPIRED',
+  'TOO_MANY_ACTIVATIONS',
+  'MACHINE_NOT_ACTIVATED',
+  'VERIFICATION_DISABLED',
+] as const;
+export type LicenseCode = (typeof LICENSE_CODES)[number];
+
+// Type lists rather than anyOf: the response serializer then needs no validator to pick a branch.
+const NullableString = Type.Unsafe<string | null>({ type: ['string', 'null'] });
+const NullableInt = Type.Unsafe<number | null>({ type: ['integer', 'null'] });
+function nullable<T>(schema: { description?: string } & Record<string, unknown>, type: string): ReturnType<typeof Type.Unsafe<T | null>> {
+  return Type.Unsafe<T | null>({ ...schema, type: [type, 'null'] });
+}
+const Key = Type.String({ minLength: 1, maxLength: 200, description: 'the license key code (a secret: send it in the body, never in a URL)' });
+const MachineId = Type.String({ minLength: 1, maxLength: 256 });
+const Code = Type.String({ enum: [...LICENSE_CODES], description: 'machine-readable outcome' });
+
+export const KeyStatusLicenseSchema = Type.Object({
+  item_id: Type.String(),
+  activation_count: Type.Integer({ description: 'machines activated now' }),
+  created_at: Type.String({ description: 'RFC 3339 UTC: when the key was issued' }),
+  max_activations: Type.Optional(nullable<number>({ description: 'activation maximum; null means unlimited' }, 'integer')),
+  remaining_activations: Type.Optional(nullable<number>({ description: 'max_activations - activation_count, never below 0; null when unlimited' }, 'integer')),
+  expires_at: Type.Optional(nullable<string>({ description: 'RFC 3339 UTC expiry; null for a perpetual key' }, 'string')),
+});
+export type KeyStatusLicense = Static<typeof KeyStatusLicenseSchema>;
+const NullableLicense = nullable<KeyStatusLicense>({ ...KeyStatusLicenseSchema }, 'object');
+
+export const KeyStatusRequestSchema = Type.Object({ key: Key }, { additionalProperties: false });
+export type KeyStatusRequest = Static<typeof KeyStatusRequestSchema>;
+
+export const KeyStatusResponseSchema = Type.Object({
+  valid: Type.Boolean(),
+  error: Type.Optional(NullableString),
+  code: Type.Optional(Code),
+  license: Type.Optional(NullableLicense),
+});
+export type KeyStatusResponse = Static<typeof KeyStatusResponseSchema>;
+
+export const ValidateKeyRequestSchema = Type.Object(
+  {
+    key: Key,
+    machine_id: Type.Optional(MachineId),
+    machine_name: Type.Optional(Type.String({ maxLength: 256, description: 'a label for the activation (host name)' })),
+    activate: Type.Optional(Type.Boolean({ description: 'activate machine_id if it is not yet activated (needs machine_id)' })),
+  },
+  { additionalProperties: false },
+);
+export type ValidateKeyRequest = Static<typeof ValidateKeyRequestSchema>;
+
+export const ValidateKeyResponseSchema = Type.Object({
+  valid: Type.Boolean(),
+  error: NullableString,
+  code: Code,
+  license: NullableLicense,
+  activated: Type.Boolean({ description: 'true when this request created the activation of machine_id' }),
+});
+export type ValidateKeyResponse = Static<typeof ValidateKeyResponseSchema>;
+
+export const DeactivateKeyRequestSchema = Type.Object({ key: Key, machine_id: MachineId }, { additionalProperties: false });
+export type DeactivateKeyRequest = Static<typeof DeactivateKeyRequestSchema>;
+
+export const LicenseDeactivateRequestSchema = Type.Object({ key: Key, machine_fingerprint: MachineId }, { additionalProperties: false });
+export type LicenseDeactivateRequest = Static<typeof LicenseDeactivateRequestSchema>;
+
+export const DeactivateKeyResponseSchema = Type.Object({
+  success: Type.Boolean(),
+  message: Type.String(),
+  code: Type.Optional(Type.String({ description: 'DEACTIVATED, or the failure code (NOT_FOUND, MACHINE_NOT_ACTIVATED, MALFORMED_KEY)' })),
+});
+export type DeactivateKeyResponse = Static<typeof DeactivateKeyResponseSchema>;
+
+export const LicenseVerifyRequestSchema = Type.Object({ key: Key, machine_fingerprint: MachineId }, { additionalProperties: false });
+export type LicenseVerifyRequest = Static<typeof LicenseVerifyRequestSchema>;
+
+export const LicenseVerifyResponseSchema = Type.Object({
+  valid: Type.Boolean(),
+  error: Type.Optional(NullableString),
+  expires_in: Type.Optional(NullableInt),
+  token: Type.Optional(nullable<string>({ description: 'EdDSA (Ed25519) JWT for offline verification; keys at /api/v1/license/jwks.json' }, 'string')),
+  code: Type.Optional(Code),
+});
+export type LicenseVerifyResponse = Static<typeof LicenseVerifyResponseSchema>;
+
+export const JwksSchema = Type.Object({
+  keys: Type.Array(
+    Type.Object({
+      kty: Type.String(),
+      crv: Type.String(),
+      x: Type.String(),
+      kid: Type.String(),
+      alg: Type.String(),
+      use: Type.String(),
+    }),
+  ),
+});
+
+export const ErrorSchema = Type.Object({ error: Type.String() });
+
+/** Claims of the offline token (see docs/license.md). */
+export interface LicenseTokenClaims {
+  iss: string;
+  sub: string;
+  license: string;
+  item: string;
+  fph: string;
+  iat: number;
+  exp: number;
+}
+
+/** Offline token lifetime: 7 days (spec Limits). */
+export const TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600;

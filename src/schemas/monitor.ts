@@ -1,0 +1,135 @@
+// Monitor wire types shared by the server (store, status builder) and the `mkt monitor` client.
+import { Type, type TSchema } from '@sinclair/typebox';
+
+export interface Snapshot {
+  status: string;
+  checked_at: string;
+  response_time_ms: number;
+  details?: Record<string, unknown>;
+  error?: string;
+}
+
+export interface LatencyStats {
+  count: number;
+  min: number;
+  mean: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
+
+export interface TrendBucket extends Partial<LatencyStats> {
+  start: string;
+  count: number;
+}
+
+// Response schemas for the OpenAPI document and the response serializer. Objects the spec leaves
+// open (details, TLS, WHOIS, staleness, drift, identity, peers) allow any further property, so
+// the serializer never drops a field; nullable values use type lists, not anyOf.
+
+const open = (description: string): TSchema => Type.Object({}, { additionalProperties: true, description });
+const nullable = (schema: TSchema): TSchema => Type.Unsafe({ ...schema, type: [schema.type as string, 'null'] });
+
+export const ErrorSchema = Type.Object({ error: Type.String() });
+
+export const SnapshotSchema = Type.Object({
+  status: Type.String({ description: 'operational, degraded or down' }),
+  checked_at: Type.String({ format: 'date-time' }),
+  response_time_ms: Type.Integer(),
+  details: Type.Optional(open('the JSON body of the health endpoint')),
+  error: Type.Optional(Type.String()),
+});
+
+export const LatencySchema = Type.Object({
+  count: Type.Integer(),
+  min: Type.Number(),
+  mean: Type.Number(),
+  p50: Type.Number(),
+  p95: Type.Number(),
+  p99: Type.Number(),
+  max: Type.Number(),
+});
+
+const IncidentSchema = Type.Object(
+  {
+    id: Type.Integer(),
+    status: Type.String({ description: 'open or resolved' }),
+    started_at: Type.String({ format: 'date-time' }),
+    ended_at: nullable(Type.String({ format: 'date-time' })),
+    cause: Type.String(),
+    checks: Type.Integer(),
+    duration_s: nullable(Type.Integer()),
+  },
+  { additionalProperties: true },
+);
+
+const RouteStatusSchema = Type.Object({
+  path: Type.String(),
+  status_code: Type.Integer(),
+  ok: Type.Boolean(),
+  checked_at: Type.String({ format: 'date-time' }),
+  response_time_ms: Type.Integer(),
+  error: Type.Optional(Type.String()),
+});
+
+const DnsStatusSchema = Type.Object({
+  name: Type.String(),
+  record_type: Type.String(),
+  expected: Type.Array(Type.String()),
+  actual: Type.Array(Type.String()),
+  matches: Type.Boolean(),
+  checked_at: Type.String({ format: 'date-time' }),
+  error: Type.Optional(Type.String()),
+});
+
+export const TargetStatusSchema = Type.Object({
+  label: Type.String(),
+  latest: nullable(SnapshotSchema),
+  recent: Type.Array(SnapshotSchema, { maxItems: 10 }),
+  uptime_24h: nullable(Type.Number()),
+  uptime_7d: nullable(Type.Number()),
+  latency_24h: Type.Optional(LatencySchema),
+  tls: Type.Optional(open('latest TLS certificate check (docs/monitor.md)')),
+  test_staleness: Type.Optional(open('test staleness assessment (docs/monitor.md)')),
+  current_incident: Type.Optional(IncidentSchema),
+  incidents: Type.Optional(Type.Array(IncidentSchema, { maxItems: 10 })),
+  route_status: Type.Optional(Type.Array(RouteStatusSchema)),
+  dns_status: Type.Optional(Type.Array(DnsStatusSchema)),
+  whois: Type.Optional(open('latest WHOIS check (docs/monitor.md)')),
+  test_duration_drift: Type.Optional(open('test duration drift warning (docs/monitor.md)')),
+});
+
+export const StatusAllSchema = Type.Object({ targets: Type.Record(Type.String(), TargetStatusSchema) });
+
+const BucketSchema = Type.Object({
+  start: Type.String({ format: 'date-time' }),
+  count: Type.Integer(),
+  min: Type.Optional(Type.Number()),
+  mean: Type.Optional(Type.Number()),
+  p50: Type.Optional(Type.Number()),
+  p95: Type.Optional(Type.Number()),
+  p99: Type.Optional(Type.Number()),
+  max: Type.Optional(Type.Number()),
+});
+
+export const TrendSchema = Type.Object({
+  target: Type.String(),
+  window_hours: Type.Integer({ minimum: 0 }),
+  bucket_minutes: Type.Integer({ minimum: 0 }),
+  buckets: Type.Array(BucketSchema),
+  overall: nullable(LatencySchema),
+  baseline: nullable(LatencySchema),
+});
+
+export const IdentitySchema = open('instance identity: name, version, started_at, targets (count)');
+
+export const PeerStatusSchema = Type.Object({
+  instance: IdentitySchema,
+  targets: Type.Record(Type.String(), open('target summary: label, status, response_time_ms, checked_at')),
+  peers: Type.Record(Type.String(), open('peer summary: status, last_seen, latency_ms')),
+});
+
+export const MeshSchema = Type.Object({
+  instances: Type.Record(Type.String(), open('this instance as in peer status, a peer\'s cached status, or {status, last_seen, error}')),
+});

@@ -1,0 +1,49 @@
+// Opening a service database: better-sqlite3 in WAL mode with versioned migrations.
+// Versions are kept per component in `schema_migrations`, so the areas of one service
+// (the marketplace's accounts, notes, license and sync) share one file yet migrate apart.
+import Database from 'better-sqlite3';
+import { chmodSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export type Db = Database.Database;
+
+/** Migration N (1-based) moves a component from version N-1 to N. Append only. */
+export type Migration = string | ((db: Db) => void);
+
+export function openDatabase(file: string): Db {
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const db = new Database(file);
+  if (file !== ':memory:') {
+    try {
+      chmodSync(file, 0o600);
+    } catch {
+      // a foreign-owned file keeps its mode; opening it still works
+    }
+  }
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  return db;
+}
+
+/** Applies the component's pending migrations, each in its own transaction. */
+export function migrate(db: Db, component: string, migrations: Migration[]): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+  const row = db.prepare('SELECT version FROM schema_migrations WHERE component = ?').get(component) as { version: number } | undefined;
+  const current = row?.version ?? 0;
+  if (current > migrations.length) {
+    throw new Error(`${component} schema version ${current} is newer than this mkt knows (${migrations.length}); upgrade mkt`);
+  }
+  const setVersion = db.prepare(
+    'INSERT INTO schema_migrations (component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version',
+  );
+  for (let v = current; v < migrations.length; v++) {
+    const m = migrations[v]!;
+    db.transaction(() => {
+      if (typeof m === 'string') db.exec(m);
+      else m(db);
+      setVersion.run(component, v + 1);
+    })();
+  }
+}

@@ -1,0 +1,411 @@
+// SyncStorageStore: blobs, upload sessions (one-shot grants and multipart), storage usage,
+// checkouts, subscriptions and payment events of the sync area. Interface first, then the
+// SQLite adapter over the `sync` tables (sync-schema.ts) plus its own component `sync-storage`.
+import { migrate, type Db } from './sqlite.js';
+import { migrateSync } from './sync-schema.js';
+import { quoteCents, type PricingConstants } from '../sync/pricing.js';
+
+export type BillingInterval = 'month' | 'year';
+
+export interface AppPlan extends PricingConstants {
+  app_id: string;
+  app_name: string;
+  /** Storage a user of the app gets without a subscription. */
+  free_bytes: number;
+}
+
+export interface Usage {
+  /** Confirmed blobs plus stored parts of open (or completed, unconfirmed) multipart sessions. */
+  used_bytes: number;
+  blob_bytes: number;
+  blob_count: number;
+  open_part_bytes: number;
+  cap_bytes: number;
+  subscription_active: boolean;
+}
+
+/** `single`: a one-shot upload URL was issued. `open` → `completed` → `confirmed`, or → `aborted` / `reaped` / `rejected`. */
+export type UploadState = 'single' | 'open' | 'completed' | 'confirmed' | 'aborted' | 'reaped' | 'rejected';
+
+export interface UploadSession {
+  id: string;
+  app_id: string;
+  user_id: string;
+  hash: string;
+  size_bytes: number;
+  part_size: number;
+  part_count: number;
+  state: UploadState;
+  store_upload_id: string | null;
+  created_at: string;
+  last_activity_ms: number;
+}
+
+export interface SubscriptionRecord {
+  app_id: string;
+  user_id: string;
+  status: string;
+  cap_bytes: number;
+  pending_cap_bytes: number | null;
+  interval: BillingInterval;
+  price_cents: number;
+  provider_subscription_id: string;
+  current_period_start: string;
+  current_period_end: string;
+  last_event_created: number;
+  updated_at: string;
+}
+
+export interface CheckoutRecord {
+  id: string;
+  app_id: string;
+  user_id: string;
+  cap_bytes: number;
+  interval: BillingInterval;
+  price_cents: number;
+  /** `open` until the payment processor reports it completed. */
+  state: 'open' | 'completed';
+  created_at: string;
+}
+
+/** A verified payment-processor event, reduced to what the sync area acts on. */
+export type BillingEvent = { id: string; type: string; created: number } & (
+  | {
+      kind: 'checkout_completed';
+      checkout_id: string;
+      provider_subscription_id: string;
+      current_period_start: string;
+      current_period_end: string;
+    }
+  | { kind: 'renewed'; provider_subscription_id: string; current_period_start: string; current_period_end: string; price_cents?: number }
+  | { kind: 'canceled'; provider_subscription_id: string }
+  | { kind: 'ignored' }
+);
+
+/** What became of an event: applied, seen before (same id), older than the state it would change, or not ours. */
+export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored';
+
+export type ConfirmOutcome = { kind: 'created' | 'exists'; usage: Usage } | { kind: 'over_cap'; usage: Usage };
+
+export interface SyncStorageStore {
+  app(appId: string): Promise<AppPlan | undefined>;
+  appByNameOrId(nameOrId: string): Promise<AppPlan | undefined>;
+  blob(appId: string, userId: string, hash: string): Promise<{ size_bytes: number; created_at: string } | undefined>;
+  usage(appId: string, userId: string): Promise<Usage>;
+  /**
+   * Records a blob of the authoritative size unless it exists, in one transaction with the
+   * quota check (so concurrent confirms cannot overshoot the cap). Sessions of this hash that
+   * were completed or granted become `confirmed` (or `rejected` when over the cap).
+   */
+  confirmBlob(input: { app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<ConfirmOutcome>;
+  /** Issued a one-shot upload URL: remembers it (one row per app, user and hash) for the reaper. */
+  noteSingleUpload(input: { id: string; app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<void>;
+  openUpload(s: Omit<UploadSession, 'state'>): Promise<void>;
+  upload(id: string): Promise<UploadSession | undefined>;
+  /** Activity on an open session; `parts` (when given) is what the object store holds now. */
+  touchUpload(id: string, nowMs: number, parts?: { part_number: number; size_bytes: number; etag: string }[]): Promise<void>;
+  /** Records what the object store holds of an open session, without counting it as activity. */
+  recordParts(id: string, parts: { part_number: number; size_bytes: number; etag: string }[]): Promise<void>;
+  /** The session of an object-store upload id. */
+  uploadByStoreId(storeUploadId: string): Promise<UploadSession | undefined>;
+  /** Open multipart sessions, oldest activity first (for the billing refresh of their parts). */
+  openUploads(limit: number, afterId?: string): Promise<UploadSession[]>;
+  /** Moves a session from one of `from` to `to`; false when it was in another state. */
+  moveUpload(id: string, from: UploadState[], to: UploadState, nowMs: number): Promise<boolean>;
+  /** Open multipart sessions and one-shot grants idle since before `beforeMs`. */
+  idleUploads(beforeMs: number, limit: number): Promise<UploadSession[]>;
+
+  subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined>;
+  createCheckout(c: CheckoutRecord): Promise<void>;
+  checkout(id: string): Promise<CheckoutRecord | undefined>;
+  /** Applies a verified event at most once (event id), never going back in time. */
+  applyEvent(e: BillingEvent, at: string): Promise<EventOutcome>;
+  /** Records (or clears, with null) the cap that takes effect at the next renewal. */
+  queueCap(appId: string, userId: string, capBytes: number | null, at: string): Promise<SubscriptionRecord | undefined>;
+  /** Subscriptions of an app (or every app) for `mkt admin billing renew`. */
+  subscriptions(filter: { app_id?: string; user_id?: string }): Promise<SubscriptionRecord[]>;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS = [
+  // The object store's own id of a multipart upload (S3's UploadId can be long).
+  `CREATE TABLE sync_upload_objects (
+     upload_id TEXT PRIMARY KEY,
+     store_upload_id TEXT NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX sync_uploads_idle ON sync_uploads (state, last_activity_ms);
+   CREATE INDEX sync_uploads_hash ON sync_uploads (app_id, user_id, hash, state);
+   CREATE INDEX sync_subscriptions_provider ON sync_subscriptions (provider_subscription_id);
+   CREATE INDEX sync_upload_objects_store ON sync_upload_objects (store_upload_id);`,
+];
+
+/** Sessions whose stored parts count against the cap. */
+const BILLED_STATES = `('open', 'completed')`;
+
+function addInterval(iso: string, interval: BillingInterval): string {
+  const d = new Date(iso);
+  if (interval === 'year') d.setUTCFullYear(d.getUTCFullYear() + 1);
+  else d.setUTCMonth(d.getUTCMonth() + 1);
+  return d.toISOString();
+}
+export { addInterval };
+
+export class SqliteSyncStorageStore implements SyncStorageStore {
+  private readonly s;
+
+  constructor(private readonly db: Db) {
+    migrateSync(db);
+    migrate(db, 'sync-storage', MIGRATIONS);
+    const APP_COLS = `id AS app_id, name AS app_name, min_charge_cents, per_gb_tenths_of_cent_per_month, annual_multiplier, min_cap_bytes, max_cap_bytes, free_bytes`;
+    const UPLOAD_COLS = `u.id, u.app_id, u.user_id, u.hash, u.size_bytes, u.part_size, u.part_count, u.state, o.store_upload_id, u.created_at, u.last_activity_ms`;
+    this.s = {
+      app: db.prepare(`SELECT ${APP_COLS} FROM sync_apps WHERE id = ?`),
+      appByName: db.prepare(`SELECT ${APP_COLS} FROM sync_apps WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1`),
+      blob: db.prepare('SELECT size_bytes, created_at FROM sync_blobs WHERE app_id = ? AND user_id = ? AND hash = ?'),
+      blobTotals: db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM sync_blobs WHERE app_id = ? AND user_id = ?'),
+      partTotals: db.prepare(
+        `SELECT COALESCE(SUM(p.size_bytes), 0) AS bytes FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
+         WHERE u.app_id = ? AND u.user_id = ? AND u.state IN ${BILLED_STATES}`,
+      ),
+      completedPartBytes: db.prepare(
+        `SELECT COALESCE(SUM(p.size_bytes), 0) AS bytes FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
+         WHERE u.app_id = ? AND u.user_id = ? AND u.hash = ? AND u.state = 'completed'`,
+      ),
+      subscription: db.prepare('SELECT * FROM sync_subscriptions WHERE app_id = ? AND user_id = ?'),
+      subByProvider: db.prepare('SELECT * FROM sync_subscriptions WHERE provider_subscription_id = ?'),
+      insertBlob: db.prepare('INSERT INTO sync_blobs (app_id, user_id, hash, size_bytes, created_at) VALUES (?, ?, ?, ?, ?)'),
+      settleSessions: db.prepare(`UPDATE sync_uploads SET state = ?, last_activity_ms = ? WHERE app_id = ? AND user_id = ? AND hash = ? AND state IN ('single', 'completed')`),
+      singleFor: db.prepare(`SELECT id FROM sync_uploads WHERE app_id = ? AND user_id = ? AND hash = ? AND state = 'single'`),
+      updateSingle: db.prepare('UPDATE sync_uploads SET size_bytes = ?, part_size = ?, last_activity_ms = ? WHERE id = ?'),
+      insertUpload: db.prepare(
+        `INSERT INTO sync_uploads (id, app_id, user_id, hash, size_bytes, part_size, part_count, state, created_at, last_activity_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      insertUploadObject: db.prepare('INSERT INTO sync_upload_objects (upload_id, store_upload_id) VALUES (?, ?)'),
+      upload: db.prepare(`SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id WHERE u.id = ?`),
+      uploadByStore: db.prepare(`SELECT ${UPLOAD_COLS} FROM sync_upload_objects o JOIN sync_uploads u ON u.id = o.upload_id WHERE o.store_upload_id = ?`),
+      openUploads: db.prepare(
+        `SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id WHERE u.state = 'open' AND u.id > ? ORDER BY u.id LIMIT ?`,
+      ),
+      isOpen: db.prepare(`SELECT 1 FROM sync_uploads WHERE id = ? AND state = 'open'`),
+      touch: db.prepare(`UPDATE sync_uploads SET last_activity_ms = ? WHERE id = ? AND state = 'open'`),
+      clearParts: db.prepare('DELETE FROM sync_upload_parts WHERE upload_id = ?'),
+      insertPart: db.prepare('INSERT INTO sync_upload_parts (upload_id, part_number, size_bytes, etag) VALUES (?, ?, ?, ?)'),
+      idle: db.prepare(
+        `SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id
+         WHERE u.state IN ('open', 'single') AND u.last_activity_ms < ? ORDER BY u.last_activity_ms LIMIT ?`,
+      ),
+      insertCheckout: db.prepare('INSERT INTO sync_checkouts (id, app_id, user_id, cap_bytes, interval, price_cents, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      checkout: db.prepare('SELECT * FROM sync_checkouts WHERE id = ?'),
+      completeCheckout: db.prepare(`UPDATE sync_checkouts SET state = 'completed' WHERE id = ?`),
+      seenEvent: db.prepare('SELECT 1 FROM sync_webhook_events WHERE id = ?'),
+      insertEvent: db.prepare('INSERT INTO sync_webhook_events (id, type, received_at) VALUES (?, ?, ?)'),
+      upsertSub: db.prepare(
+        `INSERT INTO sync_subscriptions (app_id, user_id, status, cap_bytes, pending_cap_bytes, interval, price_cents, provider_subscription_id,
+           current_period_start, current_period_end, last_event_created, updated_at)
+         VALUES (@app_id, @user_id, 'active', @cap_bytes, NULL, @interval, @price_cents, @provider_subscription_id, @current_period_start, @current_period_end, @created, @at)
+         ON CONFLICT (app_id, user_id) DO UPDATE SET status = 'active', cap_bytes = excluded.cap_bytes, pending_cap_bytes = NULL,
+           interval = excluded.interval, price_cents = excluded.price_cents, provider_subscription_id = excluded.provider_subscription_id,
+           current_period_start = excluded.current_period_start, current_period_end = excluded.current_period_end,
+           last_event_created = excluded.last_event_created, updated_at = excluded.updated_at`,
+      ),
+      renew: db.prepare(
+        `UPDATE sync_subscriptions SET status = 'active', cap_bytes = COALESCE(pending_cap_bytes, cap_bytes), pending_cap_bytes = NULL, price_cents = ?,
+           current_period_start = ?, current_period_end = ?, last_event_created = MAX(last_event_created, ?), updated_at = ? WHERE app_id = ? AND user_id = ?`,
+      ),
+      cancel: db.prepare(`UPDATE sync_subscriptions SET status = 'canceled', last_event_created = ?, updated_at = ? WHERE app_id = ? AND user_id = ?`),
+      queueCap: db.prepare(`UPDATE sync_subscriptions SET pending_cap_bytes = ?, updated_at = ? WHERE app_id = ? AND user_id = ? AND status = 'active'`),
+      subsAll: db.prepare('SELECT * FROM sync_subscriptions WHERE (@app_id IS NULL OR app_id = @app_id) AND (@user_id IS NULL OR user_id = @user_id) ORDER BY app_id, user_id'),
+    };
+  }
+
+  async app(appId: string): Promise<AppPlan | undefined> {
+    return this.s.app.get(appId) as AppPlan | undefined;
+  }
+
+  async appByNameOrId(nameOrId: string): Promise<AppPlan | undefined> {
+    return this.s.appByName.get(nameOrId, nameOrId, nameOrId) as AppPlan | undefined;
+  }
+
+  async blob(appId: string, userId: string, hash: string): Promise<{ size_bytes: number; created_at: string } | undefined> {
+    return this.s.blob.get(appId, userId, hash) as { size_bytes: number; created_at: string } | undefined;
+  }
+
+  private usageNow(appId: string, userId: string): Usage {
+    const b = this.s.blobTotals.get(appId, userId) as { n: number; bytes: number };
+    const p = this.s.partTotals.get(appId, userId) as { bytes: number };
+    const sub = this.s.subscription.get(appId, userId) as SubscriptionRecord | undefined;
+    const app = this.s.app.get(appId) as AppPlan | undefined;
+    const active = sub?.status === 'active';
+    return {
+      used_bytes: b.bytes + p.bytes,
+      blob_bytes: b.bytes,
+      blob_count: b.n,
+      open_part_bytes: p.bytes,
+      cap_bytes: active ? sub.cap_bytes : (app?.free_bytes ?? 0),
+      subscription_active: active,
+    };
+  }
+
+  async usage(appId: string, userId: string): Promise<Usage> {
+    return this.usageNow(appId, userId);
+  }
+
+  async confirmBlob(input: { app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<ConfirmOutcome> {
+    const { app_id, user_id, hash } = input;
+    return this.db.transaction((): ConfirmOutcome => {
+      if (this.s.blob.get(app_id, user_id, hash)) return { kind: 'exists', usage: this.usageNow(app_id, user_id) };
+      const usage = this.usageNow(app_id, user_id);
+      // The assembled object replaces the parts of its own completed session in the reckoning.
+      const own = (this.s.completedPartBytes.get(app_id, user_id, hash) as { bytes: number }).bytes;
+      const others = usage.used_bytes - own;
+      if (others + input.size_bytes > usage.cap_bytes) {
+        this.s.settleSessions.run('rejected', input.now_ms, app_id, user_id, hash);
+        return { kind: 'over_cap', usage };
+      }
+      this.s.settleSessions.run('confirmed', input.now_ms, app_id, user_id, hash);
+      this.s.insertBlob.run(app_id, user_id, hash, input.size_bytes, input.at);
+      return { kind: 'created', usage: this.usageNow(app_id, user_id) };
+    }).immediate();
+  }
+
+  async noteSingleUpload(input: { id: string; app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<void> {
+    this.db.transaction(() => {
+      const row = this.s.singleFor.get(input.app_id, input.user_id, input.hash) as { id: string } | undefined;
+      if (row) this.s.updateSingle.run(input.size_bytes, input.size_bytes, input.now_ms, row.id);
+      else this.s.insertUpload.run(input.id, input.app_id, input.user_id, input.hash, input.size_bytes, input.size_bytes, 1, 'single', input.at, input.now_ms);
+    }).immediate();
+  }
+
+  async openUpload(s: Omit<UploadSession, 'state'>): Promise<void> {
+    this.db.transaction(() => {
+      this.s.insertUpload.run(s.id, s.app_id, s.user_id, s.hash, s.size_bytes, s.part_size, s.part_count, 'open', s.created_at, s.last_activity_ms);
+      if (s.store_upload_id !== null) this.s.insertUploadObject.run(s.id, s.store_upload_id);
+    })();
+  }
+
+  async upload(id: string): Promise<UploadSession | undefined> {
+    return this.s.upload.get(id) as UploadSession | undefined;
+  }
+
+  async touchUpload(id: string, nowMs: number, parts?: { part_number: number; size_bytes: number; etag: string }[]): Promise<void> {
+    this.db.transaction(() => {
+      const changed = this.s.touch.run(nowMs, id).changes;
+      if (!parts || changed === 0) return;
+      this.s.clearParts.run(id);
+      for (const p of parts) this.s.insertPart.run(id, p.part_number, p.size_bytes, p.etag);
+    })();
+  }
+
+  async recordParts(id: string, parts: { part_number: number; size_bytes: number; etag: string }[]): Promise<void> {
+    this.db.transaction(() => {
+      if (!this.s.isOpen.get(id)) return;
+      this.s.clearParts.run(id);
+      for (const p of parts) this.s.insertPart.run(id, p.part_number, p.size_bytes, p.etag);
+    })();
+  }
+
+  async uploadByStoreId(storeUploadId: string): Promise<UploadSession | undefined> {
+    return this.s.uploadByStore.get(storeUploadId) as UploadSession | undefined;
+  }
+
+  async openUploads(limit: number, afterId = ''): Promise<UploadSession[]> {
+    return this.s.openUploads.all(afterId, limit) as UploadSession[];
+  }
+
+  async moveUpload(id: string, from: UploadState[], to: UploadState, nowMs: number): Promise<boolean> {
+    return this.db.transaction(() => {
+      const marks = from.map(() => '?').join(', ');
+      const changed = this.db.prepare(`UPDATE sync_uploads SET state = ?, last_activity_ms = ? WHERE id = ? AND state IN (${marks})`).run(to, nowMs, id, ...from).changes;
+      // Parts of a session that is gone no longer exist, so they no longer bill.
+      if (changed > 0 && (to === 'aborted' || to === 'reaped')) this.s.clearParts.run(id);
+      return changed > 0;
+    })();
+  }
+
+  async idleUploads(beforeMs: number, limit: number): Promise<UploadSession[]> {
+    return this.s.idle.all(beforeMs, limit) as UploadSession[];
+  }
+
+  async subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined> {
+    return this.s.subscription.get(appId, userId) as SubscriptionRecord | undefined;
+  }
+
+  async createCheckout(c: CheckoutRecord): Promise<void> {
+    this.s.insertCheckout.run(c.id, c.app_id, c.user_id, c.cap_bytes, c.interval, c.price_cents, c.state, c.created_at);
+  }
+
+  async checkout(id: string): Promise<CheckoutRecord | undefined> {
+    return this.s.checkout.get(id) as CheckoutRecord | undefined;
+  }
+
+  async applyEvent(e: BillingEvent, at: string): Promise<EventOutcome> {
+    return this.db
+      .transaction((): EventOutcome => {
+        if (this.s.seenEvent.get(e.id)) return 'duplicate';
+        this.s.insertEvent.run(e.id, e.type, at);
+        return this.applyOnce(e, at);
+      })
+      .immediate();
+  }
+
+  /** The effect of a first-seen event. Out-of-order rules: see docs/sync-storage.md. */
+  private applyOnce(e: BillingEvent, at: string): EventOutcome {
+    switch (e.kind) {
+      case 'ignored':
+        return 'ignored';
+      case 'checkout_completed': {
+        const c = this.s.checkout.get(e.checkout_id) as CheckoutRecord | undefined;
+        if (!c) return 'ignored';
+        // Another event already completed this checkout: never apply a purchase twice.
+        if (c.state === 'completed') return 'stale';
+        this.s.completeCheckout.run(c.id);
+        const sub = this.s.subscription.get(c.app_id, c.user_id) as SubscriptionRecord | undefined;
+        if (sub && sub.last_event_created > e.created) return 'stale';
+        this.s.upsertSub.run({
+          app_id: c.app_id,
+          user_id: c.user_id,
+          cap_bytes: c.cap_bytes,
+          interval: c.interval,
+          price_cents: c.price_cents,
+          provider_subscription_id: e.provider_subscription_id,
+          current_period_start: e.current_period_start,
+          current_period_end: e.current_period_end,
+          created: e.created,
+          at,
+        });
+        return 'applied';
+      }
+      case 'renewed': {
+        const sub = this.s.subByProvider.get(e.provider_subscription_id) as SubscriptionRecord | undefined;
+        if (!sub) return 'ignored';
+        // A period that does not move the subscription forward is an old or repeated renewal.
+        if (Date.parse(e.current_period_end) <= Date.parse(sub.current_period_end)) return 'stale';
+        const app = this.s.app.get(sub.app_id) as AppPlan | undefined;
+        const cap = sub.pending_cap_bytes ?? sub.cap_bytes;
+        const price = e.price_cents ?? (app ? quoteCents(app, cap, sub.interval) : sub.price_cents);
+        this.s.renew.run(price, e.current_period_start, e.current_period_end, e.created, at, sub.app_id, sub.user_id);
+        return 'applied';
+      }
+      case 'canceled': {
+        const sub = this.s.subByProvider.get(e.provider_subscription_id) as SubscriptionRecord | undefined;
+        if (!sub) return 'ignored';
+        if (sub.last_event_created > e.created) return 'stale';
+        this.s.cancel.run(e.created, at, sub.app_id, sub.user_id);
+        return 'applied';
+      }
+    }
+  }
+
+  async queueCap(appId: string, userId: string, capBytes: number | null, at: string): Promise<SubscriptionRecord | undefined> {
+    this.s.queueCap.run(capBytes, at, appId, userId);
+    return this.s.subscription.get(appId, userId) as SubscriptionRecord | undefined;
+  }
+
+  async subscriptions(filter: { app_id?: string; user_id?: string }): Promise<SubscriptionRecord[]> {
+    return this.s.subsAll.all({ app_id: filter.app_id ?? null, user_id: filter.user_id ?? null }) as SubscriptionRecord[];
+  }
+
+  async close(): Promise<void> {
+    // The database belongs to the marketplace, which closes it.
+  }
+}

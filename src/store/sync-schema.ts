@@ -1,0 +1,86 @@
+// Tables of the marketplace sync area (component `sync` in marketplace.db), shared by the
+// changelog/keys store (sync.ts) and the blob/billing store (sync-billing.ts). Append only.
+import { migrate, type Db } from './sqlite.js';
+
+const MIGRATIONS = [
+  `CREATE TABLE sync_apps (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL UNIQUE COLLATE NOCASE,
+     api_key TEXT NOT NULL UNIQUE,
+     min_charge_cents INTEGER NOT NULL,
+     per_gb_tenths_of_cent_per_month INTEGER NOT NULL,
+     annual_multiplier INTEGER NOT NULL,
+     min_cap_bytes INTEGER NOT NULL,
+     max_cap_bytes INTEGER NOT NULL,
+     free_bytes INTEGER NOT NULL,
+     created_at TEXT NOT NULL
+   );
+   CREATE TABLE sync_entries (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, seq INTEGER NOT NULL,
+     key_id INTEGER NOT NULL, device_id TEXT, tbl TEXT NOT NULL, op TEXT NOT NULL,
+     row_id TEXT NOT NULL, ts TEXT NOT NULL, data TEXT,
+     PRIMARY KEY (app_id, user_id, seq)
+   ) WITHOUT ROWID;
+   CREATE INDEX sync_entries_key ON sync_entries (app_id, user_id, key_id, seq);
+   CREATE TABLE sync_push_batches (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL, batch_id TEXT NOT NULL,
+     cursor INTEGER NOT NULL, accepted INTEGER NOT NULL, created_at TEXT NOT NULL,
+     PRIMARY KEY (app_id, user_id, device_id, batch_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE sync_devices (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, name TEXT NOT NULL,
+     platform TEXT, created_at TEXT NOT NULL, last_seen_at TEXT NOT NULL,
+     UNIQUE (app_id, user_id, name)
+   );
+   CREATE TABLE sync_keys (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, encrypted_key TEXT NOT NULL,
+     key_version INTEGER NOT NULL, key_id INTEGER NOT NULL, updated_at TEXT NOT NULL,
+     PRIMARY KEY (app_id, user_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE sync_rotations (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL,
+     new_encrypted_key TEXT NOT NULL, new_key_id INTEGER NOT NULL, target_seq INTEGER NOT NULL,
+     state TEXT NOT NULL, created_at TEXT NOT NULL, last_activity_ms INTEGER NOT NULL
+   );
+   CREATE UNIQUE INDEX sync_rotations_active ON sync_rotations (app_id, user_id) WHERE state = 'active';
+   CREATE TABLE sync_blobs (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, hash TEXT NOT NULL, size_bytes INTEGER NOT NULL,
+     created_at TEXT NOT NULL, PRIMARY KEY (app_id, user_id, hash)
+   ) WITHOUT ROWID;
+   CREATE TABLE sync_uploads (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, hash TEXT NOT NULL,
+     size_bytes INTEGER NOT NULL, part_size INTEGER NOT NULL, part_count INTEGER NOT NULL,
+     state TEXT NOT NULL, created_at TEXT NOT NULL, last_activity_ms INTEGER NOT NULL
+   );
+   CREATE INDEX sync_uploads_owner ON sync_uploads (app_id, user_id, state);
+   CREATE TABLE sync_upload_parts (
+     upload_id TEXT NOT NULL, part_number INTEGER NOT NULL, size_bytes INTEGER NOT NULL, etag TEXT NOT NULL,
+     PRIMARY KEY (upload_id, part_number)
+   ) WITHOUT ROWID;
+   CREATE TABLE sync_subscriptions (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, status TEXT NOT NULL, cap_bytes INTEGER NOT NULL,
+     pending_cap_bytes INTEGER, interval TEXT NOT NULL, price_cents INTEGER NOT NULL,
+     provider_subscription_id TEXT NOT NULL, current_period_start TEXT NOT NULL,
+     current_period_end TEXT NOT NULL, last_event_created INTEGER NOT NULL, updated_at TEXT NOT NULL,
+     PRIMARY KEY (app_id, user_id)
+   ) WITHOUT ROWID;
+   CREATE TABLE sync_checkouts (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, cap_bytes INTEGER NOT NULL,
+     interval TEXT NOT NULL, price_cents INTEGER NOT NULL, state TEXT NOT NULL, created_at TEXT NOT NULL
+   );
+   CREATE TABLE sync_webhook_events (id TEXT PRIMARY KEY, type TEXT NOT NULL, received_at TEXT NOT NULL) WITHOUT ROWID;`,
+  // Envelopes of cancelled rotations: entries pushed or re-sealed under them stay readable.
+  `CREATE TABLE sync_retired_keys (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, key_id INTEGER NOT NULL, encrypted_key TEXT NOT NULL,
+     retired_at TEXT NOT NULL, PRIMARY KEY (app_id, user_id, key_id)
+   ) WITHOUT ROWID;`,
+  // Failed sign-ins per client address and fixed window (the sign-in limit; shared by instances).
+  `CREATE TABLE sync_auth_failures (
+     client TEXT NOT NULL, window_start INTEGER NOT NULL, failures INTEGER NOT NULL,
+     PRIMARY KEY (client, window_start)
+   ) WITHOUT ROWID;`,
+];
+
+export function migrateSync(db: Db): void {
+  migrate(db, 'sync', MIGRATIONS);
+}

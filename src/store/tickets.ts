@@ -1,0 +1,340 @@
+// TicketStore: the ticket tracker's storage — tickets with an FTS5 index over title and
+// description, the node identity, and per-peer sync cursors. Interface first, SQLite below.
+import { randomUUID } from 'node:crypto';
+import type { Ticket, Status, Priority, Channel } from '../schemas/tickets.js';
+import { migrate, openDatabase, type Db } from './sqlite.js';
+
+export interface TicketFilter {
+  status?: Status;
+  priority?: Priority;
+  channel?: Channel;
+  source?: string;
+  /** Words that must all occur in the title or description (prefix match). */
+  search?: string;
+}
+
+export type Editable = Pick<Ticket, 'title' | 'description' | 'status' | 'priority' | 'channel' | 'source' | 'requester' | 'assignee' | 'tags'>;
+
+export type Lookup = { kind: 'found'; ticket: Ticket } | { kind: 'none' } | { kind: 'ambiguous'; matches: number };
+
+export type MergeDecision = (incoming: Ticket, stored: Ticket) => 'take' | 'keep' | 'same';
+
+export interface MergeResult {
+  accepted: number;
+  rejected: number;
+  /** The greatest `updated_at` among the copies offered (stored or not). */
+  newest?: string;
+}
+
+export interface TicketStore {
+  /** Generated on first open, then the same for the life of the database. */
+  nodeId(): Promise<string>;
+  insert(ticket: Ticket): Promise<Ticket>;
+  /** A full id, or a prefix of at least 8 characters that matches one ticket. */
+  lookup(idOrPrefix: string): Promise<Lookup>;
+  list(filter: TicketFilter): Promise<Ticket[]>;
+  /**
+   * Applies the changes to a ticket when any differ, stamping it with `stamp()` (called only
+   * then); returns the ticket as stored, or undefined when there is no such id.
+   */
+  update(id: string, changes: Partial<Editable>, stamp: () => { updated_at: string; updated_by: string }): Promise<Ticket | undefined>;
+  /** Tickets with `updated_at` strictly after `since`, oldest first. */
+  changedSince(since: string): Promise<Ticket[]>;
+  /**
+   * Upserts peer copies in one transaction; `decide(incoming, stored)` settles conflicts:
+   * `take` stores the copy, `same` (an identical copy) counts as accepted without a write.
+   */
+  merge(incoming: Ticket[], decide: MergeDecision): Promise<MergeResult>;
+  /** The greatest `updated_at` stored, for the hybrid clock. */
+  newestUpdate(): Promise<string | undefined>;
+  getCursor(peer: string): Promise<string | undefined>;
+  setCursor(peer: string, cursor: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS = [
+  `CREATE TABLE tickets (
+     id TEXT PRIMARY KEY,
+     title TEXT NOT NULL,
+     description TEXT NOT NULL DEFAULT '',
+     status TEXT NOT NULL,
+     priority TEXT NOT NULL,
+     channel TEXT NOT NULL,
+     source TEXT NOT NULL,
+     requester TEXT,
+     assignee TEXT,
+     tags TEXT NOT NULL DEFAULT '[]',
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     updated_by TEXT NOT NULL DEFAULT ''
+   );
+   CREATE INDEX tickets_updated_at ON tickets(updated_at);
+   CREATE VIRTUAL TABLE tickets_fts USING fts5(title, description, content='tickets', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+   CREATE TRIGGER tickets_ai AFTER INSERT ON tickets BEGIN
+     INSERT INTO tickets_fts(rowid, title, description) VALUES (new.rowid, new.title, new.description);
+   END;
+   CREATE TRIGGER tickets_ad AFTER DELETE ON tickets BEGIN
+     INSERT INTO tickets_fts(tickets_fts, rowid, title, description) VALUES ('delete', old.rowid, old.title, old.description);
+   END;
+   CREATE TRIGGER tickets_au AFTER UPDATE OF title, description ON tickets BEGIN
+     INSERT INTO tickets_fts(tickets_fts, rowid, title, description) VALUES ('delete', old.rowid, old.title, old.description);
+     INSERT INTO tickets_fts(rowid, title, description) VALUES (new.rowid, new.title, new.description);
+   END;
+   CREATE TABLE node (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   CREATE TABLE peer_cursors (peer TEXT PRIMARY KEY, cursor TEXT NOT NULL);`,
+];
+
+interface Row {
+  id: string;
+  title: string;
+  description: string;
+  status: string;
+  priority: string;
+  channel: string;
+  source: string;
+  requester: string | null;
+  assignee: string | null;
+  tags: string;
+  created_at: string;
+  updated_at: string;
+  updated_by: string;
+}
+
+function fromRow(r: Row): Ticket {
+  return {
+    id: r.id,
+    short_id: r.id.slice(0, 8),
+    title: r.title,
+    description: r.description,
+    status: r.status,
+    priority: r.priority,
+    channel: r.channel,
+    source: r.source,
+    requester: r.requester,
+    assignee: r.assignee,
+    tags: JSON.parse(r.tags) as string[],
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    updated_by: r.updated_by,
+  };
+}
+
+function toParams(t: Ticket): Row {
+  return {
+    id: t.id,
+    title: t.title,
+    description: t.description,
+    status: t.status,
+    priority: t.priority,
+    channel: t.channel,
+    source: t.source,
+    requester: t.requester,
+    assignee: t.assignee,
+    tags: JSON.stringify(t.tags),
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+    updated_by: t.updated_by,
+  };
+}
+
+/** Turns user words into an FTS5 query: every word must match, as a prefix, quoted literally. */
+export function ftsQuery(search: string): string | undefined {
+  const words = search.split(/\s+/).filter((w) => w.length > 0);
+  if (words.length === 0) return undefined;
+  return words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(' ');
+}
+
+const CACHE_SIZE = 10_000;
+const COLUMNS = 'id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by';
+const UPSERT = `INSERT INTO tickets (${COLUMNS}) VALUES (@id, @title, @description, @status, @priority, @channel, @source, @requester, @assignee, @tags, @created_at, @updated_at, @updated_by)
+  ON CONFLICT(id) DO UPDATE SET title = excluded.title, description = excluded.description, status = excluded.status,
+    priority = excluded.priority, channel = excluded.channel, source = excluded.source, requester = excluded.requester,
+    assignee = excluded.assignee, tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
+    updated_by = excluded.updated_by`;
+
+export class SqliteTicketStore implements TicketStore {
+  private readonly db: Db;
+  private readonly stmts;
+  private readonly node: string;
+  private pending: { ticket: Ticket; resolve: (t: Ticket) => void; reject: (e: Error) => void }[] = [];
+  /**
+   * Recently read or written tickets by full id. Every write goes through this object (one
+   * process owns the database), so the cache is updated in the same step as the row.
+   */
+  private readonly cache = new Map<string, Ticket>();
+
+  constructor(file: string) {
+    this.db = openDatabase(file);
+    migrate(this.db, 'tickets', MIGRATIONS);
+    const db = this.db;
+    this.stmts = {
+      upsert: db.prepare(UPSERT),
+      byId: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id = ?`),
+      byPrefix: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
+      countPrefix: db.prepare('SELECT count(*) AS n FROM tickets WHERE id >= ? AND id < ?'),
+      since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? ORDER BY updated_at, id`),
+      newest: db.prepare('SELECT max(updated_at) AS m FROM tickets'),
+      getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
+      setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
+      getCursor: db.prepare('SELECT cursor FROM peer_cursors WHERE peer = ?'),
+      setCursor: db.prepare('INSERT INTO peer_cursors (peer, cursor) VALUES (?, ?) ON CONFLICT(peer) DO UPDATE SET cursor = excluded.cursor'),
+    };
+    this.stmts.setNode.run(randomUUID());
+    this.node = (this.stmts.getNode.get() as { value: string }).value;
+  }
+
+  async nodeId(): Promise<string> {
+    return this.node;
+  }
+
+  /**
+   * Group commit: inserts made in the same turn of the event loop share one transaction
+   * (one WAL commit, one FTS5 flush), which is what makes concurrent creates cheap. Each
+   * caller still hears back only after its row is committed.
+   */
+  insert(ticket: Ticket): Promise<Ticket> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ ticket, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flushInserts());
+    });
+  }
+
+  private flushInserts(): void {
+    const batch = this.pending.splice(0);
+    if (batch.length === 0 || !this.db.open) {
+      for (const p of batch) p.reject(new Error('the ticket store is closed'));
+      return;
+    }
+    try {
+      this.db.transaction(() => {
+        for (const p of batch) this.stmts.upsert.run(toParams(p.ticket));
+      })();
+      for (const p of batch) p.resolve(this.remember(p.ticket));
+    } catch {
+      // One bad row must not fail its neighbours: retry each on its own.
+      for (const p of batch) {
+        try {
+          this.stmts.upsert.run(toParams(p.ticket));
+          p.resolve(this.remember(p.ticket));
+        } catch (err) {
+          p.reject(err as Error);
+        }
+      }
+    }
+  }
+
+  private remember(t: Ticket): Ticket {
+    this.cache.delete(t.id);
+    this.cache.set(t.id, t);
+    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    return t;
+  }
+
+  async lookup(idOrPrefix: string): Promise<Lookup> {
+    const key = idOrPrefix.trim().toLowerCase();
+    const cached = this.cache.get(key);
+    if (cached) return { kind: 'found', ticket: cached };
+    const exact = this.stmts.byId.get(key) as Row | undefined;
+    if (exact) return { kind: 'found', ticket: this.remember(fromRow(exact)) };
+    if (key.length < 8 || key.length >= 36) return { kind: 'none' };
+    // Every id with this prefix sorts in [prefix, prefix + U+FFFF), so the primary key index answers.
+    const range = [key, key + '\uffff'] as const;
+    const rows = this.stmts.byPrefix.all(...range) as Row[];
+    if (rows.length === 0) return { kind: 'none' };
+    if (rows.length === 1) return { kind: 'found', ticket: fromRow(rows[0]!) };
+    return { kind: 'ambiguous', matches: (this.stmts.countPrefix.get(...range) as { n: number }).n };
+  }
+
+  async list(filter: TicketFilter): Promise<Ticket[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    for (const col of ['status', 'priority', 'channel', 'source'] as const) {
+      const v = filter[col];
+      if (v !== undefined) {
+        where.push(`t.${col} = ?`);
+        params.push(v);
+      }
+    }
+    let from = 'tickets t';
+    const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
+    if (q !== undefined) {
+      from = 'tickets_fts f JOIN tickets t ON t.rowid = f.rowid';
+      where.push('tickets_fts MATCH ?');
+      params.push(q);
+    }
+    const cols = COLUMNS.split(', ').map((c) => `t.${c}`).join(', ');
+    const sql = `SELECT ${cols} FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY t.updated_at DESC, t.id`;
+    return (this.db.prepare(sql).all(...params) as Row[]).map(fromRow);
+  }
+
+  async update(id: string, changes: Partial<Editable>, stamp: () => { updated_at: string; updated_by: string }): Promise<Ticket | undefined> {
+    const result = this.db.transaction(() => {
+      const row = this.stmts.byId.get(id) as Row | undefined;
+      if (!row) return undefined;
+      const current = fromRow(row);
+      const next: Ticket = { ...current };
+      let changed = false;
+      for (const [k, v] of Object.entries(changes) as [keyof Editable, Ticket[keyof Editable]][]) {
+        if (v === undefined) continue;
+        if (JSON.stringify(current[k]) !== JSON.stringify(v)) {
+          (next as Record<string, unknown>)[k] = v;
+          changed = true;
+        }
+      }
+      if (!changed) return current;
+      Object.assign(next, stamp());
+      this.stmts.upsert.run(toParams(next));
+      return next;
+    })();
+    if (result) this.remember(result);
+    return result;
+  }
+
+  async changedSince(since: string): Promise<Ticket[]> {
+    return (this.stmts.since.all(since) as Row[]).map(fromRow);
+  }
+
+  async merge(incoming: Ticket[], decide: MergeDecision): Promise<MergeResult> {
+    // Taken copies are dropped from the cache; a rolled-back transaction leaves it consistent.
+    for (const t of incoming) this.cache.delete(t.id);
+    return this.db.transaction(() => {
+      const result: MergeResult = { accepted: 0, rejected: 0 };
+      for (const t of incoming) {
+        if (result.newest === undefined || t.updated_at > result.newest) result.newest = t.updated_at;
+        const row = this.stmts.byId.get(t.id) as Row | undefined;
+        if (row) {
+          const verdict = decide(t, fromRow(row));
+          if (verdict !== 'take') {
+            if (verdict === 'same') result.accepted++;
+            else result.rejected++;
+            continue;
+          }
+        }
+        try {
+          this.stmts.upsert.run(toParams(t));
+          result.accepted++;
+        } catch {
+          result.rejected++;
+        }
+      }
+      return result;
+    })();
+  }
+
+  async newestUpdate(): Promise<string | undefined> {
+    return (this.stmts.newest.get() as { m: string | null }).m ?? undefined;
+  }
+
+  async getCursor(peer: string): Promise<string | undefined> {
+    return (this.stmts.getCursor.get(peer) as { cursor: string } | undefined)?.cursor;
+  }
+
+  async setCursor(peer: string, cursor: string): Promise<void> {
+    this.stmts.setCursor.run(peer, cursor);
+  }
+
+  async close(): Promise<void> {
+    this.flushInserts();
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,59 @@
+// `mkt admin app create|list` (issue 6 "Apps, users, tokens"): the public API key printed once
+// (only its hash kept), pricing flags with defaults, and a key and user made by admin working
+// against `mkt serve marketplace` on the same data dir.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { adminCli } from '../../helpers/admin-cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { startSyncServer } from '../../helpers/sync-server.js';
+
+const dir = tempDir('mkt-app-admin-');
+const data = join(dir.path, 'data');
+afterAll(() => dir.remove());
+
+const mkt = adminCli(dir.path, data);
+
+describe('mkt admin app', () => {
+  let apiKey = '';
+
+  it('create prints the API key once with default pricing; the data dir keeps only its hash', async () => {
+    const r = await mkt(['app', 'create', 'Notes', '--json']);
+    expect(r.code, r.err).toBe(0);
+    const app = JSON.parse(r.out) as Record<string, unknown>;
+    expect(app).toMatchObject({ name: 'Notes', min_charge_cents: 100, per_gb_tenths_of_cent_per_month: 25, annual_multiplier: 10, min_cap_bytes: 1024 ** 3, max_cap_bytes: 1024 ** 4, free_bytes: 1024 ** 3 });
+    apiKey = app.api_key as string;
+    expect(apiKey).toMatch(/^mkt_app_[A-Za-z0-9_-]{43}$/);
+    for (const f of readdirSync(data)) expect(readFileSync(join(data, f)).includes(apiKey)).toBe(false);
+    const list = await mkt(['app', 'list', '--json']);
+    expect(list.out).not.toContain(apiKey);
+    expect((JSON.parse(list.out) as { name: string }[]).map((a) => a.name)).toEqual(['Notes']);
+  });
+
+  it('takes pricing flags with sizes; refuses a taken name (exit 1) and bad flags (exit 2)', async () => {
+    const r = await mkt(['app', 'create', 'Photos', '--min-charge-cents', '250', '--per-gb-tenths-of-cent', '40', '--annual-multiplier', '11', '--min-cap', '10GiB', '--max-cap', '2TiB', '--free', '0']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/api key\s+mkt_app_/);
+    expect(r.err).toMatch(/shown only this once/);
+    const photos = (JSON.parse((await mkt(['app', 'list', '--json'])).out) as Record<string, unknown>[]).find((a) => a.name === 'Photos');
+    expect(photos).toMatchObject({ min_charge_cents: 250, per_gb_tenths_of_cent_per_month: 40, annual_multiplier: 11, min_cap_bytes: 10 * 1024 ** 3, max_cap_bytes: 2 * 1024 ** 4, free_bytes: 0 });
+    expect((await mkt(['app', 'create', 'notes'])).code).toBe(1);
+    expect((await mkt(['app', 'create', 'X', '--min-charge-cents', '-1'])).code).toBe(2);
+    expect((await mkt(['app', 'create', 'X', '--min-cap', 'lots'])).code).toBe(2);
+    expect((await mkt(['app', 'create', 'X', '--min-cap', '2GiB', '--max-cap', '1GiB'])).code).toBe(2);
+    expect((await mkt(['app', 'create', 'X', '--annual-multiplier', '0'])).code).toBe(2);
+  });
+
+  it('the key and a user added with a password from stdin sign in to the server on the same data dir', async () => {
+    const u = await mkt(['user', 'add', 'ana', '--email', 'ana@example.com'], { stdin: 'hunter2-but-longer\n' });
+    expect(u.code, u.err).toBe(0);
+    const s = await startSyncServer({ dataDir: data });
+    try {
+      expect((await s.call('POST', '/api/v1/sync/app/pricing', { body: { api_key: apiKey } })).body).toMatchObject({ app_name: 'Notes', min_charge_cents: 100 });
+      const token = await s.signIn(apiKey, 'ana@example.com', 'hunter2-but-longer');
+      expect((await s.call('GET', '/api/v1/sync/account', { token })).body).toMatchObject({ username: 'ana', email: 'ana@example.com', app_name: 'Notes' });
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -1,0 +1,98 @@
+// `mkt admin item create`, `key issue|list|revoke`, `signing-key rotate` on a data dir that a
+// license server serves at the same time (issue 5 "Administration").
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminCli } from '../../helpers/admin-cli.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { startLicenseServer, type LicenseServer } from '../../helpers/license-server.js';
+
+const dir = tempDir('mkt-license-admin-');
+let s: LicenseServer;
+
+const mkt = adminCli(dir.path, join(dir.path, 'data'));
+
+async function status(key: string): Promise<Record<string, unknown>> {
+  // The server notices another connection's commit within 10 ms (its read cache, see LicenseStore).
+  await new Promise((r) => setTimeout(r, 15));
+  return (await s.app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key } })).json();
+}
+
+beforeAll(async () => {
+  s = await startLicenseServer({ dataDir: join(dir.path, 'data') });
+});
+afterAll(async () => {
+  await s?.close();
+  dir.remove();
+});
+
+describe('mkt admin item and key', () => {
+  let keys: string[] = [];
+
+  it('item create reads the license template; a second create of the same id exits 1; bad flags exit 2', async () => {
+    writeFileSync(join(dir.path, 'LICENSE.tmpl'), '{{item_name}} (c) {{year}} {{licensee}}\n');
+    const r = await mkt(['item', 'create', 'font-pro', '--name', 'Font Pro', '--license-template', 'LICENSE.tmpl', '--max-activations', '3', '--verification', 'on', '--json']);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ id: 'font-pro', name: 'Font Pro', max_activations: 3, verification_enabled: true });
+    expect((await mkt(['item', 'create', 'font-pro', '--name', 'Again'])).code).toBe(1);
+    expect((await mkt(['item', 'create', 'x', '--name', 'X', '--verification', 'maybe'])).code).toBe(2);
+    expect((await mkt(['item', 'create', 'x', '--name', 'X', '--max-activations', '0'])).code).toBe(2);
+    expect((await s.app.inject({ method: 'GET', url: '/api/v1/items/font-pro/license.txt' })).body).toMatch(/^Font Pro \(c\) \d{4} the licensee\n$/);
+  });
+
+  it('key issue prints the keys once (one per line in a pipe); the data dir holds only keyed hashes', async () => {
+    const r = await mkt(['key', 'issue', 'font-pro', '--count', '3', '--licensee', 'ACME']);
+    expect(r.code, r.err).toBe(0);
+    keys = r.out.trim().split('\n');
+    expect(keys).toHaveLength(3);
+    for (const k of keys) expect(k).toMatch(/^MKT(-[0-9A-HJKMNP-TV-Z]{5}){5}$/);
+    expect(r.err).toMatch(/shown only now/);
+    expect(await status(keys[0]!)).toMatchObject({ valid: true, license: { item_id: 'font-pro', max_activations: 3 } });
+    const files = ['marketplace.db', 'marketplace.db-wal'].map((f) => join(dir.path, 'data', f));
+    const db = Buffer.concat(files.map((f) => readFileSync(f)));
+    expect(db.length).toBeGreaterThan(4096);
+    for (const k of keys) {
+      expect(db.includes(Buffer.from(k))).toBe(false);
+      expect(db.includes(Buffer.from(k.slice(4).replace(/-/g, '')))).toBe(false);
+    }
+    expect(statSync(join(dir.path, 'data', 'license-key-secret')).mode & 0o777).toBe(0o600);
+  });
+
+  it('key issue --max-activations unlimited --expires DATE; unknown item exits 1; bad date exits 2', async () => {
+    const r = await mkt(['key', 'issue', 'font-pro', '--max-activations', 'unlimited', '--expires', '2099-01-01', '--json']);
+    const [k] = JSON.parse(r.out);
+    expect(k).toMatchObject({ max_activations: null, expires_at: '2099-01-01T00:00:00.000Z' });
+    expect(await status(k.key)).toMatchObject({ valid: true, license: { max_activations: null, remaining_activations: null, expires_at: '2099-01-01T00:00:00.000Z' } });
+    expect((await mkt(['key', 'issue', 'nope'])).code).toBe(1);
+    expect((await mkt(['key', 'issue', 'font-pro', '--expires', 'tomorrow'])).code).toBe(2);
+  });
+
+  it('key list shows ids and prefixes, never keys; key revoke by id or by key on stdin', async () => {
+    const list = JSON.parse((await mkt(['key', 'list', 'font-pro', '--json'])).out) as { id: string; key_prefix: string; revoked_at: string | null }[];
+    expect(list).toHaveLength(4);
+    expect(JSON.stringify(list)).not.toContain(keys[0]!.slice(10));
+    expect(list.map((k) => k.key_prefix)).toContain(keys[0]!.slice(0, 9));
+    const byPrefix = list.find((k) => k.key_prefix === keys[0]!.slice(0, 9))!;
+    const r = await mkt(['key', 'revoke', byPrefix.id]);
+    expect(r.code, r.err).toBe(0);
+    expect(await status(keys[0]!)).toMatchObject({ valid: false, code: 'REVOKED' });
+    expect((await mkt(['key', 'revoke', '-'], { stdin: `${keys[1]!.toLowerCase()}\n` })).code).toBe(0);
+    expect(await status(keys[1]!)).toMatchObject({ valid: false, code: 'REVOKED' });
+    expect((await mkt(['key', 'revoke', 'lk_0000'])).code).toBe(1);
+    expect((await mkt(['key', 'list', 'nope'])).code).toBe(1);
+  });
+
+  it('signing-key rotate: a new kid signs, the old one stays in the JWKS; the keyring file is 0600', async () => {
+    const before = (await s.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] };
+    const r = await mkt(['signing-key', 'rotate', '--json']);
+    expect(r.code, r.err).toBe(0);
+    const rotated = JSON.parse(r.out) as { kid: string; retired: string[] };
+    expect(rotated.retired).toEqual(before.keys.map((k) => k.kid));
+    expect(statSync(join(dir.path, 'data', 'license-signing-keys.json')).mode & 0o777).toBe(0o600);
+    await new Promise((res) => setTimeout(res, 1100));
+    const after = (await s.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] };
+    expect(after.keys.map((k) => k.kid).sort()).toEqual([...before.keys.map((k) => k.kid), rotated.kid].sort());
+    const v = (await s.app.inject({ method: 'POST', url: '/api/v1/license/verify', payload: { key: keys[2], machine_fingerprint: 'fp' } })).json() as { token: string };
+    expect(JSON.parse(Buffer.from(v.token.split('.')[0]!, 'base64url').toString()).kid).toBe(rotated.kid);
+  });
+});

@@ -1,0 +1,121 @@
+// The shared server harness: `{"error": ...}` on every non-2xx answer, OpenAPI from route
+// schemas, 5xx texts hidden unless exposed, and no raw URL in the request log.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { Writable } from 'node:stream';
+import { buildServer } from '../../daemon/server.js';
+import { createLogger } from '../../daemon/logger.js';
+import { HttpError } from '../../daemon/plugins/errors.js';
+import { constantTimeEqual, parseAuthorization } from '../../daemon/plugins/bearer.js';
+
+let app: FastifyInstance;
+let logText = '';
+
+beforeAll(async () => {
+  const stream = new Writable({
+    write(c: Buffer, _e, cb) {
+      logText += c.toString();
+      cb();
+    },
+  });
+  app = await buildServer({
+    logger: createLogger({ level: 'trace', stream, pretty: false }),
+    service: {
+      openapi: { title: 'test', version: '1.0.0' },
+      async register(a) {
+        a.post(
+          '/things',
+          {
+            schema: {
+              operationId: 'create_thing',
+              body: {
+                type: 'object',
+                required: ['name'],
+                additionalProperties: false,
+                properties: { name: { type: 'string', minLength: 1 }, n: { type: 'integer' } },
+              },
+              response: { 201: { type: 'object', properties: { name: { type: 'string' } } } },
+            },
+          },
+          async (req, reply) => reply.code(201).send(req.body),
+        );
+        a.get('/boom', async () => {
+          throw new Error('database password is hunter2');
+        });
+        a.get('/exposed', async () => {
+          throw new HttpError(500, 'disk full');
+        });
+        a.get('/secret/:key', async () => ({ ok: true }));
+      },
+      async close() {},
+    },
+  });
+});
+afterAll(() => app.close());
+
+describe('server harness', () => {
+  it('unknown routes answer 404 with an error body', async () => {
+    const r = await app.inject({ method: 'GET', url: '/nope' });
+    expect(r.statusCode).toBe(404);
+    expect(r.json()).toEqual({ error: 'no route for GET /nope' });
+  });
+
+  it('malformed JSON answers 400 with an error body', async () => {
+    const r = await app.inject({ method: 'POST', url: '/things', headers: { 'content-type': 'application/json' }, payload: '{"name":' });
+    expect(r.statusCode).toBe(400);
+    expect(r.json().error).toMatch(/malformed JSON body/);
+  });
+
+  it('schema violations answer 400 naming the field', async () => {
+    const missing = await app.inject({ method: 'POST', url: '/things', payload: { n: 1 } });
+    expect(missing.statusCode).toBe(400);
+    expect(missing.json()).toEqual({ error: 'body.name is required' });
+    const wrongType = await app.inject({ method: 'POST', url: '/things', payload: { name: 'a', n: 'x' } });
+    expect(wrongType.statusCode).toBe(400);
+    expect(wrongType.json().error).toMatch(/^body\.n must be integer/);
+    const extra = await app.inject({ method: 'POST', url: '/things', payload: { name: 'a', zzz: 1 } });
+    expect(extra.json()).toEqual({ error: 'body.zzz is not an allowed field' });
+  });
+
+  it('valid requests pass', async () => {
+    const r = await app.inject({ method: 'POST', url: '/things', payload: { name: 'a' } });
+    expect(r.statusCode).toBe(201);
+  });
+
+  it('hides unexpected 5xx texts but shows exposed ones', async () => {
+    const hidden = await app.inject({ method: 'GET', url: '/boom' });
+    expect(hidden.statusCode).toBe(500);
+    expect(hidden.json()).toEqual({ error: 'internal server error' });
+    const shown = await app.inject({ method: 'GET', url: '/exposed' });
+    expect(shown.json()).toEqual({ error: 'disk full' });
+  });
+
+  it('serves an OpenAPI 3.1 document built from the route schemas', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.paths['/things'].post.operationId).toBe('create_thing');
+    expect(doc.paths['/things'].post.requestBody.content['application/json'].schema.required).toEqual(['name']);
+    expect(doc.paths['/secret/{key}'].get).toBeDefined();
+  });
+
+  it('logs the route pattern, never the raw URL', async () => {
+    await app.inject({ method: 'GET', url: '/secret/LICENSE-KEY-abc123', headers: { authorization: 'Bearer tok-xyz' } });
+    expect(logText).toContain('/secret/:key');
+    expect(logText).not.toContain('LICENSE-KEY-abc123');
+    expect(logText).not.toContain('tok-xyz');
+  });
+});
+
+describe('bearer helpers', () => {
+  it('compares tokens exactly', () => {
+    expect(constantTimeEqual('abc', 'abc')).toBe(true);
+    expect(constantTimeEqual('abc', 'abd')).toBe(false);
+    expect(constantTimeEqual('abc', 'abcd')).toBe(false);
+  });
+  it('parses the Authorization header', () => {
+    expect(parseAuthorization(undefined)).toEqual({ kind: 'missing' });
+    expect(parseAuthorization('Basic xyz')).toEqual({ kind: 'malformed' });
+    expect(parseAuthorization('Bearer t1')).toEqual({ kind: 'token', token: 't1' });
+    expect(parseAuthorization('token t2', ['Bearer', 'token'])).toEqual({ kind: 'token', token: 't2' });
+  });
+});

@@ -1,0 +1,229 @@
+// Sync authentication (spec Authentication, issue 6 "Apps, users, tokens"): app key checks in the
+// body, sign-in answering an HS256 JWT with user and app id, the same answer for unknown email and
+// wrong password, and 401 for missing, expired, tampered, foreign and other-app tokens.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadSyncSecret, tokenKey } from '../../../daemon/services/marketplace/sync/auth.js';
+import { signSyncToken } from '../../../src/crypto/sync-token.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { startSyncServer, type SyncServer } from '../../helpers/sync-server.js';
+
+let s: SyncServer;
+let app: { id: string; apiKey: string };
+let other: { id: string; apiKey: string };
+let ana: string;
+const PASSWORD = 'correct horse battery staple';
+
+beforeAll(async () => {
+  s = await startSyncServer();
+  app = await s.createApp('Notes', { min_charge_cents: 150, per_gb_tenths_of_cent_per_month: 40, annual_multiplier: 11, min_cap_bytes: 1000, max_cap_bytes: 9000 });
+  other = await s.createApp('Photos');
+  ana = await s.addUser('ana', 'ana@example.com', PASSWORD);
+}, 20_000);
+afterAll(async () => {
+  await s.close();
+});
+
+const decode = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+
+describe('validate_app and get_app_pricing (key in the body)', () => {
+  it('names the app of a valid key and answers 401 for an unknown one', async () => {
+    expect(await s.call('POST', '/api/v1/sync/validate-app', { body: { api_key: app.apiKey } })).toEqual({ status: 200, body: { valid: true, app_id: app.id, app_name: 'Notes' } });
+    const bad = await s.call('POST', '/api/v1/sync/validate-app', { body: { api_key: app.apiKey + 'x' } });
+    expect(bad).toEqual({ status: 401, body: { error: 'invalid API key' } });
+    // Not in a query string: the body is required.
+    const q = await s.call('POST', `/api/v1/sync/validate-app?api_key=${app.apiKey}`, { body: {} });
+    expect(q.status).toBe(400);
+  });
+
+  it('returns the constants the app was created with', async () => {
+    const r = await s.call('POST', '/api/v1/sync/app/pricing', { body: { api_key: app.apiKey } });
+    expect(r).toEqual({ status: 200, body: { app_name: 'Notes', min_charge_cents: 150, per_gb_tenths_of_cent_per_month: 40, annual_multiplier: 11, min_cap_bytes: 1000, max_cap_bytes: 9000 } });
+    expect((await s.call('POST', '/api/v1/sync/app/pricing', { body: { api_key: 'nope' } })).status).toBe(401);
+  });
+});
+
+describe('sync_auth', () => {
+  it('answers a short-lived HS256 JWT carrying user id and app id', async () => {
+    const r = await s.call<Record<string, unknown>>('POST', '/api/v1/sync/auth', { body: { api_key: app.apiKey, email: 'ANA@example.com', password: PASSWORD } });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, user_id: ana, app_id: app.id, expires_at: '2026-03-01T13:00:00.000Z' });
+    const [h, p] = (r.body.token as string).split('.');
+    expect(decode(h!)).toEqual({ alg: 'HS256', typ: 'JWT' });
+    expect(decode(p!)).toMatchObject({ sub: ana, app: app.id, iat: Date.parse('2026-03-01T12:00:00Z') / 1000, exp: Date.parse('2026-03-01T13:00:00Z') / 1000 });
+  });
+
+  it('gives the same answer for a wrong password, an unknown email, a user without password; 401 for a bad app key', async () => {
+    await s.call('POST', '/api/v1/sync/auth', { body: { api_key: app.apiKey, email: 'x', password: 'y' } });
+    const wrong = await s.call('POST', '/api/v1/sync/auth', { body: { api_key: app.apiKey, email: 'ana@example.com', password: 'wrong' } });
+    const unknown = await s.call('POST', '/api/v1/sync/auth', { body: { api_key: app.apiKey, email: 'nobody@example.com', password: PASSWORD } });
+    expect(wrong).toEqual({ status: 401, body: { error: 'invalid email or password' } });
+    expect(unknown).toEqual(wrong);
+    await s.addUser('nopass', 'nopass@example.com');
+    expect(await s.call('POST', '/api/v1/sync/auth', { body: { api_key: app.apiKey, email: 'nopass@example.com', password: PASSWORD } })).toEqual(wrong);
+    const badKey = await s.call('POST', '/api/v1/sync/auth', { body: { api_key: 'mkt_app_nope', email: 'ana@example.com', password: PASSWORD } });
+    expect(badKey).toEqual({ status: 401, body: { error: 'invalid API key' } });
+    expect((await s.call('POST', '/api/v1/sync/auth', { body: { api_key: app.apiKey, email: 'ana@example.com' } })).status).toBe(400);
+  });
+
+  it('keeps the secret in a 0600 file and passwords and tokens out of the log', async () => {
+    const token = await s.signIn(app.apiKey, 'ana@example.com', PASSWORD);
+    await s.call('GET', '/api/v1/sync/account', { token });
+    expect(statSync(join(s.dataDir, 'sync-secret')).mode & 0o777).toBe(0o600);
+    expect(s.log()).toContain('sync sign-in');
+    expect(s.log()).not.toContain(PASSWORD);
+    expect(s.log()).not.toContain(token);
+    expect(s.log()).not.toContain(app.apiKey);
+  });
+});
+
+describe('bearer endpoints', () => {
+  it('answer the token owner and reject missing, malformed, expired, tampered, foreign and other-app tokens with 401', async () => {
+    const token = await s.signIn(app.apiKey, 'ana@example.com', PASSWORD);
+    const ok = await s.call('GET', '/api/v1/sync/account', { token });
+    expect(ok).toEqual({ status: 200, body: { user_id: ana, email: 'ana@example.com', username: 'ana', created_at: expect.any(String) as string, app_id: app.id, app_name: 'Notes' } });
+
+    const missing = await s.call('GET', '/api/v1/sync/account');
+    expect(missing.status).toBe(401);
+    expect(missing.body.error).toMatch(/missing bearer token/);
+    expect((await s.call('GET', '/api/v1/sync/account', { headers: { authorization: `Token ${token}` } })).status).toBe(401);
+    expect((await s.call('GET', '/api/v1/sync/account', { token: 'a.b.c' })).status).toBe(401);
+
+    // Tampered: the app claim rewritten to another app, signature kept.
+    const [h, p, sig] = token.split('.');
+    const forged = Buffer.from(JSON.stringify({ ...decode(p!), app: other.id })).toString('base64url');
+    expect((await s.call('GET', '/api/v1/sync/account', { token: `${h}.${forged}.${sig}` })).status).toBe(401);
+
+    // Foreign: a well-formed token of another marketplace (another secret).
+    const elsewhere = tempDir();
+    const foreign = signSyncToken(tokenKey(loadSyncSecret(elsewhere.path)), { userId: ana, appId: app.id, nowMs: s.clock.now(), lifetimeSeconds: 3600 }).token;
+    elsewhere.remove();
+    expect((await s.call('GET', '/api/v1/sync/account', { token: foreign })).status).toBe(401);
+
+    // Other app: signed here, but for an app this server does not have.
+    const key = tokenKey(loadSyncSecret(s.dataDir));
+    const ghost = signSyncToken(key, { userId: ana, appId: 'no-such-app', nowMs: s.clock.now(), lifetimeSeconds: 3600 }).token;
+    expect((await s.call('GET', '/api/v1/sync/status', { token: ghost })).status).toBe(401);
+    const ghostUser = signSyncToken(key, { userId: 'no-such-user', appId: app.id, nowMs: s.clock.now(), lifetimeSeconds: 3600 }).token;
+    expect((await s.call('GET', '/api/v1/sync/status', { token: ghostUser })).status).toBe(401);
+
+    // A token of the other app works there and sees that app only.
+    const photos = await s.signIn(other.apiKey, 'ana@example.com', PASSWORD);
+    expect((await s.call('GET', '/api/v1/sync/account', { token: photos })).body).toMatchObject({ app_id: other.id, app_name: 'Photos' });
+
+    // Expired: one hour later (the service clock) it is refused.
+    s.clock.advance(3599_000);
+    expect((await s.call('GET', '/api/v1/sync/account', { token })).status).toBe(200);
+    s.clock.advance(1_000);
+    const expired = await s.call('GET', '/api/v1/sync/account', { token });
+    expect(expired).toEqual({ status: 401, body: { error: 'invalid or expired token' } });
+  });
+
+  it('status reports the free allowance and empty counters for a new user', async () => {
+    const token = await s.signIn(app.apiKey, 'ana@example.com', PASSWORD);
+    const r = await s.call('GET', '/api/v1/sync/status', { token });
+    expect(r).toEqual({
+      status: 200,
+      body: {
+        user_id: ana,
+        app_id: app.id,
+        cursor: 0,
+        entry_count: 0,
+        device_count: 0,
+        key_version: null,
+        key_id: null,
+        rotation_in_progress: false,
+        blob_count: 0,
+        storage_used_bytes: 0,
+        storage_cap_bytes: 1024 ** 3,
+        subscription_active: false,
+      },
+    });
+    // Storage use is what blob confirm reckons: a confirmed one-shot blob counts.
+    const bytes = Buffer.from('ciphertext bytes of a blob');
+    const hash = 'ab'.repeat(32);
+    const up = await s.call<{ upload_url: string }>('POST', '/api/v1/sync/blobs/upload', { token, body: { hash, size_bytes: bytes.length } });
+    expect((await fetch(up.body.upload_url, { method: 'PUT', body: bytes })).ok).toBe(true);
+    expect((await s.call('POST', '/api/v1/sync/blobs/confirm', { token, body: { hash } })).status).toBe(204);
+    expect((await s.call('GET', '/api/v1/sync/status', { token })).body).toMatchObject({ blob_count: 1, storage_used_bytes: bytes.length, storage_cap_bytes: 1024 ** 3 });
+  });
+});
+
+describe('token lifetime', () => {
+  it('follows the service setting, and a bad setting stops the start', async () => {
+    const short = await startSyncServer({ flags: { syncTokenLifetimeSeconds: 600 } });
+    try {
+      const a = await short.createApp('Short');
+      await short.addUser('ana', 'ana@example.com', PASSWORD);
+      const r = await short.call('POST', '/api/v1/sync/auth', { body: { api_key: a.apiKey, email: 'ana@example.com', password: PASSWORD } });
+      expect(r.body).toMatchObject({ expires_in: 600 });
+      short.clock.advance(600_000);
+      expect((await short.call('GET', '/api/v1/sync/account', { token: r.body.token as string })).status).toBe(401);
+    } finally {
+      await short.close();
+    }
+    await expect(startSyncServer({ flags: { syncTokenLifetimeSeconds: 5 } })).rejects.toThrow(/MKT_SYNC_TOKEN_LIFETIME_SECONDS/);
+  });
+});
+
+describe('sign-in limit', () => {
+  it('answers 429 with Retry-After after too many failed sign-ins from one address, until the window ends', async () => {
+    const guarded = await startSyncServer({ flags: { syncSignInFailures: 3, syncSignInWindowSeconds: 600 }, now: '2026-03-01T12:00:00.000Z' });
+    try {
+      const a = await guarded.createApp('Guarded');
+      await guarded.addUser('ana', 'ana@example.com', PASSWORD);
+      const attempt = (password: string) => guarded.call('POST', '/api/v1/sync/auth', { body: { api_key: a.apiKey, email: 'ana@example.com', password } });
+      expect((await attempt(PASSWORD)).status).toBe(200);
+      for (let i = 0; i < 3; i++) expect((await attempt('wrong')).status).toBe(401);
+      // Even the right password is refused now: nothing is checked until the window ends.
+      const limited = await guarded.call('POST', '/api/v1/sync/auth', { body: { api_key: a.apiKey, email: 'ana@example.com', password: PASSWORD } });
+      expect(limited.status).toBe(429);
+      expect(limited.body.error).toMatch(/too many failed sign-ins/);
+      const res = await fetch(`${guarded.url}/api/v1/sync/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: a.apiKey, email: 'x@example.com', password: 'y' }) });
+      expect(res.status).toBe(429);
+      expect(res.headers.get('retry-after')).toBe('600');
+      guarded.clock.advance(600_000);
+      expect((await attempt(PASSWORD)).status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents every sync operation of this area, bearer ones with the bearer scheme', async () => {
+    const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>> };
+    const ops = new Map<string, unknown[] | undefined>();
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/api/v1/sync/')) continue;
+      for (const op of Object.values(methods)) ops.set(op.operationId, op.security);
+    }
+    for (const id of ['sync_auth', 'validate_app', 'get_app_pricing']) expect(ops.get(id)).toEqual([]);
+    const bearer = ['sync_account', 'sync_status', 'sync_push', 'sync_pull', 'list_devices', 'register_device', 'delete_device', 'get_sync_key', 'put_sync_key', 'begin_rotation', 'cancel_rotation', 'rotation_entries', 'rotation_batch', 'complete_rotation'];
+    for (const id of bearer) expect(ops.get(id), id).toEqual([{ bearer: [] }]);
+  });
+});
+
+describe('the sync secret', () => {
+  it('is created once: tokens stay valid across a restart on the same data dir', async () => {
+    const dir = tempDir('mkt-sync-restart-');
+    try {
+      const first = await startSyncServer({ dataDir: dir.path });
+      const a = await first.createApp('Keep');
+      await first.addUser('ana', 'ana@example.com', PASSWORD);
+      const token = await first.signIn(a.apiKey, 'ana@example.com', PASSWORD);
+      const secret = readFileSync(join(dir.path, 'sync-secret'), 'utf8');
+      await first.close();
+      const second = await startSyncServer({ dataDir: dir.path });
+      try {
+        expect(readFileSync(join(dir.path, 'sync-secret'), 'utf8')).toBe(secret);
+        expect((await second.call('GET', '/api/v1/sync/account', { token })).status).toBe(200);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});

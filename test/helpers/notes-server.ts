@@ -1,0 +1,91 @@
+// A running marketplace for notes tests: temp data dir, users `ana` (owner) and `bo`, tokens of
+// each scope, a session cookie, and helpers to make commits in a local clone and run git.
+import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { startService, type RunningService } from '../../daemon/start.js';
+import { createLogger } from '../../daemon/logger.js';
+import { AccountsAdmin } from '../../daemon/services/marketplace/notes/admin.js';
+import { tempDir } from './tmp.js';
+
+export interface NotesServer {
+  url: string;
+  dataDir: string;
+  admin: AccountsAdmin;
+  tokens: { anaPush: string; anaRead: string; boPush: string; boRead: string };
+  anaSession: string;
+  log(): string;
+  close(): Promise<void>;
+}
+
+export async function startNotesServer(): Promise<NotesServer> {
+  const dir = tempDir('mkt-notes-');
+  let log = '';
+  const logger = createLogger({ level: 'debug', pretty: false, stream: new Writable({ write: (c: Buffer, _e, cb) => ((log += c.toString()), cb()) }) });
+  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const admin = new AccountsAdmin(dir.path);
+  await admin.addUser({ name: 'ana', email: 'ana@example.com' });
+  await admin.addUser({ name: 'bo', email: 'bo@example.com' });
+  const tokens = {
+    anaPush: (await admin.createToken('ana', 'push')).token,
+    anaRead: (await admin.createToken('ana', 'read')).token,
+    boPush: (await admin.createToken('bo', 'push')).token,
+    boRead: (await admin.createToken('bo', 'read')).token,
+  };
+  const anaSession = (await admin.createSession('ana')).value;
+  return {
+    url: svc.url,
+    dataDir: dir.path,
+    admin,
+    tokens,
+    anaSession,
+    log: () => log,
+    async close() {
+      await admin.close();
+      await svc.close();
+      dir.remove();
+    },
+  };
+}
+
+const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com', HOME: '/nonexistent' };
+
+/** Runs git asynchronously: the server under test lives in this process, so a sync call would deadlock. */
+export function gitIn(cwd: string, args: string[], input?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`git ${args[0]} failed: ${stderr.trim()}`));
+      else resolve(stdout.trim());
+    });
+    if (input !== undefined) {
+      child.stdin?.on('error', () => undefined);
+      child.stdin?.end(input);
+    }
+  });
+}
+
+/** A fresh local repository with `n` commits; returns its path and the commit ids, oldest first. */
+export async function localRepo(parent: string, name: string, n: number, objectFormat: 'sha1' | 'sha256' = 'sha1'): Promise<{ dir: string; commits: string[] }> {
+  const dir = join(parent, name);
+  mkdirSync(dir, { recursive: true });
+  await gitIn(dir, ['init', '-q', `--object-format=${objectFormat}`, '-b', 'main']);
+  const commits: string[] = [];
+  for (let i = 0; i < n; i++) {
+    writeFileSync(join(dir, 'file.txt'), `version ${i}\n`);
+    await gitIn(dir, ['add', 'file.txt']);
+    await gitIn(dir, ['commit', '-q', '-m', `commit ${i}`]);
+    commits.push(await gitIn(dir, ['rev-parse', 'HEAD']));
+  }
+  return { dir, commits };
+}
+
+/** The smart-HTTP URL of a hosted repository with a token as Basic password. */
+export function gitUrl(server: NotesServer, repo: string, token?: string): string {
+  const u = new URL(`${server.url}/${repo}.git`);
+  if (token) {
+    u.username = 'x';
+    u.password = token;
+  }
+  return u.toString();
+}

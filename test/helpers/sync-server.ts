@@ -1,0 +1,96 @@
+// A real `mkt serve marketplace` (startService) for sync tests: temp data dir, a ManualClock,
+// the log captured at trace level (to prove ciphertext and secrets stay out of it), an app and
+// users created through the admin path on the same data dir, and small JSON request helpers.
+import { Writable } from 'node:stream';
+import { join } from 'node:path';
+import { startService, type RunningService } from '../../daemon/start.js';
+import { createLogger } from '../../daemon/logger.js';
+import { SyncAdmin } from '../../daemon/services/marketplace/sync/admin.js';
+import { openDatabase } from '../../src/store/sqlite.js';
+import { SqliteAccountsStore } from '../../src/store/accounts.js';
+import { hashPassword } from '../../src/crypto/password.js';
+import type { SyncAppPricing } from '../../src/store/sync.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { tempDir } from './tmp.js';
+
+export interface Answer<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+}
+
+export interface SyncServer {
+  url: string;
+  dataDir: string;
+  clock: ManualClock;
+  svc: RunningService;
+  log(): string;
+  createApp(name: string, pricing?: Partial<SyncAppPricing>): Promise<{ id: string; apiKey: string }>;
+  /** A user with this password (none: a user who cannot sign in to sync). */
+  addUser(name: string, email: string, password?: string): Promise<string>;
+  signIn(apiKey: string, email: string, password: string): Promise<string>;
+  /** A JSON request; `token` adds `Authorization: Bearer`. */
+  call<T = Record<string, unknown>>(method: string, path: string, opts?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<Answer<T>>;
+  close(): Promise<void>;
+}
+
+export async function startSyncServer(opts: { flags?: Record<string, unknown>; now?: string; dataDir?: string } = {}): Promise<SyncServer> {
+  // A given data dir is the caller's to remove.
+  const dir = opts.dataDir ? { path: opts.dataDir, remove: () => undefined } : tempDir('mkt-sync-');
+  const clock = new ManualClock(Date.parse(opts.now ?? '2026-03-01T12:00:00.000Z'));
+  let log = '';
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      log += chunk.toString('utf8');
+      cb();
+    },
+  });
+  const logger = createLogger({ level: 'trace', stream, pretty: false });
+  let svc: RunningService;
+  try {
+    svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env: {}, logger, clock, out: new Writable({ write: (_c, _e, cb) => cb() }) });
+  } catch (err) {
+    dir.remove();
+    throw err;
+  }
+  const admin = new SyncAdmin(dir.path, () => clock.now());
+  const db = openDatabase(join(dir.path, 'marketplace.db'));
+  const accounts = new SqliteAccountsStore(db);
+
+  const call = async <T,>(method: string, path: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer<T>> => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.token !== undefined) headers.authorization = `Bearer ${o.token}`;
+    if (o.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(svc.url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as T };
+  };
+
+  return {
+    url: svc.url,
+    dataDir: dir.path,
+    clock,
+    svc,
+    log: () => log,
+    async createApp(name, pricing) {
+      const made = await admin.createApp(name, pricing);
+      if (!made) throw new Error(`app ${name} exists`);
+      return { id: made.app.id, apiKey: made.apiKey };
+    },
+    async addUser(name, email, password) {
+      const u = await accounts.addUser({ name, email, passwordHash: password === undefined ? null : await hashPassword(password) });
+      return u.id;
+    },
+    async signIn(apiKey, email, password) {
+      const r = await call<{ token: string }>('POST', '/api/v1/sync/auth', { body: { api_key: apiKey, email, password } });
+      if (r.status !== 200) throw new Error(`sign-in failed: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.token;
+    },
+    call,
+    async close() {
+      await svc.close();
+      await admin.close();
+      db.close();
+      dir.remove();
+    },
+  };
+}

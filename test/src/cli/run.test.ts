@@ -1,0 +1,70 @@
+// Run-level tests of the CLI core: exit codes, usage errors, version, auth profiles.
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { run } from '../../../src/cli/run.js';
+import { VERSION } from '../../../src/version.js';
+import { fakeIO } from '../../helpers/fake-io.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const dirs: { remove(): void }[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+
+function env(): NodeJS.ProcessEnv {
+  const d = tempDir();
+  dirs.push(d);
+  return { XDG_CONFIG_HOME: d.path, MKT_CREDENTIAL_STORE: 'file' };
+}
+
+describe('mkt CLI core', () => {
+  it('--version prints the package version and exits 0', async () => {
+    const io = fakeIO();
+    expect(await run(['--version'], io)).toBe(0);
+    expect(io.out().trim()).toBe(VERSION);
+    const pkg = JSON.parse(readFileSync(join(import.meta.dirname, '../../../package.json'), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+
+  it('an unknown command is a usage error (exit 2) with one line on stderr', async () => {
+    const io = fakeIO();
+    expect(await run(['frobnicate'], io)).toBe(2);
+    expect(io.err()).toMatch(/unknown command 'frobnicate'/);
+    expect(io.out()).toBe('');
+  });
+
+  it('an unknown service for serve is a usage error', async () => {
+    const io = fakeIO();
+    expect(await run(['serve', 'nope'], io)).toBe(2);
+    expect(io.err()).toMatch(/unknown service "nope"/);
+  });
+
+  it('an invalid --port is a usage error', async () => {
+    const io = fakeIO({ env: env() });
+    expect(await run(['serve', 'all', '--port', '80'], io)).toBe(2);
+    expect(await run(['completion', 'tcsh'], io)).toBe(2);
+  });
+
+  it('auth login reads the token from stdin, keeps it in a 0600 file, and status/logout see it', async () => {
+    const e = env();
+    const login = fakeIO({ env: e, stdin: 'sekrit-token\n' });
+    expect(await run(['auth', 'login', 'tickets', '--server', 'http://127.0.0.1:9999'], login)).toBe(0);
+    const file = join(e.XDG_CONFIG_HOME!, 'mkt', 'credentials.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(login.err()).not.toContain('sekrit-token');
+
+    const status = fakeIO({ env: e });
+    expect(await run(['auth', 'status', '--json'], status)).toBe(0);
+    const body = JSON.parse(status.out()) as { credential_store: string; services: { service: string; server: string; token: string }[] };
+    expect(body.credential_store).toBe('file');
+    expect(body.services.find((s) => s.service === 'tickets')).toMatchObject({ server: 'http://127.0.0.1:9999', token: 'file' });
+    expect(status.out()).not.toContain('sekrit-token');
+
+    expect(await run(['auth', 'logout', 'tickets'], fakeIO({ env: e }))).toBe(0);
+    expect(await run(['auth', 'logout', 'tickets'], fakeIO({ env: e }))).toBe(1);
+  });
+
+  it('auth login refuses an empty token and a bad URL', async () => {
+    expect(await run(['auth', 'login', 'tickets', '--server', 'http://x'], fakeIO({ env: env(), stdin: '  \n' }))).toBe(2);
+    expect(await run(['auth', 'login', 'tickets', '--server', 'ftp://x'], fakeIO({ env: env(), stdin: 't\n' }))).toBe(2);
+  });
+});
