@@ -31,7 +31,7 @@ targets:
     label: Web shop
     url: ${health.url}
     interval: 150ms
-    timeout: 400ms
+    timeout: 1500ms
     headers: { X-Probe: mkt }
     routes:
       - path: /v1/items
@@ -52,6 +52,7 @@ targets:
   plain:
     url: ${health.origin}/v1/items
     interval: 150ms
+    timeout: 2s
   tested:
     url: ${health.origin}/v1/items
     interval: 1h

@@ -24,7 +24,7 @@ beforeAll(async () => {
   up = await healthServer();
   down = await healthServer();
   down.mode = 'failing';
-  mon = await startMonitor(dir.path, `name: dash\ntoken: mon-token\nrate_limit: { requests: 100000 }\ndashboard: true\ntargets:\n  shop:\n    label: "Shop <front>"\n    url: ${up.url}\n    interval: 100ms\n    routes:\n      - { path: /v1/items, status: 200 }\n      - { path: /admin, status: 200 }\n  billing:\n    label: Billing\n    url: ${down.url}\n    interval: 100ms\n`);
+  mon = await startMonitor(dir.path, `name: dash\ntoken: mon-token\nrate_limit: { requests: 100000 }\ndashboard: true\ntargets:\n  shop:\n    label: "Shop <front>"\n    url: ${up.url}\n    interval: 100ms\n    timeout: 2s\n    routes:\n      - { path: /v1/items, status: 200 }\n      - { path: /admin, status: 200 }\n  billing:\n    label: Billing\n    url: ${down.url}\n    interval: 100ms\n`);
   await waitFor(async () => (await mon.get('/api/status')).body.targets.billing.current_incident, 'an incident on billing');
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
 });

@@ -49,7 +49,7 @@ describe('mesh', () => {
         .map(({ n, j }) => `    - { name: ${n}, url: "http://127.0.0.1:${ports[j]}", token: tok-${n} }`)
         .join('\n');
       const extra = i === 0 ? `\n    - { name: mon-gone, url: "http://127.0.0.1:${down}", token: x }` : '';
-      const yaml = `name: ${names[i]}\ntoken: tok-${names[i]}\nrate_limit: { requests: 100000 }\nmesh:\n  interval: 200ms\n  peers:\n${peers}${extra}\ntargets:\n  shop-${i}:\n    url: ${health.url}\n    interval: 200ms\n`;
+      const yaml = `name: ${names[i]}\ntoken: tok-${names[i]}\nrate_limit: { requests: 100000 }\nmesh:\n  interval: 200ms\n  peers:\n${peers}${extra}\ntargets:\n  shop-${i}:\n    url: ${health.url}\n    interval: 200ms\n    timeout: 2s\n`;
       const dir = tempDir();
       cleanups.push(() => dir.remove());
       writeFileSync(`${dir.path}/monitor.yaml`, yaml);
@@ -92,10 +92,10 @@ describe('reload and restart', () => {
     cleanups.push(health.close);
     const dir = tempDir();
     cleanups.push(() => dir.remove());
-    const base = `token: mon-token\nrate_limit: { requests: 100000 }\ntargets:\n  one:\n    url: ${health.url}\n    interval: 100ms\n`;
+    const base = `token: mon-token\nrate_limit: { requests: 100000 }\ntargets:\n  one:\n    url: ${health.url}\n    interval: 100ms\n    timeout: 2s\n`;
     let m = await startMonitor(dir.path, base);
     await waitFor(async () => (await m.get('/api/status/one')).body.recent?.length >= 3, 'history');
-    writeFileSync(m.configPath, base + `  two:\n    url: ${health.url}\n    interval: 100ms\n`);
+    writeFileSync(m.configPath, base + `  two:\n    url: ${health.url}\n    interval: 100ms\n    timeout: 2s\n`);
     await m.service.runtime.reload!();
     await waitFor(async () => (await m.get('/api/status/two')).body.latest, 'the added target');
     writeFileSync(m.configPath, base + '  three:\n    url: not a url\n');
@@ -149,7 +149,7 @@ describe('alerts', () => {
     const health = await healthServer();
     cleanups.push(health.close);
     health.mode = 'failing';
-    const yaml = `token: mon-token\nincident_threshold: 2\nalerts:\n  - url: ${hookUrl}/flaky\n  - url: ${hookUrl}/slack\n    format: slack\ntargets:\n  api:\n    url: ${health.url}\n    interval: 100ms\n`;
+    const yaml = `token: mon-token\nincident_threshold: 2\nalerts:\n  - url: ${hookUrl}/flaky\n  - url: ${hookUrl}/slack\n    format: slack\ntargets:\n  api:\n    url: ${health.url}\n    interval: 100ms\n    timeout: 2s\n`;
     await monitor(yaml, { alertBackoffMs: [50, 50] });
     await waitFor(async () => got.some((g) => g.path === '/flaky' && g.body.event === 'incident.opened') && got.some((g) => g.path === '/slack'), 'the opened alerts');
     health.mode = 'operational';
