@@ -1,10 +1,9 @@
 // A marketplace server with only the license area, for license tests: temp data dir, log
 // captured in memory (at trace level, to prove keys never reach it), admin on the same dir.
-import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../daemon/server.js';
-import { createLogger } from '../../daemon/logger.js';
+import { captureLog } from './log-capture.js';
 import { openDatabase, type Db } from '../../src/store/sqlite.js';
 import type { AccountsStore } from '../../src/store/accounts.js';
 import { ManualClock } from '../../src/util/clock.js';
@@ -25,14 +24,7 @@ export interface LicenseServer {
 export async function startLicenseServer(opts: { flags?: Record<string, unknown>; listen?: boolean; now?: number; dataDir?: string } = {}): Promise<LicenseServer> {
   const dir = opts.dataDir ? { path: opts.dataDir, remove: () => undefined } : tempDir('mkt-license-');
   const clock = new ManualClock(opts.now ?? Date.now());
-  let log = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      log += chunk.toString('utf8');
-      cb();
-    },
-  });
-  const logger = createLogger({ level: 'trace', stream, pretty: false });
+  const { logger, text: log } = captureLog();
   const db: Db = openDatabase(join(dir.path, 'marketplace.db'));
   const area = await openLicenseArea({
     ctx: { options: { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env: {} }, logger, clock, announce: () => undefined },
@@ -54,7 +46,7 @@ export async function startLicenseServer(opts: { flags?: Record<string, unknown>
     dataDir: dir.path,
     clock,
     admin,
-    log: () => log,
+    log,
     async close() {
       await app.close();
       await area.close();

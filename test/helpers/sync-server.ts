@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../daemon/start.js';
-import { createLogger } from '../../daemon/logger.js';
+import { captureLog } from './log-capture.js';
 import { SyncAdmin } from '../../daemon/services/marketplace/sync/admin.js';
 import { openDatabase } from '../../src/store/sqlite.js';
 import { SqliteAccountsStore } from '../../src/store/accounts.js';
@@ -37,14 +37,7 @@ export async function startSyncServer(opts: { flags?: Record<string, unknown>; n
   // A given data dir is the caller's to remove.
   const dir = opts.dataDir ? { path: opts.dataDir, remove: () => undefined } : tempDir('mkt-sync-');
   const clock = new ManualClock(Date.parse(opts.now ?? '2026-03-01T12:00:00.000Z'));
-  let log = '';
-  const stream = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      log += chunk.toString('utf8');
-      cb();
-    },
-  });
-  const logger = createLogger({ level: 'trace', stream, pretty: false });
+  const { logger, text: log } = captureLog();
   let svc: RunningService;
   try {
     svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env: {}, logger, clock, out: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -70,7 +63,7 @@ export async function startSyncServer(opts: { flags?: Record<string, unknown>; n
     dataDir: dir.path,
     clock,
     svc,
-    log: () => log,
+    log,
     async createApp(name, pricing) {
       const made = await admin.createApp(name, pricing);
       if (!made) throw new Error(`app ${name} exists`);
