@@ -20,7 +20,7 @@ beforeAll(async () => {
   up = await healthServer();
   sick = await healthServer();
   sick.mode = 'degraded';
-  mon = await startMonitor(dir.path, `name: cli\ntoken: mon-token\nrate_limit: { requests: 100000 }\nmesh: { peers: [] }\ntargets:\n  api:\n    url: ${up.url}\n    interval: 100ms\n    timeout: 2s\n  cdn:\n    url: ${sick.url}\n    interval: 100ms\n`);
+  mon = await startMonitor(dir.path, `name: cli\ntoken: mon-token\nrate_limit: { requests: 100000 }\nmesh: { peers: [] }\ntargets:\n  api:\n    url: ${up.url}\n    interval: 100ms\n    timeout: 2s\n  cdn:\n    url: ${sick.url}\n    interval: 100ms\n    timeout: 2s\n`);
   env = { XDG_CONFIG_HOME: dir.path, MKT_CREDENTIAL_STORE: 'file', MKT_MONITOR_URL: mon.url, MKT_MONITOR_TOKEN: 'mon-token' };
   await waitFor(async () => (await mon.get('/api/status/cdn')).body.latest && (await mon.get('/api/status/api')).body.latest, 'first checks');
 });
