@@ -3,7 +3,7 @@
 import { Writable } from 'node:stream';
 import { createLogger } from '../../daemon/logger.js';
 
-export function captureLog(): { logger: ReturnType<typeof createLogger>; text(): string } {
+export function captureLog(level: 'trace' | 'debug' = 'trace'): { logger: ReturnType<typeof createLogger>; text(): string } {
   let log = '';
   const stream = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -11,5 +11,5 @@ export function captureLog(): { logger: ReturnType<typeof createLogger>; text():
       cb();
     },
   });
-  return { logger: createLogger({ level: 'trace', stream, pretty: false }), text: () => log };
+  return { logger: createLogger({ level, stream, pretty: false }), text: () => log };
 }

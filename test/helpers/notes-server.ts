@@ -3,9 +3,9 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { startService, type RunningService } from '../../daemon/start.js';
-import { createLogger } from '../../daemon/logger.js';
+import { captureLog } from './log-capture.js';
+import type { Clock } from '../../src/util/clock.js';
 import { AccountsAdmin } from '../../daemon/services/marketplace/notes/admin.js';
 import { tempDir } from './tmp.js';
 
@@ -19,11 +19,11 @@ export interface NotesServer {
   close(): Promise<void>;
 }
 
-export async function startNotesServer(): Promise<NotesServer> {
+/** `clock` replaces the system clock (the note writer reads it just before each write). */
+export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<NotesServer> {
   const dir = tempDir('mkt-notes-');
-  let log = '';
-  const logger = createLogger({ level: 'debug', pretty: false, stream: new Writable({ write: (c: Buffer, _e, cb) => ((log += c.toString()), cb()) }) });
-  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const { logger, text: log } = captureLog('debug');
+  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: {}, logger, clock: opts.clock, out: { write: () => true } as unknown as NodeJS.WritableStream });
   const admin = new AccountsAdmin(dir.path);
   await admin.addUser({ name: 'ana', email: 'ana@example.com' });
   await admin.addUser({ name: 'bo', email: 'bo@example.com' });
@@ -40,7 +40,7 @@ export async function startNotesServer(): Promise<NotesServer> {
     admin,
     tokens,
     anaSession,
-    log: () => log,
+    log,
     async close() {
       await admin.close();
       await svc.close();
