@@ -31,7 +31,7 @@ beforeAll(async () => {
   clone = local.dir;
   await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/app', s.tokens.anaPush), 'main']);
   await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/secret', s.tokens.anaPush), 'main']);
-}, 60_000);
+});
 
 afterAll(async () => {
   await s?.close();
@@ -147,7 +147,7 @@ describe('notes API', () => {
     } finally {
       fresh.remove();
     }
-  }, 120_000);
+  });
 
   it('serves SHA-256 repositories', async () => {
     await s.admin.createRepo('ana/modern', { private: false, objectFormat: 'sha256' });
@@ -162,7 +162,7 @@ describe('notes API', () => {
     expect((await call('GET', `/api/git/ana/modern/notes/${commits[0]!}`)).status).toBe(404);
     await gitIn(local.dir, ['fetch', '-q', gitUrl(s, 'ana/modern'), 'refs/notes/commits:refs/notes/commits']);
     expect(await gitIn(local.dir, ['notes', 'show', c])).toBe('sha256 note');
-  }, 120_000);
+  });
 
   it('loses no acknowledged write among concurrent writers to one namespace', async () => {
     await s.admin.createRepo('ana/busy', { private: false, objectFormat: 'sha1' });
@@ -177,5 +177,5 @@ describe('notes API', () => {
     for (const [i, c] of local.commits.entries()) expect(await gitIn(dir, ['notes', '--ref=ci', 'show', c])).toBe(`build ${i} passed`);
     const ns = await call('GET', '/api/git/ana/busy/notes');
     expect(ns.body.data).toEqual([expect.objectContaining({ name: 'ci', notes: 20 })]);
-  }, 120_000);
+  });
 });

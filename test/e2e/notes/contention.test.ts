@@ -51,7 +51,7 @@ beforeAll(async () => {
   commits = local.commits;
   await gitIn(local.dir, ['push', '-q', gitUrl(s, 'ana/race', s.tokens.anaPush), 'main']);
   clock.gitDir = repoDir(s.dataDir, 'ana', 'race');
-}, 60_000);
+});
 
 afterAll(async () => {
   clock.armed = false;

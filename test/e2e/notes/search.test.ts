@@ -29,7 +29,7 @@ beforeAll(async () => {
     expect(res.status).toBe(200);
   }
   await fetch(`${s.url}/api/git/ana/app/notes/${commits[0]}?namespace=reviews`, { method: 'PUT', headers: { authorization: `Bearer ${s.tokens.anaPush}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'deploy reviewed' }) });
-}, 60_000);
+});
 
 afterAll(async () => {
   await s?.close();

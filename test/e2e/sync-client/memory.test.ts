@@ -32,7 +32,7 @@ beforeAll(async () => {
   closeSync(fd);
   hash = h.digest('hex');
   writeFileSync(join(a.home, 'tiny.bin'), 'tiny');
-}, 60_000);
+});
 afterAll(async () => w?.close());
 
 /** `mkt ARGS` in a child process (the sources through tsx); its exit code and peak RSS in MiB. */
@@ -88,5 +88,5 @@ describe('a 200 MiB blob with bounded memory', () => {
     console.log(`peak RSS (MiB): put ${f(put.peakMiB)} (4-byte blob ${f(tinyPut.peakMiB)}), get ${f(get.peakMiB)} (4-byte blob ${f(tinyGet.peakMiB)}); blob ${SIZE / MIB}`);
     expect(put.peakMiB - tinyPut.peakMiB).toBeLessThan(SIZE / MIB / 2);
     expect(get.peakMiB - tinyGet.peakMiB).toBeLessThan(SIZE / MIB / 2);
-  }, 120_000);
+  });
 });

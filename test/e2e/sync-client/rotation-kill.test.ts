@@ -56,7 +56,7 @@ beforeAll(async () => {
   c.env.MKT_MARKETPLACE_URL = proxy.url;
   const login = await c.mkt(['login', '--app-key', w.appKey, '--email', w.email, '--device', 'c'], `${w.password}\n`);
   expect(login.code, login.err).toBe(0);
-}, 120_000);
+});
 afterAll(async () => {
   proxy?.server.close();
   await w?.close();

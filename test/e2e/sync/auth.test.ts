@@ -20,7 +20,7 @@ beforeAll(async () => {
   app = await s.createApp('Notes', { min_charge_cents: 150, per_gb_tenths_of_cent_per_month: 40, annual_multiplier: 11, min_cap_bytes: 1000, max_cap_bytes: 9000 });
   other = await s.createApp('Photos');
   ana = await s.addUser('ana', 'ana@example.com', PASSWORD);
-}, 120_000);
+});
 afterAll(async () => {
   await s.close();
 });

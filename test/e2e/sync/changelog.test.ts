@@ -41,7 +41,7 @@ beforeAll(async () => {
   [laptop, phone] = await setUp(ana, ['laptop', 'phone']);
   await setUp(bo, ['desk']);
   await setUp(anaPhotos, ['laptop']);
-}, 120_000);
+});
 afterAll(async () => {
   await s.close();
 });

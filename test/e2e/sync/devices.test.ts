@@ -25,7 +25,7 @@ beforeAll(async () => {
   ana = await s.signIn(notes.apiKey, 'ana@example.com', 'pw-ana');
   bo = await s.signIn(notes.apiKey, 'bo@example.com', 'pw-bo');
   anaOther = await s.signIn(other.apiKey, 'ana@example.com', 'pw-ana');
-}, 120_000);
+});
 afterAll(async () => {
   await s.close();
 });

@@ -14,7 +14,7 @@ beforeAll(async () => {
   await s.addUser('bo', 'bo@example.com', 'pw-bo');
   ana = await s.signIn(notes.apiKey, 'ana@example.com', 'pw-ana');
   bo = await s.signIn(notes.apiKey, 'bo@example.com', 'pw-bo');
-}, 120_000);
+});
 afterAll(async () => {
   await s.close();
 });

@@ -47,7 +47,7 @@ beforeEach(async () => {
   expect((await call('PUT', '/keys', { encrypted_key: 'OLD-ENVELOPE', expected_key_version: 0 })).status).toBe(204);
   const entries = Array.from({ length: 5 }, (_, i) => sealed(`r${i + 1}`, 1, oldKey));
   expect((await call('POST', '/push', { device_id: laptop, batch_id: 'seed', key_id: 1, entries })).body).toMatchObject({ cursor: 5 });
-}, 120_000);
+});
 afterEach(async () => {
   await s.close();
 });
