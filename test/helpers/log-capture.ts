@@ -1,4 +1,4 @@
-// A trace-level logger whose JSON lines are kept in memory, so tests can prove what the server
+// A logger (trace level unless told) whose JSON lines are kept in memory, so tests can prove what the server
 // logged (and that no secret or ciphertext ever reached the log).
 import { Writable } from 'node:stream';
 import { createLogger } from '../../daemon/logger.js';

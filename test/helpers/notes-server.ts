@@ -49,7 +49,8 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
   };
 }
 
-const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com', HOME: '/nonexistent' };
+/** A fixed identity and no user or system config, for every git the notes tests run. */
+export const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com', HOME: '/nonexistent' };
 
 /** Runs git asynchronously: the server under test lives in this process, so a sync call would deadlock. */
 export function gitIn(cwd: string, args: string[], input?: string): Promise<string> {

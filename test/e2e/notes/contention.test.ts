@@ -4,12 +4,17 @@
 // commit. The race is made deterministic by a clock the note writer reads just before it writes.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitIn, gitUrl, localRepo, type NotesServer } from '../../helpers/notes-server.js';
+import { startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { repoDir } from '../../../src/git/hosting.js';
 import { WRITE_ATTEMPTS } from '../../../src/notes/writer.js';
 
 const REF = 'refs/notes/commits';
+
+/** git on the hosted repository, synchronously: it touches only the disk, never the server. */
+function git(gitDir: string, args: string[]): string {
+  return execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', env: { ...process.env, ...GIT_ENV } }).trim();
+}
 
 /** The system time, and while armed, a racing commit on REF every time the time is read. */
 class RacingClock {
@@ -18,12 +23,10 @@ class RacingClock {
   races = 0;
   now(): number {
     if (this.armed) {
-      // Synchronous on purpose: the move lands between the server's read and its write. The git
-      // processes touch only the repository on disk, never this process's server.
-      const run = (args: string[]) => execFileSync('git', ['--git-dir', this.gitDir, ...args], { encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 'Racer', GIT_AUTHOR_EMAIL: 'racer@example.com', GIT_COMMITTER_NAME: 'Racer', GIT_COMMITTER_EMAIL: 'racer@example.com' } }).trim();
-      const tip = run(['rev-parse', REF]);
-      const moved = run(['commit-tree', `${tip}^{tree}`, '-p', tip, '-m', `race ${++this.races}`]);
-      run(['update-ref', REF, moved, tip]);
+      // Synchronous on purpose: the move lands between the server's read and its write.
+      const tip = git(this.gitDir, ['rev-parse', REF]);
+      const moved = git(this.gitDir, ['commit-tree', `${tip}^{tree}`, '-p', tip, '-m', `race ${++this.races}`]);
+      git(this.gitDir, ['update-ref', REF, moved, tip]);
     }
     return Date.now();
   }
@@ -69,18 +72,18 @@ describe('put_note under sustained contention', () => {
     const lost = await put(second, 'written during the race');
     clock.armed = false;
     expect(lost.status).toBe(422);
-    expect(lost.body.error).toMatch(/kept moving during 5 attempts/);
+    expect(lost.body.error).toMatch(`kept moving during ${WRITE_ATTEMPTS} attempts`);
     expect(clock.races - racesBefore).toBeGreaterThanOrEqual(WRITE_ATTEMPTS);
-    const git = (args: string[]) => execFileSync('git', ['--git-dir', clock.gitDir, ...args], { encoding: 'utf8' }).trim();
-    const racedTip = git(['rev-parse', REF]);
-    expect(git(['log', '-1', '--format=%s', REF])).toMatch(/^race \d+$/); // the server's write did not land
-    expect(git(['notes', 'list'])).not.toContain(second);
+    const hosted = (args: string[]) => git(clock.gitDir, args);
+    const racedTip = hosted(['rev-parse', REF]);
+    expect(hosted(['log', '-1', '--format=%s', REF])).toMatch(/^race \d+$/); // the server's write did not land
+    expect(hosted(['notes', 'list'])).not.toContain(second);
     expect((await fetch(`${s.url}/api/git/ana/race/notes/${second}`)).status).toBe(404);
 
     const won = await put(second, 'written after the race');
     expect(won.status).toBe(200);
-    expect(git(['rev-parse', `${REF}^`])).toBe(racedTip); // on top of the racing commits, none lost
-    expect(git(['notes', 'show', first])).toBe('before the race');
-    expect(git(['notes', 'show', second])).toBe('written after the race');
+    expect(hosted(['rev-parse', `${REF}^`])).toBe(racedTip); // on top of the racing commits, none lost
+    expect(hosted(['notes', 'show', first])).toBe('before the race');
+    expect(hosted(['notes', 'show', second])).toBe('written after the race');
   });
 });
