@@ -1,5 +1,5 @@
-// A logger (trace level unless told) whose JSON lines are kept in memory, so tests can prove what the server
-// logged (and that no secret or ciphertext ever reached the log).
+// A logger (trace level unless told) whose JSON lines are kept in memory, so tests can prove
+// what the server logged (and that no secret or ciphertext ever reached the log).
 import { Writable } from 'node:stream';
 import { createLogger } from '../../daemon/logger.js';
 
