@@ -22,8 +22,6 @@ export type MergeDecision = (incoming: Ticket, stored: Ticket) => 'take' | 'keep
 export interface MergeResult {
   accepted: number;
   rejected: number;
-  /** The greatest `updated_at` among the copies offered (stored or not). */
-  newest?: string;
 }
 
 export interface TicketStore {
@@ -38,19 +36,26 @@ export interface TicketStore {
    * then); returns the ticket as stored, or undefined when there is no such id.
    */
   update(id: string, changes: Partial<Editable>, stamp: () => { updated_at: string; updated_by: string }): Promise<Ticket | undefined>;
-  /** Tickets with `updated_at` strictly after `since`, oldest first. */
+  /**
+   * Tickets with `updated_at` strictly after `since`, oldest first. Every stamp stored and
+   * `since` itself are canonical (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 1970-9999): fixed width
+   * and UTC, so text order is instant order; writes of any other form are refused.
+   */
   changedSince(since: string): Promise<Ticket[]>;
   /**
    * Upserts peer copies in one transaction; `decide(incoming, stored)` settles conflicts:
    * `take` stores the copy, `same` (an identical copy) counts as accepted without a write.
    */
   merge(incoming: Ticket[], decide: MergeDecision): Promise<MergeResult>;
-  /** The greatest `updated_at` stored, for the hybrid clock. */
-  newestUpdate(): Promise<string | undefined>;
+  /** The greatest `updated_at` stored no later than `atMost` (canonical), for the hybrid clock. */
+  newestUpdate(atMost: string): Promise<string | undefined>;
   getCursor(peer: string): Promise<string | undefined>;
   setCursor(peer: string, cursor: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A canonical stamp, `YYYY-MM-DDTHH:MM:SS.sssZ`, as an SQLite GLOB. */
+const STAMP_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z';
 
 const MIGRATIONS = [
   `CREATE TABLE tickets (
@@ -82,7 +87,20 @@ const MIGRATIONS = [
    END;
    CREATE TABLE node (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    CREATE TABLE peer_cursors (peer TEXT PRIMARY KEY, cursor TEXT NOT NULL);`,
+  // Earlier versions let the hybrid clock run past year 9999 and stored stamps such as
+  // +010000-01-01T00:00:00.000Z, which sort below every real one: the edit is re-stamped now
+  // (so it syncs out again, and wins over older copies as it did), cursors restart from the epoch.
+  `UPDATE tickets SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE updated_at NOT GLOB '${STAMP_GLOB}';
+   UPDATE tickets SET created_at = updated_at WHERE created_at NOT GLOB '${STAMP_GLOB}';
+   DELETE FROM peer_cursors WHERE cursor NOT GLOB '${STAMP_GLOB}';`,
 ];
+
+/** The only stamp form stored (see `changedSince`). */
+const CANONICAL_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+function checkStamps(t: Ticket): void {
+  if (!CANONICAL_STAMP.test(t.updated_at) || !CANONICAL_STAMP.test(t.created_at)) throw new Error(`ticket ${t.id}: stamps must be canonical RFC 3339 UTC`);
+}
 
 interface Row {
   id: string;
@@ -120,6 +138,7 @@ function fromRow(r: Row): Ticket {
 }
 
 function toParams(t: Ticket): Row {
+  checkStamps(t);
   return {
     id: t.id,
     title: t.title,
@@ -137,9 +156,13 @@ function toParams(t: Ticket): Row {
   };
 }
 
-/** Turns user words into an FTS5 query: every word must match, as a prefix, quoted literally. */
+/**
+ * Turns user words into an FTS5 query: every word must match, as a prefix, quoted literally.
+ * Control characters split words as whitespace does: the tokenizer treats them as separators
+ * anyway, and FTS5's query parser reads a NUL as the end of the query ("unterminated string").
+ */
 export function ftsQuery(search: string): string | undefined {
-  const words = search.split(/\s+/).filter((w) => w.length > 0);
+  const words = search.split(/[\s\p{Cc}]+/u).filter((w) => w.length > 0);
   if (words.length === 0) return undefined;
   return words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(' ');
 }
@@ -173,7 +196,7 @@ export class SqliteTicketStore implements TicketStore {
       byPrefix: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
       countPrefix: db.prepare('SELECT count(*) AS n FROM tickets WHERE id >= ? AND id < ?'),
       since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? ORDER BY updated_at, id`),
-      newest: db.prepare('SELECT max(updated_at) AS m FROM tickets'),
+      newest: db.prepare('SELECT max(updated_at) AS m FROM tickets WHERE updated_at <= ?'),
       getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
       setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
       getCursor: db.prepare('SELECT cursor FROM peer_cursors WHERE peer = ?'),
@@ -300,7 +323,6 @@ export class SqliteTicketStore implements TicketStore {
     return this.db.transaction(() => {
       const result: MergeResult = { accepted: 0, rejected: 0 };
       for (const t of incoming) {
-        if (result.newest === undefined || t.updated_at > result.newest) result.newest = t.updated_at;
         const row = this.stmts.byId.get(t.id) as Row | undefined;
         if (row) {
           const verdict = decide(t, fromRow(row));
@@ -321,8 +343,8 @@ export class SqliteTicketStore implements TicketStore {
     })();
   }
 
-  async newestUpdate(): Promise<string | undefined> {
-    return (this.stmts.newest.get() as { m: string | null }).m ?? undefined;
+  async newestUpdate(atMost: string): Promise<string | undefined> {
+    return (this.stmts.newest.get(atMost) as { m: string | null }).m ?? undefined;
   }
 
   async getCursor(peer: string): Promise<string | undefined> {
@@ -330,6 +352,7 @@ export class SqliteTicketStore implements TicketStore {
   }
 
   async setCursor(peer: string, cursor: string): Promise<void> {
+    if (!CANONICAL_STAMP.test(cursor)) throw new Error('a sync cursor must be a canonical RFC 3339 UTC stamp');
     this.stmts.setCursor.run(peer, cursor);
   }
 

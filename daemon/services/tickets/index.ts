@@ -8,6 +8,7 @@ import { installTokenCheck, ticketRoutes } from './routes.js';
 import { PeerSync } from './sync.js';
 import { resolveToken } from './token.js';
 import { loadTicketsConfig } from './config.js';
+import { DEFAULT_MAX_SKEW_MS, MAX_STAMP_MS, formatStamp } from './stamp.js';
 import { VERSION } from '../../../src/version.js';
 
 export interface TicketsFlags {
@@ -27,15 +28,20 @@ const tickets: ServiceModule = {
     const resolved = resolveToken({ flag: flags.token, env: options.env.MKT_TICKETS_TOKEN, file: join(options.dataDir, 'token') });
     const store = new SqliteTicketStore(join(options.dataDir, 'tickets.db'));
     const nodeId = await store.nodeId();
-    const hlc = new HybridClock(ctx.clock, await store.newestUpdate());
+    const maxSkewMs = (config.maxClockSkewSeconds ?? DEFAULT_MAX_SKEW_MS / 1000) * 1000;
+    // A stored stamp beyond the skew (left by an older version) must not drag the clock along.
+    const hlc = new HybridClock(ctx.clock, await store.newestUpdate(formatStamp(Math.min(MAX_STAMP_MS, ctx.clock.now() + maxSkewMs))), maxSkewMs);
     if (resolved.source === 'generated') {
-      // Only where it is: stdout may be a journal, and secrets never go to logs.
-      ctx.announce(`generated an API token in ${join(options.dataDir, 'token')} (mode 0600); clients read it with: mkt auth login tickets < ${join(options.dataDir, 'token')}`);
+      // Spec: printed once, on the start that generated it, and only on this line: the
+      // announcement goes to the terminal that started the server, never into the pino log.
+      ctx.announce(`generated API token (shown only this once; saved 0600 in ${join(options.dataDir, 'token')}): ${resolved.token}`);
     }
     logger.info({ node_id: nodeId, token_source: resolved.source }, 'ticket tracker ready');
     const sync = new PeerSync({
       store,
       hlc,
+      clock: ctx.clock,
+      maxSkewMs,
       token: resolved.token,
       logger: logger.child({ component: 'sync' }),
       peers: peersFrom(config),
@@ -48,7 +54,7 @@ const tickets: ServiceModule = {
       bodyLimit: 64 * 1024 * 1024,
       async register(app) {
         installTokenCheck(app, resolved.token);
-        await app.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: resolved.token }));
+        await app.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: resolved.token, clock: ctx.clock, maxSkewMs }));
       },
       start() {
         sync.start();

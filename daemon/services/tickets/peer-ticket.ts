@@ -1,7 +1,7 @@
 // Checks one ticket copy received from a peer (push body element or pull result) and brings
 // it to canonical form; anything that would not round-trip is refused, not half-stored.
 import { parseChannel, parsePriority, parseStatus, type Ticket } from '../../../src/schemas/tickets.js';
-import { normalizeTimestamp } from '../../../src/util/time.js';
+import { aheadOf, normalizeStamp } from './stamp.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -21,9 +21,9 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
   const priority = parsePriority(r.priority);
   const channel = parseChannel(r.channel);
   if (!status || !priority || !channel) return 'status, priority or channel invalid';
-  const updated = typeof r.updated_at === 'string' ? normalizeTimestamp(r.updated_at) : undefined;
+  const updated = typeof r.updated_at === 'string' ? normalizeStamp(r.updated_at) : undefined;
   if (!updated) return 'updated_at is not an RFC 3339 timestamp';
-  const created = typeof r.created_at === 'string' ? normalizeTimestamp(r.created_at) : updated;
+  const created = typeof r.created_at === 'string' ? normalizeStamp(r.created_at) : updated;
   if (!created) return 'created_at is not an RFC 3339 timestamp';
   const description = r.description === undefined ? '' : r.description;
   if (typeof description !== 'string' || description.length > 100_000) return 'description invalid';
@@ -52,4 +52,48 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
     updated_at: updated,
     updated_by: updatedBy,
   };
+}
+
+export interface Screened {
+  /** Copies fit to offer to last-writer-wins. */
+  copies: Ticket[];
+  /** How many did not parse, and the first reason (one bad peer must not fill the log). */
+  malformed: number;
+  reason?: string;
+  /** Copies refused for a stamp too far ahead of this node's clock, with how far ahead. */
+  tooFarAhead: { ticket: string; skewMs: number }[];
+}
+
+/**
+ * Checks every copy a peer offers (push body or pull result). A copy stamped more than
+ * `maxSkewMs` ahead of `now` is refused: it would win every conflict until the wall clock
+ * caught up (year 9999: never) and drag this node's hybrid clock along with it.
+ */
+export function screenPeerCopies(raws: unknown[], now: number, maxSkewMs: number): Screened {
+  const out: Screened = { copies: [], malformed: 0, tooFarAhead: [] };
+  for (const raw of raws) {
+    const t = parsePeerTicket(raw);
+    if (typeof t === 'string') {
+      out.malformed++;
+      out.reason ??= t;
+      continue;
+    }
+    const ahead = aheadOf(t.updated_at, now);
+    if (ahead > maxSkewMs) out.tooFarAhead.push({ ticket: t.short_id, skewMs: ahead });
+    else out.copies.push(t);
+  }
+  return out;
+}
+
+/**
+ * One warning per kind of refusal, naming the peer and how far ahead its clock is: the skew
+ * is what an operator must fix (NTP), and one line per copy would let a peer flood the log.
+ */
+export function logRefusals(log: { warn(obj: object, msg: string): void }, peer: string, s: Screened, maxSkewMs: number): void {
+  if (s.malformed > 0) log.warn({ peer, malformed: s.malformed, reason: s.reason }, 'sync: refused malformed ticket copies');
+  if (s.tooFarAhead.length > 0) {
+    const skewMs = Math.max(...s.tooFarAhead.map((f) => f.skewMs));
+    const tickets = s.tooFarAhead.slice(0, 10).map((f) => f.ticket);
+    log.warn({ peer, refused: s.tooFarAhead.length, skew_ms: skewMs, max_skew_ms: maxSkewMs, tickets }, 'sync: refused ticket copies stamped too far ahead of this clock');
+  }
 }

@@ -24,18 +24,22 @@ import {
   type UpdateTicket,
 } from '../../../src/schemas/tickets.js';
 import type { Editable, TicketStore } from '../../../src/store/tickets.js';
-import { normalizeTimestamp } from '../../../src/util/time.js';
+import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
 import { parseAuthorization, secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { decide } from './lww.js';
-import { parsePeerTicket } from './peer-ticket.js';
+import { logRefusals, screenPeerCopies } from './peer-ticket.js';
+import { normalizeStamp } from './stamp.js';
 
 export interface TicketRoutesDeps {
   store: TicketStore;
   hlc: HybridClock;
   nodeId: string;
   token: string;
+  clock: Clock;
+  /** Copies stamped further ahead of `clock` than this are refused (see stamp.ts). */
+  maxSkewMs: number;
 }
 
 /** Storage failures answer 500 with the failure text, as the spec asks. */
@@ -76,7 +80,7 @@ export function installTokenCheck(app: FastifyInstance, token: string): void {
 }
 
 export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps): Promise<void> {
-  const { store, hlc, nodeId } = deps;
+  const { store, hlc, nodeId, clock, maxSkewMs } = deps;
 
   async function find(id: string): Promise<Ticket> {
     const found = await storage(() => store.lookup(id));
@@ -178,7 +182,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     '/sync/pull',
     { schema: { operationId: 'syncPull', summary: 'Tickets updated after `since`, oldest first', querystring: PullQuerySchema, response: { 200: PullResponseSchema, ...errors } } },
     async (req) => {
-      const since = normalizeTimestamp(req.query.since);
+      const since = normalizeStamp(req.query.since);
       if (since === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
       const tickets = await storage(() => store.changedSince(since));
       return { tickets, count: tickets.length, node_id: nodeId };
@@ -189,23 +193,20 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     '/sync/push',
     { schema: { operationId: 'syncPush', summary: 'Offer ticket copies; last writer wins', body: PushBodySchema, response: { 200: PushResponseSchema, ...errors } } },
     async (req) => {
-      const valid: Ticket[] = [];
-      let invalid = 0;
-      for (const raw of req.body) {
-        const t = parsePeerTicket(raw);
-        if (typeof t === 'string') invalid++;
-        else valid.push(t);
-      }
-      let result = { accepted: 0, rejected: valid.length };
+      const now = clock.now();
+      const screened = screenPeerCopies(req.body, now, maxSkewMs);
+      const { copies } = screened;
+      let result = { accepted: 0, rejected: copies.length };
       try {
-        result = await store.merge(valid, decide);
-        for (const t of valid) hlc.observe(t.updated_at);
+        result = await store.merge(copies, (incoming, stored) => decide(incoming, stored, now + maxSkewMs));
+        for (const t of copies) hlc.observe(t.updated_at);
       } catch (err) {
         // Spec: a failed upsert counts as rejected; the push itself still answers 200.
         req.log.error({ err: (err as Error).message }, 'sync push: storing failed');
       }
-      if (invalid > 0) req.log.warn({ invalid }, 'sync push: refused malformed ticket copies');
-      return { accepted: result.accepted, rejected: result.rejected + invalid };
+      // A pushing peer is known only by its address: its node id is not part of the push.
+      logRefusals(req.log, req.ip, screened, maxSkewMs);
+      return { accepted: result.accepted, rejected: result.rejected + screened.malformed + screened.tooFarAhead.length };
     },
   );
 

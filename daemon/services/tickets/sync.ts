@@ -2,13 +2,13 @@
 // changed since its cursor, then push what changed here since that cursor. One failing peer
 // is logged and the round goes on. Rounds never overlap.
 import type { Logger } from '../../logger.js';
-import type { Ticket } from '../../../src/schemas/tickets.js';
 import type { TicketStore } from '../../../src/store/tickets.js';
+import { systemClock, type Clock } from '../../../src/util/clock.js';
 import { TicketsClient } from '../../../src/client/tickets.js';
-import { formatTimestamp, parseTimestamp } from '../../../src/util/time.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { decide } from './lww.js';
-import { parsePeerTicket } from './peer-ticket.js';
+import { logRefusals, screenPeerCopies } from './peer-ticket.js';
+import { DEFAULT_MAX_SKEW_MS, compareStamps, formatStamp, parseStamp } from './stamp.js';
 
 export const EPOCH = '1970-01-01T00:00:00.000Z';
 /**
@@ -24,6 +24,10 @@ const PUSH_BATCH = 1000;
 export interface SyncOptions {
   store: TicketStore;
   hlc: HybridClock;
+  /** Default: the system clock. */
+  clock?: Clock;
+  /** Copies stamped further ahead of `clock` than this are refused; default in stamp.ts. */
+  maxSkewMs?: number;
   token: string;
   logger: Logger;
   peers: string[];
@@ -35,14 +39,16 @@ export interface PeerRound {
   peer: string;
   pulled: number;
   accepted: number;
+  /** Pulled copies not stored: malformed, stamped too far ahead, or older than ours. */
+  rejected: number;
   pushed: number;
   ok: boolean;
   error?: string;
 }
 
 function minus(stamp: string, ms: number): string {
-  const t = parseTimestamp(stamp) ?? 0;
-  return formatTimestamp(Math.max(0, t - ms));
+  const t = parseStamp(stamp) ?? 0;
+  return formatStamp(Math.max(0, t - ms));
 }
 
 export class PeerSync {
@@ -90,26 +96,36 @@ export class PeerSync {
   }
 
   private async syncPeer(peer: string): Promise<PeerRound> {
-    const { store, hlc, logger } = this.opts;
+    const { store, hlc, logger, clock = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS } = this.opts;
     const overlap = this.opts.overlapMs ?? DEFAULT_OVERLAP_MS;
     const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: 10_000, connectTimeoutMs: 5_000 });
-    const round: PeerRound = { peer, pulled: 0, accepted: 0, pushed: 0, ok: false };
+    const round: PeerRound = { peer, pulled: 0, accepted: 0, rejected: 0, pushed: 0, ok: false };
     try {
-      const cursor = (await store.getCursor(peer)) ?? EPOCH;
+      const now = clock.now();
+      let cursor = (await store.getCursor(peer)) ?? EPOCH;
+      const cursorMs = parseStamp(cursor);
+      if (cursorMs === undefined || cursorMs > now + maxSkewMs) {
+        // Left by a version that followed a peer's year-9999 stamp: pulling after it would
+        // never return an edit again, so start over (upserts are idempotent).
+        logger.warn({ peer, cursor }, 'sync: the cursor for this peer lies in the future; pulling everything again');
+        cursor = EPOCH;
+      }
       const since = cursor === EPOCH ? EPOCH : minus(cursor, overlap);
 
       const pulled = await client.pull(since);
-      const copies: Ticket[] = [];
-      for (const raw of pulled.tickets) {
-        const t = parsePeerTicket(raw);
-        if (typeof t === 'string') logger.warn({ peer, reason: t }, 'sync pull: skipped a malformed ticket copy');
-        else copies.push(t);
-      }
-      const merged = await store.merge(copies, decide);
+      if (!Array.isArray(pulled.tickets)) throw new Error('the peer answered a pull without a tickets array');
+      const screened = screenPeerCopies(pulled.tickets, now, maxSkewMs);
+      logRefusals(logger, peer, screened, maxSkewMs);
+      const { copies } = screened;
+      const merged = await store.merge(copies, (incoming, stored) => decide(incoming, stored, now + maxSkewMs));
       for (const t of copies) hlc.observe(t.updated_at);
       round.pulled = copies.length;
       round.accepted = merged.accepted;
-      if (merged.newest !== undefined && merged.newest > cursor) await store.setCursor(peer, merged.newest);
+      round.rejected = merged.rejected + screened.malformed + screened.tooFarAhead.length;
+      // The cursor follows only copies within the skew: a refused far-future stamp must not
+      // carry it past every later edit.
+      const newest = copies.map((t) => t.updated_at).reduce<string | undefined>((a, b) => (a === undefined || compareStamps(b, a) > 0 ? b : a), undefined);
+      if (newest !== undefined && compareStamps(newest, cursor) > 0) await store.setCursor(peer, newest);
 
       // Push local changes since the cursor as it was at the start of the round, less the
       // copies this peer just sent us unchanged.
@@ -120,7 +136,7 @@ export class PeerSync {
       }
       round.pushed = local.length;
       round.ok = true;
-      if (round.pulled > 0 || round.pushed > 0) logger.info({ peer, pulled: round.pulled, accepted: round.accepted, pushed: round.pushed }, 'synced with peer');
+      if (round.pulled > 0 || round.pushed > 0) logger.info({ peer, pulled: round.pulled, accepted: round.accepted, rejected: round.rejected, pushed: round.pushed }, 'synced with peer');
       else logger.debug({ peer }, 'synced with peer; nothing new');
     } catch (err) {
       round.error = (err as Error).message;

@@ -39,22 +39,27 @@ describe('token resolution order', () => {
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
 
-  it('a server without any token generates one, saves it 0600 beside the database, says where (never the token)', async () => {
+  it('a server without any token generates one, saves it 0600 beside the database, prints it once (rule 3), never logs it', async () => {
     const d = dir();
     const first = await startNode(d, {}, { token: null, env: {} });
     const token = readFileSync(join(d, 'token'), 'utf8').trim();
     expect(token).toHaveLength(64);
     expect(statSync(join(d, 'token')).mode & 0o777).toBe(0o600);
-    expect(first.announced.filter((l) => l.includes(join(d, 'token')))).toHaveLength(1);
-    expect(first.announced.join('\n')).not.toContain(token);
+    // Printed once, on the line that also says where it is saved; the pino log never has it.
+    const lines = first.announced.filter((l) => l.includes(token));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(join(d, 'token'));
+    expect(lines[0]!.split(token)).toHaveLength(2);
     expect(first.logs.join('\n')).not.toContain(token);
     expect(await accepts(first, token)).toBe(true);
     await first.stop();
 
-    // The next start reads the file and announces nothing about it.
+    // The next start reads the file and prints neither the token nor anything about it.
     const second = await startNode(d, {}, { token: null, env: {} });
     cleanups.push(() => second.stop());
     expect(second.announced.join('\n')).not.toContain(token);
+    expect(second.announced.filter((l) => l.includes('token'))).toEqual([]);
+    expect(second.logs.join('\n')).not.toContain(token);
     expect(await accepts(second, token)).toBe(true);
     expect(await accepts(second, token.slice(0, 63))).toBe(false);
   });

@@ -1,0 +1,69 @@
+// Ticket stamps (`updated_at`, `created_at`, sync cursors): a strict RFC 3339 parser, the one
+// canonical form `YYYY-MM-DDTHH:MM:SS.sssZ`, and comparison as instants, never as strings.
+// `Date` alone is not enough: it rolls 02-31 over into March and formats year 10000 as
+// `+010000-...`, which is not RFC 3339 and sorts below every real stamp.
+
+/** The earliest stamp: the sync cursor's starting point, so nothing may sort before it. */
+export const MIN_STAMP_MS = 0;
+/** The latest instant the canonical four-digit-year form can write. */
+export const MAX_STAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/**
+ * How far ahead of this node's clock a peer's stamp may be before the copy is refused
+ * (CockroachDB's max-offset idea). Larger than any honest NTP drift, far smaller than the
+ * damage a stamp in year 9999 does: it would win every conflict and drag the clock along.
+ */
+export const DEFAULT_MAX_SKEW_MS = 5 * 60 * 1000;
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+
+/** Milliseconds since the epoch, or undefined unless `s` is an RFC 3339 stamp in range. */
+export function parseStamp(s: unknown): number | undefined {
+  if (typeof s !== 'string') return undefined;
+  const m = RFC3339.exec(s);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  // No leap second: JavaScript time has none, and 23:59:60 would silently become the next day.
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offset = 0;
+  if (m[9] !== undefined) {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return undefined;
+    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
+  }
+  const ms = Math.floor(Number(`0${m[7] ?? ''}`) * 1000);
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  d.setUTCHours(hour, minute, second, ms);
+  // A day the month lacks (02-31) rolls over into the next month: refuse it.
+  if (d.getUTCFullYear() !== year || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) return undefined;
+  const t = d.getTime() - offset;
+  return t >= MIN_STAMP_MS && t <= MAX_STAMP_MS ? t : undefined;
+}
+
+/** The canonical form; a RangeError rather than ever writing a stamp outside it. */
+export function formatStamp(ms: number): string {
+  if (!Number.isInteger(ms) || ms < MIN_STAMP_MS || ms > MAX_STAMP_MS) throw new RangeError(`no RFC 3339 stamp for ${ms} ms`);
+  return new Date(ms).toISOString();
+}
+
+/** Any RFC 3339 stamp in range, in canonical form; undefined otherwise. */
+export function normalizeStamp(s: unknown): string | undefined {
+  const ms = parseStamp(s);
+  return ms === undefined ? undefined : formatStamp(ms);
+}
+
+/**
+ * Orders two stamps as instants. A stamp that does not parse (one written by an older
+ * version, `+010000-...`) sorts below every valid one, so a valid copy always replaces it.
+ */
+export function compareStamps(a: string, b: string): number {
+  const x = parseStamp(a) ?? -1;
+  const y = parseStamp(b) ?? -1;
+  return x === y ? 0 : x < y ? -1 : 1;
+}
+
+/** How far `stamp` lies ahead of `now`, in ms (negative when it is in the past). */
+export function aheadOf(stamp: string, now: number): number {
+  return (parseStamp(stamp) ?? MIN_STAMP_MS) - now;
+}
