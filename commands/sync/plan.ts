@@ -3,7 +3,7 @@
 // against the server's quote (the server's number is the one charged).
 import { execFile } from 'node:child_process';
 import type { Factory } from '../../src/cli/factory.js';
-import { NegativeError, UsageError } from '../../src/cli/errors.js';
+import { NegativeError, UnreachableError, UsageError } from '../../src/cli/errors.js';
 import { printFields, printJson, type Cell } from '../../src/cli/output.js';
 import { capInRange, formatBytes, formatCents, parseSize, quoteCents, type Interval } from '../../src/sync/pricing.js';
 import { clientFor } from '../../src/sync/session.js';
@@ -52,13 +52,32 @@ export async function planBuyRun(opts: PlanOptions): Promise<void> {
   const cap = capBytes(opts);
   const s = await openSession(f, opts);
   const r = await call(() => s.client.checkout({ cap_bytes: cap, interval: interval(opts) }));
+  // Checked before anything is printed: the URL comes from the server, which we do not trust to
+  // hand a browser (or xdg-open) a file:, javascript: or custom-scheme target.
+  const target = opts.open ? browsableUrl(r.checkout_url) : undefined;
   if (opts.json) printJson(f.io, r);
   else f.io.stdout.write(r.checkout_url + '\n');
-  if (opts.open) openInBrowser(f, r.checkout_url);
+  if (target) openInBrowser(f, target);
+}
+
+/** The checkout URL when it is an absolute http(s) URL; anything else is refused. */
+export function browsableUrl(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new UnreachableError(`the server sent a checkout URL that is not a URL; nothing was opened`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new UnreachableError(`the server sent a checkout URL with the scheme ${JSON.stringify(u.protocol.slice(0, 32))}; only http and https are opened, nothing was opened`);
+  }
+  return u.href;
 }
 
 function openInBrowser(f: Factory, url: string): void {
-  const cmd = process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
+  // $BROWSER first, as xdg-open and Python's webbrowser honour it; one program, no shell.
+  const browser = f.io.env.BROWSER?.trim();
+  const cmd = browser ? browser : process.platform === 'darwin' ? 'open' : process.platform === 'win32' ? 'explorer' : 'xdg-open';
   execFile(cmd, [url], (err) => {
     if (err) f.io.stderr.write(`could not open a browser (${cmd}); open the URL above\n`);
   }).unref();

@@ -23,6 +23,8 @@ export interface StandInStripe {
   /** The sessions created, by id. */
   sessions: Map<string, Record<string, string>>;
   subscriptions: Map<string, StandInSubscription>;
+  /** The `url` a new Checkout Session answers (default `https://checkout.stripe.test/c/pay/<id>`). */
+  checkoutUrl: (sessionId: string) => string;
   /** The buyer pays session `id`: a subscription starting at `start` for one interval. */
   pay(sessionId: string, start: number): StandInSubscription;
   close(): Promise<void>;
@@ -57,7 +59,7 @@ export async function startStripeStandIn(): Promise<StandInStripe> {
       if (req.method === 'POST' && path === '/v1/checkout/sessions') {
         const id = `cs_test_${++n}`;
         sessions.set(id, f);
-        return send(200, { id, object: 'checkout.session', url: `https://checkout.stripe.test/c/pay/${id}`, client_reference_id: f.client_reference_id, mode: f.mode });
+        return send(200, { id, object: 'checkout.session', url: standIn.checkoutUrl(id), client_reference_id: f.client_reference_id, mode: f.mode });
       }
       const m = /^\/v1\/subscriptions\/([\w]+)$/.exec(path);
       const sub = m ? subscriptions.get(m[1]!) : undefined;
@@ -72,7 +74,8 @@ export async function startStripeStandIn(): Promise<StandInStripe> {
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return {
+  const standIn: StandInStripe = {
+    checkoutUrl: (id) => `https://checkout.stripe.test/c/pay/${id}`,
     host: '127.0.0.1',
     port,
     requests,
@@ -99,4 +102,5 @@ export async function startStripeStandIn(): Promise<StandInStripe> {
     },
     close: () => new Promise<void>((r) => server.close(() => r())),
   };
+  return standIn;
 }

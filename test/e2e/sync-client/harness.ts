@@ -40,7 +40,7 @@ export async function admin(dataDir: string, args: string[], stdin?: string): Pr
   return { code, out: io.out(), err: io.err() };
 }
 
-export async function startSyncWorld(opts: { password?: string; appArgs?: string[]; clock?: Clock } = {}): Promise<SyncWorld> {
+export async function startSyncWorld(opts: { password?: string; appArgs?: string[]; clock?: Clock; flags?: Record<string, unknown> } = {}): Promise<SyncWorld> {
   const dir = tempDir('mkt-sync-e2e-');
   const dataDir = join(dir.path, 'data');
   mkdirSync(dataDir, { recursive: true });
@@ -55,7 +55,7 @@ export async function startSyncWorld(opts: { password?: string; appArgs?: string
     host: '127.0.0.1',
     port: 0,
     dataDir,
-    flags: {},
+    flags: opts.flags ?? {},
     env: {},
     logger: createLogger({ level: 'trace', pretty: false, stream: sink }),
     out: sink,
