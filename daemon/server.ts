@@ -1,5 +1,5 @@
-// buildServer: a fastify app with the shared plugins (error bodies, request log, OpenAPI)
-// and one service's routes. It never listens: tests drive it with inject or listen on port 0.
+// buildServer: a fastify app with the shared plugins (error bodies, bounded bodies, request log,
+// OpenAPI), timeouts, and one service's routes. It never listens: tests inject or listen on port 0.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import AjvCompiler, { type BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import type { Logger } from './logger.js';
@@ -7,12 +7,16 @@ import type { ServiceRuntime } from './service.js';
 import { installErrorHandling } from './plugins/errors.js';
 import { installRequestLog } from './plugins/request-log.js';
 import { installOpenApi } from './plugins/openapi.js';
+import { installBodyParsers } from './plugins/body.js';
+import { fastifyTimeoutOptions, resolveTimeouts, type ServerTimeouts } from './timeouts.js';
 
 export interface BuildServerOptions {
   service: ServiceRuntime;
   logger: Logger;
   /** Largest accepted request body; default 1 MiB. */
   bodyLimit?: number;
+  /** Overrides of the default timeouts (daemon/timeouts.ts). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 const ajvFactory = AjvCompiler() as BuildCompilerFromPool;
@@ -29,7 +33,9 @@ const partValidators: BuildCompilerFromPool = (externalSchemas, serverOptions) =
 };
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
+  const timeouts = resolveTimeouts(opts.timeouts);
   const app: FastifyInstance = Fastify({
+    ...fastifyTimeoutOptions(timeouts),
     // pino's Logger is a superset of fastify's base logger; widen to the default instance type.
     loggerInstance: opts.logger as FastifyBaseLogger,
     // Our request-log plugin logs route patterns only (never raw URLs, which can carry secrets).
@@ -40,6 +46,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     schemaController: { compilersFactory: { buildValidator: partValidators } },
   });
   installErrorHandling(app);
+  installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs });
   installRequestLog(app);
   installOpenApi(app, opts.service.openapi, opts.service.securitySchemes);
   await opts.service.register(app);

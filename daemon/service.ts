@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from './logger.js';
 import type { Clock } from '../src/util/clock.js';
 import type { OpenApiInfo } from './plugins/openapi.js';
+import type { ServerTimeouts } from './timeouts.js';
 
 export interface ServeOptions {
   host: string;
@@ -13,6 +14,8 @@ export interface ServeOptions {
   /** Service-specific flags (`--token`, `--peer`, `--sync-interval`, ...). */
   flags: Record<string, unknown>;
   env: NodeJS.ProcessEnv;
+  /** Overrides of the server timeouts (`--idle-timeout` and friends); defaults otherwise. */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 export interface ServiceContext {

@@ -42,7 +42,7 @@ export async function startService(name: ServiceName, opts: StartOptions): Promi
   });
   let app: FastifyInstance;
   try {
-    app = await buildServer({ service: runtime, logger });
+    app = await buildServer({ service: runtime, logger, timeouts: opts.timeouts });
     await app.listen({ host: opts.host, port: opts.port, listenTextResolver: (address) => `listening on ${address}` });
   } catch (err) {
     await runtime.close();

@@ -1,7 +1,21 @@
 // Error bodies: every non-2xx answer of every service is `{"error": "<text>"}` —
 // malformed JSON, schema violations, unknown routes and 500s alike. 5xx texts are hidden
 // unless the thrown error is marked `expose` (a spec'd failure text, such as a storage error).
+// Every error text is capped, so an offending 1 MiB value is never echoed back whole.
 import type { FastifyError, FastifyInstance } from 'fastify';
+
+/** Longest error text sent; longer ones are cut and marked. */
+export const MAX_ERROR_TEXT = 300;
+
+/** Cuts an error text to MAX_ERROR_TEXT characters, marking the cut. */
+export function capErrorText(text: string): string {
+  if (text.length <= MAX_ERROR_TEXT) return text;
+  const marker = `… (${text.length} characters)`;
+  let cut = MAX_ERROR_TEXT - marker.length;
+  const last = text.charCodeAt(cut - 1);
+  if (last >= 0xd800 && last <= 0xdbff) cut--;
+  return text.slice(0, cut) + marker;
+}
 
 /** An error with an HTTP status whose message is safe to show. */
 export class HttpError extends Error {
@@ -34,11 +48,19 @@ function validationText(err: FastifyError): string {
 
 export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send({ error: `no route for ${req.method} ${req.url.split('?')[0]}` });
+    void reply.code(404).send({ error: capErrorText(`no route for ${req.method} ${req.url.split('?')[0]}`) });
+  });
+  // Error bodies that routes and hooks send themselves, not through a thrown error, are capped too.
+  app.addHook('preSerialization', (_req, reply, payload, done) => {
+    const body = payload as { error?: unknown } | null;
+    if (reply.statusCode >= 400 && body && typeof body === 'object' && typeof body.error === 'string' && body.error.length > MAX_ERROR_TEXT) {
+      return done(null, { ...body, error: capErrorText(body.error) });
+    }
+    done(null, payload);
   });
   app.setErrorHandler((err: FastifyError & { expose?: boolean; headers?: Record<string, string> }, req, reply) => {
     if (err.validation) {
-      return reply.code(400).send({ error: validationText(err) });
+      return reply.code(400).send({ error: capErrorText(validationText(err)) });
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode <= 599 ? err.statusCode : 500;
     if (err.headers) for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
@@ -46,10 +68,10 @@ export function installErrorHandling(app: FastifyInstance): void {
       req.log.error({ err: { message: err.message, stack: err.stack, code: err.code } }, 'request failed');
       return reply.code(status).send({ error: 'internal server error' });
     }
-    if (status >= 500) req.log.error({ err: { message: err.message, code: err.code } }, 'request failed');
+    if (status >= 500) req.log.error({ err: { message: capErrorText(err.message), code: err.code } }, 'request failed');
     let text = err.message;
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) text = `malformed JSON body: ${err.message}`;
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') text = 'request body is empty but content-type is application/json';
-    return reply.code(status).send({ error: text });
+    return reply.code(status).send({ error: capErrorText(text) });
   });
 }

@@ -15,7 +15,7 @@ describe('service stop', () => {
     const agent = new Agent({ keepAlive: true });
     const body = JSON.stringify({ title: 'in flight', requester: 'ana@example.com' });
     const answered = new Promise<number>((resolve, reject) => {
-      const req = request(`${svc.url}/api/tickets`, { method: 'POST', agent, headers: { authorization: 'Bearer secret-token', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const req = request(`${svc.url}/tickets`, { method: 'POST', agent, headers: { authorization: 'Bearer secret-token', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode ?? 0));
       });

@@ -1,0 +1,110 @@
+// Bodies the server buffers (JSON and plain text): read within the route's byte limit and the
+// request timeout, and JSON nested no deeper than MAX_JSON_DEPTH, all before any handler runs.
+// Streamed bodies (blob uploads, git packs) have their own parsers and are not buffered here.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { errorCodes } from 'fastify';
+import { HttpError } from './errors.js';
+
+/**
+ * Deepest accepted nesting of arrays and objects in a JSON body. JSON.stringify overflows the
+ * stack near 4,500 levels (a 500 on push or pull of the stored value); 512 leaves apps' opaque
+ * `data` far more room than any real record needs.
+ */
+export const MAX_JSON_DEPTH = 512;
+
+/**
+ * Whether `text` nests `[`/`{` deeper than `max`, counted outside strings: one linear pass,
+ * jumping over string contents with indexOf, so it costs little next to JSON.parse itself.
+ */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // Find the closing quote: one preceded by an even number of backslashes.
+      let q = i;
+      for (;;) {
+        q = text.indexOf('"', q + 1);
+        if (q < 0) return false; // unterminated: JSON.parse answers that
+        let slashes = 0;
+        while (text.charCodeAt(q - 1 - slashes) === 0x5c) slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      i = q;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > max) return true;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return false;
+}
+
+type Done = (err: Error | null, body?: unknown) => void;
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
+/** Reads the whole body as UTF-8 text, as fastify's own reader does, plus a deadline. */
+function readText(req: FastifyRequest, payload: NodeJS.ReadableStream, timeoutMs: number, done: (err: Error | null, text?: string) => void): void {
+  const limit = req.routeOptions.bodyLimit;
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+  const chunks: Buffer[] = [];
+  let received = 0;
+  let settled = false;
+  const finish = (err: Error | null, text?: string): void => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    payload.removeListener('data', onData);
+    payload.removeListener('end', onEnd);
+    payload.removeListener('error', onEnd);
+    done(err, text);
+  };
+  // The client has stopped short of its body (or drips it): answer, and close the connection
+  // rather than keep reading what it may never send.
+  const timer = setTimeout(() => finish(new HttpError(408, `request body not received within ${seconds(timeoutMs)}`, { connection: 'close' })), timeoutMs);
+  function onData(chunk: Buffer | string): void {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    received += buf.length;
+    if (received > limit) return finish(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+    chunks.push(buf);
+  }
+  function onEnd(err?: Error & { statusCode?: number }): void {
+    if (err) {
+      if (!(typeof err.statusCode === 'number' && err.statusCode >= 400)) err.statusCode = 400;
+      return finish(err);
+    }
+    if (!Number.isNaN(declared) && received !== declared) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
+    finish(null, Buffer.concat(chunks, received).toString('utf8'));
+  }
+  payload.on('data', onData);
+  payload.on('end', onEnd);
+  payload.on('error', onEnd);
+  payload.resume();
+}
+
+/** Replaces fastify's JSON and text parsers (same texts, same prototype-poisoning errors). */
+export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutMs: number; maxJsonDepth?: number }): void {
+  const maxDepth = opts.maxJsonDepth ?? MAX_JSON_DEPTH;
+  // fastify's defaults: `__proto__` and `constructor.prototype` keys are errors (secure-json-parse).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', (req, payload, done: Done) => {
+    readText(req, payload, opts.requestTimeoutMs, (err, text) => {
+      if (err) return done(err);
+      if (jsonDepthExceeds(text!, maxDepth)) return done(new HttpError(400, `JSON nested deeper than ${maxDepth} levels`));
+      parseJson(req, text!, done);
+    });
+  });
+  app.addContentTypeParser('text/plain', (req, payload, done: Done) => {
+    readText(req, payload, opts.requestTimeoutMs, (err, text) => (err ? done(err) : done(null, text)));
+  });
+  // A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep
+  // the connection open for as long as the client drips it: close instead.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (hasBody && !req.raw.complete && !reply.hasHeader('connection')) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+}
