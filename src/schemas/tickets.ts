@@ -69,12 +69,14 @@ export type NewTicket = Static<typeof NewTicketSchema>;
 export const UpdateTicketSchema = Type.Object({ title: Type.Optional(Title), ...OptionalFields }, { additionalProperties: false });
 export type UpdateTicket = Static<typeof UpdateTicketSchema>;
 
+// Bounded like the fields they match: a longer value cannot match anything, and a search of
+// thousands of words would cost thousands of FTS5 prefix scans.
 export const ListQuerySchema = Type.Object({
-  status: Type.Optional(Type.String()),
-  priority: Type.Optional(Type.String()),
-  channel: Type.Optional(Type.String()),
-  source: Type.Optional(Type.String()),
-  search: Type.Optional(Type.String({ description: 'full-text search over title and description' })),
+  status: Type.Optional(Type.String({ maxLength: 100 })),
+  priority: Type.Optional(Type.String({ maxLength: 100 })),
+  channel: Type.Optional(Type.String({ maxLength: 100 })),
+  source: Type.Optional(Type.String({ maxLength: 200 })),
+  search: Type.Optional(Type.String({ maxLength: 1000, description: 'full-text search over title and description; words split on whitespace and control characters' })),
 });
 export type ListQuery = Static<typeof ListQuerySchema>;
 
