@@ -104,6 +104,31 @@ describe('a copy stamped 9999-12-31T23:59:59.999Z', () => {
     expect(await store.getCursor(honest.url)).toMatch(CANONICAL);
   });
 
+  it('stored by an earlier version, it neither drags the clock nor beats an honest edit', async () => {
+    const id = 'e0000000-0000-4000-8000-000000000001';
+    const base = { id, short_id: id.slice(0, 8), description: '', status: 'open', priority: 'normal', channel: 'api', source: 'manual', requester: null, assignee: null, tags: [], updated_by: 'x' } as const;
+    const seed = async (dir: string, title: string, stamp: string): Promise<void> => {
+      const store = new SqliteTicketStore(join(dir, 'tickets.db'));
+      await store.insert({ ...base, title, created_at: stamp, updated_at: stamp });
+      await store.close();
+    };
+    const [da, db] = [tempDir(), tempDir()];
+    cleanups.push(() => da.remove(), () => db.remove());
+    await seed(da.path, 'stuck in 9999', FUTURE);
+    await seed(db.path, 'honest', new Date(Date.now() - 3_600_000).toISOString());
+    const a = await startNode(da.path, { syncIntervalMs: 100 });
+    cleanups.push(() => a.stop());
+    const b = await startNode(db.path, { peers: [a.url], syncIntervalMs: 100 });
+    cleanups.push(() => b.stop());
+
+    const mine = (await a.req('POST', '/tickets', { title: 'new on a' })).body;
+    expect(fresh(mine.updated_at), mine.updated_at).toBe(true);
+    const edit = (await b.req('PATCH', `/tickets/${id}`, { title: 'edited on b' })).body;
+    await waitFor(() => has(a, id, 'title', 'edited on b'), 'the honest edit to replace the 9999 copy');
+    expect((await a.req('GET', `/tickets/${id}`)).body.updated_at).toBe(edit.updated_at);
+    await waitFor(() => has(b, mine.id, 'title', 'new on a'), 'a -> b');
+  });
+
   it('malformed stamps are rejected; max_clock_skew in tickets.yaml moves the limit', async () => {
     const strict = await node();
     const lenient = await node({}, {}, 'max_clock_skew: 900\n');
