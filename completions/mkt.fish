@@ -114,6 +114,8 @@ complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subco
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l token
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l peer
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l sync-interval
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l public-url
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l payments
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l help
 complete -c mkt -n '__fish_seen_subcommand_from notes; and not __fish_seen_subcommand_from ls search show set rm' -a ls -d 'list the notes namespaces with their note counts'
 complete -c mkt -n '__fish_seen_subcommand_from notes; and not __fish_seen_subcommand_from ls search show set rm' -a search -d 'full-text search over the notes (tab-separated hits in pipes)'

@@ -18,12 +18,15 @@ export function register(program: Command, f: Factory): void {
     .option('--token <token>', 'shared API token (tickets; prefer MKT_TICKETS_TOKEN: argv is visible to other users)')
     .option('--peer <url>', 'peer node URL (tickets; repeatable)', collect)
     .addOption(new Option('--sync-interval <seconds>', 'seconds between peer sync rounds (tickets; default: the config, else 30)'))
+    .option('--public-url <url>', 'address clients reach the marketplace at; signed blob and checkout URLs use it (default: $MKT_PUBLIC_URL; required off loopback)')
+    .addOption(new Option('--payments <provider>', 'sync payment provider (marketplace; default: $MKT_SYNC_PAYMENTS, else local, which off loopback must be chosen explicitly)').choices(['local', 'stripe']))
     .addHelpText(
       'after',
       `
 Examples:
   $ mkt serve tickets --port 7072 --data-dir /var/lib/mkt
   $ mkt serve tickets --port 0 --peer http://10.0.0.2:7072 --peer http://10.0.0.3:7072
+  $ mkt serve marketplace --host 0.0.0.0 --public-url https://market.example.com --payments stripe
   $ mkt serve all`,
     )
     .action(async (service: string, opts: Record<string, unknown>) => {

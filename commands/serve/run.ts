@@ -14,6 +14,9 @@ export interface ServeRunOptions {
   token?: string;
   peer?: string[];
   syncInterval?: string;
+  /** Marketplace: base of signed and checkout URLs; `payments`: the sync payment provider. */
+  publicUrl?: string;
+  payments?: string;
 }
 
 function parsePort(s: string): number {
@@ -48,7 +51,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
           port: opts.port !== undefined ? parsePort(opts.port) : DEFAULT_PORTS[name],
           dataDir: dir,
           configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
-          flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000 },
+          flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000, publicUrl: opts.publicUrl, syncPayments: opts.payments },
           env: io.env,
           logger,
           out: io.stdout,

@@ -1,12 +1,13 @@
 // Checkout pages: the local payment provider's page (shows the purchase, and on confirmation
 // delivers a signed checkout.session.completed to this server's webhook over HTTP, like a
 // processor would), and the page a hosted checkout (Stripe) sends the buyer back to.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
 import type { CheckoutRecord } from '../../../../src/store/sync-billing.js';
 import { formatBytes, formatCents } from '../../../../src/sync/pricing.js';
 import { CHECKOUT_PAGE_PATH, localCheckoutEvent, WEBHOOK_PATH, type LocalPaymentProvider } from './payments.js';
 import type { StorageContext } from './storage-context.js';
+import { socketUrl } from './exposure.js';
 
 /** A checkout session can be confirmed for this long (Stripe's default). */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600 * 1000;
@@ -31,14 +32,6 @@ function summary(c: CheckoutRecord, appName: string): string {
 <tr><td>Billed</td><td>${c.interval === 'year' ? 'yearly' : 'monthly'}</td></tr>
 <tr><td>Price</td><td>${esc(formatCents(c.price_cents))} USD per ${c.interval}</td></tr>
 </table>`;
-}
-
-/** This server, as reached over the connection of `req` (plain HTTP: mkt serves no TLS itself). */
-function selfUrl(req: FastifyRequest): string {
-  let addr = req.socket.localAddress ?? '127.0.0.1';
-  // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d.
-  if (addr.startsWith('::ffff:') && addr.includes('.')) addr = addr.slice('::ffff:'.length);
-  return `http://${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort}`;
 }
 
 export async function localCheckoutRoutes(app: FastifyInstance, c: StorageContext, provider: LocalPaymentProvider): Promise<void> {
@@ -70,7 +63,7 @@ export async function localCheckoutRoutes(app: FastifyInstance, c: StorageContex
     let status: number;
     try {
       // To the socket this request came in on: never to the Host header a client chose.
-      const res = await request(`${selfUrl(req)}${WEBHOOK_PATH}`, {
+      const res = await request(`${socketUrl(req)}${WEBHOOK_PATH}`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'stripe-signature': provider.sign(body, now) },
         body,

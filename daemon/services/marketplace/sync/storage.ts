@@ -1,7 +1,7 @@
 // Blob storage and billing of the sync area: opens the storage store, the object store and the
 // payment provider chosen by flags, registers the blob, multipart, subscription, webhook (and the
 // local adapters' own) routes, and runs the upload reaper. Called by sync/index.ts.
-import type { FastifyInstance, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
 import type { Db } from '../../../../src/store/sqlite.js';
 import type { AccountsStore } from '../../../../src/store/accounts.js';
 import { SqliteSyncStorageStore } from '../../../../src/store/sync-billing.js';
@@ -11,6 +11,8 @@ import type { S3StoreOptions } from '../../../../src/sync-objects/s3.js';
 import type { StripeProviderOptions } from './payments-stripe.js';
 import type { ServiceContext } from '../../../service.js';
 import { deriveSyncKey } from './auth.js';
+import { decideExposure } from './exposure.js';
+import { ConfigError } from '../../../../src/config/yaml-reader.js';
 import { blobRoutes } from './blobs.js';
 import { billingRoutes } from './billing.js';
 import { checkoutReturnRoutes, localCheckoutRoutes } from './checkout.js';
@@ -38,7 +40,7 @@ export interface StorageFlags {
   syncObjectStore?: string;
   /** Settings of the s3 store; unset fields come from MKT_SYNC_S3_* (see s3OptionsFrom). */
   syncS3?: Partial<S3StoreOptions>;
-  /** `local` (default) or `stripe` (MKT_SYNC_PAYMENTS). */
+  /** `local` or `stripe` (`--payments`, MKT_SYNC_PAYMENTS); default local, on loopback only (exposure.ts). */
   syncPayments?: string;
   /** Settings of the stripe provider; unset fields come from MKT_STRIPE_* (see stripeOptionsFrom). */
   syncStripe?: Partial<StripeProviderOptions>;
@@ -46,7 +48,7 @@ export interface StorageFlags {
   syncUploadIdleHours?: number;
   /** Six-field cron expression of the reaper; default every 10 minutes (MKT_SYNC_REAPER_SCHEDULE). */
   syncReaperSchedule?: string;
-  /** Public address used in pre-signed and checkout URLs; default the Host the client used (MKT_PUBLIC_URL). */
+  /** Public address of pre-signed and checkout URLs (`--public-url`, MKT_PUBLIC_URL); required off loopback. */
   publicUrl?: string;
   /** Lifetime of pre-signed URLs in seconds; default 3600. */
   syncUrlTtlSeconds?: number;
@@ -74,6 +76,8 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
   const clock = ctx.clock;
   const nowSeconds = (): number => Math.floor(clock.now() / 1000);
 
+  // Before anything is opened: refuses unsafe defaults on a non-loopback address.
+  const exposure = decideExposure({ host: ctx.options.host, payments: pick(flags.syncPayments, env.MKT_SYNC_PAYMENTS), publicUrl: pick(flags.publicUrl, env.MKT_PUBLIC_URL) });
   const objectKind = pick(flags.syncObjectStore, env.MKT_SYNC_OBJECT_STORE) ?? 'local';
   let objects: ObjectStore;
   let local: LocalObjectStore | undefined;
@@ -84,7 +88,7 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
     objects = new S3ObjectStore(s3OptionsFrom(flags.syncS3, env));
   } else throw new Error(`unknown sync object store ${JSON.stringify(objectKind)} (expected local or s3)`);
 
-  const payKind = pick(flags.syncPayments, env.MKT_SYNC_PAYMENTS) ?? 'local';
+  const payKind = exposure.payments;
   let payments: PaymentProvider;
   let localPay: LocalPaymentProvider | undefined;
   let stripeReturnPath: string | undefined;
@@ -93,9 +97,8 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
     const { StripePaymentProvider, stripeOptionsFrom, CHECKOUT_RETURN_PATH } = await import('./payments-stripe.js');
     payments = new StripePaymentProvider(stripeOptionsFrom(flags.syncStripe, env));
     stripeReturnPath = CHECKOUT_RETURN_PATH;
-  } else throw new Error(`unknown sync payment provider ${JSON.stringify(payKind)} (expected local or stripe)`);
+  } else throw new ConfigError([`unknown sync payment provider ${JSON.stringify(payKind)} (expected local or stripe)`]);
 
-  const publicUrl = pick(flags.publicUrl, env.MKT_PUBLIC_URL)?.replace(/\/+$/, '');
   const c: StorageContext = {
     store: new SqliteSyncStorageStore(deps.db),
     objects,
@@ -106,7 +109,7 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
       urlTtlSeconds: Math.floor(positive('syncUrlTtlSeconds', pick(flags.syncUrlTtlSeconds, undefined), DEFAULT_URL_TTL_SECONDS)),
       uploadIdleMs: positive('MKT_SYNC_UPLOAD_IDLE_HOURS', pick(flags.syncUploadIdleHours, env.MKT_SYNC_UPLOAD_IDLE_HOURS), DEFAULT_UPLOAD_IDLE_HOURS) * 3600 * 1000,
     },
-    baseUrl: (req: FastifyRequest) => publicUrl ?? `${req.protocol}://${req.host}`,
+    baseUrl: exposure.baseUrl,
   };
 
   await blobRoutes(app, c, deps.auth);
