@@ -1,4 +1,5 @@
-// Bearer tokens: parsing the Authorization header and comparing in constant time.
+// Static secrets (the monitor's and the tickets' shared tokens) compared in constant time;
+// parsing the header that carries them is auth.ts's job.
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /** Compares two secrets in time independent of where they differ (hashing equalises length). */
@@ -15,18 +16,4 @@ export function constantTimeEqual(a: string, b: string): boolean {
 export function secretMatcher(secret: string): (presented: string) => boolean {
   const expected = createHash('sha256').update(secret, 'utf8').digest();
   return (presented) => timingSafeEqual(createHash('sha256').update(presented, 'utf8').digest(), expected);
-}
-
-export type BearerParse = { kind: 'missing' } | { kind: 'malformed' } | { kind: 'token'; token: string };
-
-/** Reads `Authorization: Bearer <token>`; `schemes` lists accepted scheme words. */
-export function parseAuthorization(header: string | undefined, schemes: string[] = ['Bearer']): BearerParse {
-  if (header === undefined || header === '') return { kind: 'missing' };
-  for (const scheme of schemes) {
-    const prefix = `${scheme} `;
-    if (header.length > prefix.length && header.slice(0, prefix.length).toLowerCase() === prefix.toLowerCase()) {
-      return { kind: 'token', token: header.slice(prefix.length).trim() };
-    }
-  }
-  return { kind: 'malformed' };
 }

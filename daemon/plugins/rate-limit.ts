@@ -1,6 +1,9 @@
-// A fixed-window rate limiter with one counter shared by every caller (the monitor spec's
-// rule): a window opens with the first request after the previous one has fully passed, and
-// a request is allowed while fewer than `limit` were allowed before it in the window.
+// A fixed-window rate limiter with one counter shared by every caller (the monitor spec's rule):
+// a window opens with the first request after the previous one has fully passed, and a request is
+// allowed while fewer than `limit` were allowed before it. The window lives in the store and each
+// request reserves its place atomically, so concurrent requests and restarts never exceed the limit.
+import type { LimiterWindows } from '../../src/store/limiter-windows.js';
+
 export interface RateDecision {
   allowed: boolean;
   /** Seconds until the next window can open (for Retry-After), when refused. */
@@ -8,27 +11,33 @@ export interface RateDecision {
   remaining: number;
 }
 
+export interface FixedWindowOptions {
+  limit: number;
+  windowMs: number;
+  now: () => number;
+  windows: LimiterWindows;
+  /** Names this limiter's window in the store. */
+  scope: string;
+}
+
+/** Every caller shares one counter: one key in the scope. */
+const SHARED = '*';
+
 export class FixedWindowLimiter {
-  private windowStart: number | undefined;
-  private count = 0;
+  readonly limit: number;
+  readonly windowMs: number;
 
-  constructor(
-    readonly limit: number,
-    readonly windowMs: number,
-    private readonly now: () => number,
-  ) {}
+  constructor(private readonly opts: FixedWindowOptions) {
+    if (!Number.isInteger(opts.limit) || opts.limit < 1) throw new Error(`rate limit must be a whole number of at least 1, not ${opts.limit}`);
+    this.limit = opts.limit;
+    this.windowMs = opts.windowMs;
+  }
 
-  take(): RateDecision {
-    const now = this.now();
-    if (this.windowStart === undefined || now - this.windowStart > this.windowMs) {
-      this.windowStart = now;
-      this.count = 1;
-      return { allowed: true, retryAfterS: 0, remaining: this.limit - 1 };
-    }
-    if (this.count < this.limit) {
-      this.count++;
-      return { allowed: true, retryAfterS: 0, remaining: this.limit - this.count };
-    }
-    return { allowed: false, retryAfterS: Math.max(1, Math.ceil((this.windowStart + this.windowMs + 1 - now) / 1000)), remaining: 0 };
+  async take(): Promise<RateDecision> {
+    const now = this.opts.now();
+    // "More than windowMs since the window start" ends it: start < now - windowMs.
+    const r = await this.opts.windows.reserve(this.opts.scope, SHARED, { expiredBefore: now - this.windowMs, opensAt: now, limit: this.limit });
+    if (r.granted) return { allowed: true, retryAfterS: 0, remaining: this.limit - r.count };
+    return { allowed: false, retryAfterS: Math.max(1, Math.ceil((r.windowStart + this.windowMs + 1 - now) / 1000)), remaining: 0 };
   }
 }

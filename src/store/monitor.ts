@@ -1,6 +1,7 @@
 // MonitorStore: the health monitor's history — check snapshots, route/DNS/TLS/WHOIS results,
 // test runs and incidents — with windowed statistics computed in SQL or in one streamed pass.
 import { migrate, openDatabase, type Db } from './sqlite.js';
+import { SqliteLimiterWindows, type LimiterWindows } from './limiter-windows.js';
 
 export type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
 import type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
@@ -158,10 +159,13 @@ function statsFromSorted(values: Iterable<number>, n: number): LatencyStats | nu
 export class SqliteMonitorStore implements MonitorStore {
   private readonly db: Db;
   private readonly q;
+  /** The rate limit's window, in this database so that it survives a restart. */
+  readonly windows: LimiterWindows;
 
   constructor(file: string) {
     this.db = openDatabase(file);
     migrate(this.db, 'monitor', MIGRATIONS);
+    this.windows = new SqliteLimiterWindows(this.db);
     const db = this.db;
     this.q = {
       insertSnap: db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error) VALUES (?, ?, ?, ?, ?, ?, ?)'),

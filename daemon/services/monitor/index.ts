@@ -11,7 +11,7 @@ import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import { AlertSender } from './alerts.js';
 import { CheckEngine } from './engine.js';
 import { Mesh } from './mesh.js';
-import { monitorRoutes } from './routes.js';
+import { installMonitorGuard, monitorRoutes } from './routes.js';
 import { StatusCache } from './status.js';
 
 export interface MonitorFlags {
@@ -48,8 +48,11 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     const env = options.env.MKT_MONITOR_TOKEN?.trim();
     return env ? env : c.token?.trim() || undefined;
   };
-  let limiter = new FixedWindowLimiter(config.rateLimit.requests, config.rateLimit.windowMs, now);
   const store = new SqliteMonitorStore(join(options.dataDir, 'monitor.db'));
+  // The window lives in monitor.db: a restart does not hand out a fresh allowance.
+  const limiterFor = (c: MonitorConfig): FixedWindowLimiter =>
+    new FixedWindowLimiter({ limit: c.rateLimit.requests, windowMs: c.rateLimit.windowMs, now, windows: store.windows, scope: 'monitor-rate' });
+  let limiter = limiterFor(config);
   const cache = new StatusCache(store, now);
   const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), flags.alertBackoffMs);
   const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, onResult: (t, snap) => cache.invalidate(t, snap) });
@@ -72,9 +75,9 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     openapi: { title: 'mkt monitor', version: VERSION, description: 'Health checks, uptime, latency, incidents and the peer mesh (spec service A).' },
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     async register(app) {
-      await app.register(async (scope) =>
-        monitorRoutes(scope, { config: () => config, token: () => tokenOf(config), limiter: () => limiter, store, cache, engine, mesh, now }),
-      );
+      // On the root instance: /openapi.json needs the token and counts against the limit too.
+      installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter });
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, engine, mesh, now }));
     },
     async start() {
       await prune();
@@ -89,7 +92,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       const limitChanged = next.rateLimit.requests !== config.rateLimit.requests || next.rateLimit.windowMs !== config.rateLimit.windowMs;
       config = next;
       warnReadable(config);
-      if (limitChanged) limiter = new FixedWindowLimiter(config.rateLimit.requests, config.rateLimit.windowMs, now);
+      if (limitChanged) limiter = limiterFor(config);
       alerts.setHooks(config.alerts);
       engine.apply(config);
       mesh.setConfig(config);

@@ -1,11 +1,12 @@
 // The monitor's HTTP API (spec service A): public health, token- and rate-limited status,
 // trends, peer and mesh views, metrics, and the optional dashboard page.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import { VERSION } from '../../../src/version.js';
 import { HttpError } from '../../plugins/errors.js';
-import { parseAuthorization, secretMatcher } from '../../plugins/bearer.js';
+import { Authenticator, installAuth, type Problem } from '../../plugins/auth.js';
+import { secretMatcher } from '../../plugins/bearer.js';
 import type { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import type { CheckEngine } from './engine.js';
 import type { Mesh } from './mesh.js';
@@ -15,10 +16,20 @@ import { renderMetrics } from './metrics.js';
 import { renderDashboard } from './dashboard.js';
 import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema } from '../../../src/schemas/monitor.js';
 
-export interface MonitorDeps {
-  config(): MonitorConfig;
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A route without token or rate limit (spec: `/api/health` and the dashboard). */
+    public?: boolean;
+  }
+}
+
+export interface GuardDeps {
   token(): string | undefined;
   limiter(): FixedWindowLimiter;
+}
+
+export interface MonitorDeps {
+  config(): MonitorConfig;
   store: MonitorStore;
   cache: StatusCache;
   engine: CheckEngine;
@@ -40,25 +51,47 @@ export const DASHBOARD_TTL_MS = 5_000;
 const guarded = { 401: ErrorSchema, 429: ErrorSchema };
 const HealthSchema = { type: 'object', properties: { status: { type: 'string' }, version: { type: 'string' } }, required: ['status', 'version'] } as const;
 
+/** The monitor's 401: says whether the header is missing or malformed, or the token invalid (spec). */
+function unauthorized(problem: Problem): HttpError {
+  if (problem.kind === 'invalid') return new HttpError(401, 'invalid token');
+  return new HttpError(401, 'missing or malformed Authorization header: expected "Bearer <token>"');
+}
+
+/**
+ * The rate limit, then the token, on every route but the public ones — /openapi.json included —
+ * so it goes on the root instance. Unknown routes are 404 without either. Without a configured
+ * token every request passes the token check.
+ */
+export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void {
+  const limited = (req: FastifyRequest): boolean => req.routeOptions.url !== undefined && req.routeOptions.config.public !== true;
+  let matcher: { token: string; matches: (t: string) => boolean } | undefined;
+  const auth = new Authenticator<true>({
+    schemes: ['Bearer'],
+    unauthorized,
+    verify(credential) {
+      const token = deps.token();
+      if (token === undefined || credential.kind !== 'token') return undefined;
+      if (matcher?.token !== token) matcher = { token, matches: secretMatcher(token) };
+      return matcher.matches(credential.token) ? true : undefined;
+    },
+  });
+  // Rate limit first: a request over the limit is 429 even with a wrong token (spec).
+  app.addHook('onRequest', async (req, reply) => {
+    if (!limited(req)) return;
+    const limiter = deps.limiter();
+    const d = await limiter.take();
+    if (!d.allowed) {
+      void reply.header('retry-after', String(d.retryAfterS));
+      throw new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`);
+    }
+  });
+  installAuth(app, auth, { required: true, applies: (req) => limited(req) && deps.token() !== undefined });
+}
+
 export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Promise<void> {
   // Response schemas document the API (OpenAPI); bodies are written with JSON.stringify, which
   // is faster here than a schema serializer for 1,000 nested statuses and can never drop a field.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  let matcher: { token: string; matches: (t: string) => boolean } | undefined;
-  // Rate limit first (a request over the limit is 429 even with a wrong token), then the token.
-  const guard = async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
-    const d = deps.limiter().take();
-    if (!d.allowed) {
-      void reply.header('retry-after', String(d.retryAfterS));
-      throw new HttpError(429, `rate limit exceeded: at most ${deps.limiter().limit} requests per ${deps.limiter().windowMs / 1000} s; retry in ${d.retryAfterS} s`);
-    }
-    const token = deps.token();
-    if (token === undefined) return;
-    if (matcher?.token !== token) matcher = { token, matches: secretMatcher(token) };
-    const auth = parseAuthorization(req.headers.authorization);
-    if (auth.kind !== 'token') throw new HttpError(401, 'missing or malformed Authorization header: expected "Bearer <token>"');
-    if (!matcher.matches(auth.token)) throw new HttpError(401, 'invalid token');
-  };
   const meshOnly = (): void => {
     if (!deps.mesh.enabled) throw new HttpError(503, 'the peer mesh is not enabled on this instance');
   };
@@ -68,15 +101,15 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     return t;
   };
 
-  app.get('/api/health', { schema: { operationId: 'health', summary: 'Liveness and version (public)', security: [], response: { 200: HealthSchema } } }, async () => ({ status: 'operational', version: VERSION }));
+  app.get('/api/health', { config: { public: true }, schema: { operationId: 'health', summary: 'Liveness and version (public)', security: [], response: { 200: HealthSchema } } }, async () => ({ status: 'operational', version: VERSION }));
 
-  app.get('/api/status', { preHandler: guard, schema: { operationId: 'statusAll', summary: 'Every target status', response: { 200: StatusAllSchema, ...guarded } } }, async () => ({ targets: await deps.cache.all(deps.config()) }));
+  app.get('/api/status', { schema: { operationId: 'statusAll', summary: 'Every target status', response: { 200: StatusAllSchema, ...guarded } } }, async () => ({ targets: await deps.cache.all(deps.config()) }));
 
-  app.get<{ Params: { target: string } }>('/api/status/:target', { preHandler: guard, schema: { operationId: 'statusOne', summary: 'One target status', params: TARGET_PARAMS, response: { 200: TargetStatusSchema, 404: ErrorSchema, ...guarded } } }, async (req) => deps.cache.get(target(req.params.target)));
+  app.get<{ Params: { target: string } }>('/api/status/:target', { schema: { operationId: 'statusOne', summary: 'One target status', params: TARGET_PARAMS, response: { 200: TargetStatusSchema, 404: ErrorSchema, ...guarded } } }, async (req) => deps.cache.get(target(req.params.target)));
 
   app.get<{ Params: { target: string }; Querystring: { hours: number; bucket_minutes: number } }>(
     '/api/trends/:target',
-    { preHandler: guard, schema: { operationId: 'trends', summary: 'Latency trend buckets, overall and 168-hour baseline', params: TARGET_PARAMS, querystring: TRENDS_QUERY, response: { 200: TrendSchema, 400: ErrorSchema, 404: ErrorSchema, ...guarded } } },
+    { schema: { operationId: 'trends', summary: 'Latency trend buckets, overall and 168-hour baseline', params: TARGET_PARAMS, querystring: TRENDS_QUERY, response: { 200: TrendSchema, 400: ErrorSchema, 404: ErrorSchema, ...guarded } } },
     async (req) => {
       const t = target(req.params.target);
       const { hours, bucket_minutes } = req.query;
@@ -95,23 +128,23 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     },
   );
 
-  app.get('/api/peer/info', { preHandler: guard, schema: { operationId: 'peerInfo', summary: 'This instance identity', response: { 200: IdentitySchema, 503: ErrorSchema, ...guarded } } }, async () => {
+  app.get('/api/peer/info', { schema: { operationId: 'peerInfo', summary: 'This instance identity', response: { 200: IdentitySchema, 503: ErrorSchema, ...guarded } } }, async () => {
     meshOnly();
     return deps.mesh.identity();
   });
 
-  app.get('/api/peer/status', { preHandler: guard, schema: { operationId: 'peerStatus', summary: 'This instance, its target summaries and its peers', response: { 200: PeerStatusSchema, 503: ErrorSchema, ...guarded } } }, async () => {
+  app.get('/api/peer/status', { schema: { operationId: 'peerStatus', summary: 'This instance, its target summaries and its peers', response: { 200: PeerStatusSchema, 503: ErrorSchema, ...guarded } } }, async () => {
     meshOnly();
     return { instance: deps.mesh.identity(), targets: targetSummaries(await deps.cache.all(deps.config())), peers: deps.mesh.peerSummaries() };
   });
 
-  app.get('/api/mesh', { preHandler: guard, schema: { operationId: 'mesh', summary: 'Every instance of the mesh', response: { 200: MeshSchema, 503: ErrorSchema, ...guarded } } }, async () => {
+  app.get('/api/mesh', { schema: { operationId: 'mesh', summary: 'Every instance of the mesh', response: { 200: MeshSchema, 503: ErrorSchema, ...guarded } } }, async () => {
     meshOnly();
     const self = { instance: deps.mesh.identity(), targets: targetSummaries(await deps.cache.all(deps.config())), peers: deps.mesh.peerSummaries() };
     return { instances: { ...deps.mesh.peerEntries(), [deps.config().name]: self } };
   });
 
-  app.get('/metrics', { preHandler: guard, schema: { operationId: 'metrics', summary: 'Prometheus metrics' } }, async (_req, reply) => {
+  app.get('/metrics', { schema: { operationId: 'metrics', summary: 'Prometheus metrics' } }, async (_req, reply) => {
     void reply.type('text/plain; version=0.0.4; charset=utf-8');
     return renderMetrics(deps.engine.counts, await deps.cache.all(deps.config()), deps.engine.healthCounts);
   });
@@ -130,7 +163,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
       }
       return renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends });
     };
-    app.get('/', { schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (_req, reply) => {
+    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (_req, reply) => {
       const now = deps.now();
       if (!page || now - page.at >= DASHBOARD_TTL_MS) {
         const html = render(now);

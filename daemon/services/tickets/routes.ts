@@ -26,7 +26,8 @@ import {
 import type { Editable, TicketStore } from '../../../src/store/tickets.js';
 import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
-import { parseAuthorization, secretMatcher } from '../../plugins/bearer.js';
+import { Authenticator, installAuth } from '../../plugins/auth.js';
+import { secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { decide } from './lww.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
@@ -66,17 +67,16 @@ function cleanTags(tags: string[] | undefined): string[] | undefined {
 
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 500: ErrorSchema };
 
+/** The shared token, compared in constant time; every answer without it is 401 `unauthorized` (spec). */
 export function installTokenCheck(app: FastifyInstance, token: string): void {
   const matches = secretMatcher(token);
-  // A root-level hook, so that unknown routes and /openapi.json need the token as well.
-  app.addHook('onRequest', (req, reply, done) => {
-    const auth = parseAuthorization(req.headers.authorization);
-    if (auth.kind !== 'token' || !matches(auth.token)) {
-      void reply.code(401).send({ error: 'unauthorized' });
-      return;
-    }
-    done();
+  const auth = new Authenticator<true>({
+    schemes: ['Bearer'],
+    verify: (c) => (c.kind === 'token' && matches(c.token) ? true : undefined),
+    unauthorized: () => new HttpError(401, 'unauthorized'),
   });
+  // On the root instance, so that unknown routes and /openapi.json need the token as well.
+  installAuth(app, auth, { required: true });
 }
 
 export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps): Promise<void> {

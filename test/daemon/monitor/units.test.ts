@@ -1,27 +1,11 @@
-// Monitor rules that need no network: the fixed-window arithmetic, config errors with line
-// numbers, health body words, WHOIS dates, and TargetStatus before any check.
+// Monitor rules that need no network (the fixed window is in test/daemon/plugins): config errors
+// with line numbers, health body words, WHOIS dates, and TargetStatus before any check.
 import { describe, expect, it } from 'vitest';
-import { FixedWindowLimiter } from '../../../daemon/plugins/rate-limit.js';
 import { ConfigError, parseDuration, parseMonitorConfig } from '../../../src/config/monitor.js';
 import { bodyStatus } from '../../../daemon/services/monitor/checks/health.js';
 import { parseWhois, parseWhoisDate } from '../../../daemon/services/monitor/checks/whois.js';
 import { buildTargetStatus, pct } from '../../../daemon/services/monitor/status.js';
 import { SqliteMonitorStore } from '../../../src/store/monitor.js';
-
-describe('fixed window rate limit (one counter for all callers)', () => {
-  it('allows 60 in a window, refuses the 61st, and opens a new window only after more than 60 s', () => {
-    let now = 1_000_000;
-    const l = new FixedWindowLimiter(60, 60_000, () => now);
-    for (let i = 0; i < 60; i++) expect(l.take().allowed).toBe(true);
-    expect(l.take().allowed).toBe(false);
-    now += 60_000; // exactly 60 s after the window start: still the same window
-    expect(l.take()).toMatchObject({ allowed: false, retryAfterS: 1 });
-    now += 1; // more than 60 s: a new window, counting this request as the first
-    expect(l.take()).toMatchObject({ allowed: true, remaining: 59 });
-    for (let i = 0; i < 59; i++) expect(l.take().allowed).toBe(true);
-    expect(l.take().allowed).toBe(false);
-  });
-});
 
 describe('configuration', () => {
   it('reports every problem with its file and line', () => {

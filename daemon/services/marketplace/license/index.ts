@@ -5,7 +5,8 @@ import { SqliteLicenseStore } from '../../../../src/store/license.js';
 import { loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
 import { SigningKeyring } from '../../../../src/crypto/signing.js';
 import { TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/license.js';
-import { AbuseGuard, DEFAULT_ABUSE_LIMIT } from './abuse.js';
+import { SqliteLimiterWindows } from '../../../../src/store/limiter-windows.js';
+import { FailureWindow } from '../../../plugins/failure-window.js';
 import { Licenses } from './licenses.js';
 import { licenseRoutes } from './routes.js';
 
@@ -13,10 +14,16 @@ import { licenseRoutes } from './routes.js';
 export interface LicenseFlags {
   /** `iss` claim of offline tokens; default `mkt-marketplace`. */
   licenseIssuer?: string;
-  /** Failed key lookups per address and window before 429. */
+  /** Failed key lookups per address and window before 429 (default 20 per 600 s). */
   licenseAbuseFailures?: number;
   licenseAbuseWindowSeconds?: number;
 }
+
+/**
+ * The abuse limit of the key endpoints: failed lookups (malformed or unknown keys, the signs of
+ * guessing) per client address in a fixed window.
+ */
+export const DEFAULT_ABUSE_LIMIT = { failures: 20, windowSeconds: 600 };
 
 export const openLicenseArea: OpenArea = async (shared) => {
   const { ctx, db, dataDir } = shared;
@@ -32,9 +39,13 @@ export const openLicenseArea: OpenArea = async (shared) => {
     keyring,
     issuer: flags.licenseIssuer ?? ctx.options.env.MKT_LICENSE_ISSUER ?? 'mkt-marketplace',
   });
-  const guard = new AbuseGuard(store, clock, {
-    failures: flags.licenseAbuseFailures ?? DEFAULT_ABUSE_LIMIT.failures,
-    windowSeconds: flags.licenseAbuseWindowSeconds ?? DEFAULT_ABUSE_LIMIT.windowSeconds,
+  const guard = new FailureWindow(new SqliteLimiterWindows(db), clock, {
+    scope: 'license-abuse',
+    limit: {
+      failures: flags.licenseAbuseFailures ?? DEFAULT_ABUSE_LIMIT.failures,
+      windowSeconds: flags.licenseAbuseWindowSeconds ?? DEFAULT_ABUSE_LIMIT.windowSeconds,
+    },
+    refusal: (s) => `too many failed license key lookups from this address; retry after ${s} s`,
   });
   ctx.logger.info({ kid: keyring.currentKid() }, 'license keys ready');
   return {

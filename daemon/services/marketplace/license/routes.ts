@@ -22,12 +22,13 @@ import {
 } from '../../../../src/schemas/license.js';
 import type { SigningKeyring } from '../../../../src/crypto/signing.js';
 import { HttpError } from '../../../plugins/errors.js';
-import type { AbuseGuard } from './abuse.js';
+import { parseAuthorization } from '../../../plugins/auth.js';
+import type { FailureWindow } from '../../../plugins/failure-window.js';
 import { isFailureGuess, type Licenses } from './licenses.js';
 
 export interface LicenseRouteDeps {
   licenses: Licenses;
-  guard: AbuseGuard;
+  guard: FailureWindow;
   keyring: SigningKeyring;
 }
 
@@ -38,22 +39,32 @@ const TAGS = ['license'];
 const NONE: unknown[] = [];
 const errors = { 400: ErrorSchema, 429: ErrorSchema };
 
-/** `Authorization: License <key>` (Keygen's scheme), used only to personalise the license text. */
+/**
+ * `Authorization: License <key>` (Keygen's scheme) personalises the license text. The route
+ * declares no credential, so any other header, malformed or overlong, is ignored, never a 401.
+ */
 function presentedKey(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization;
-  if (typeof h !== 'string') return undefined;
-  const m = /^License\s+(.+)$/i.exec(h.trim());
-  return m ? m[1]!.trim() : undefined;
+  const p = parseAuthorization(req.headers.authorization, ['License']);
+  return p.kind === 'credential' && p.credential.kind === 'license' ? p.credential.key : undefined;
 }
 
 export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps): Promise<void> {
   const { licenses, guard, keyring } = deps;
 
-  /** Runs one key operation under the abuse limit, counting guesses (malformed or unknown keys). */
+  /**
+   * Runs one key operation under the abuse limit: the attempt is reserved before the lookup, and
+   * given back unless it was a guess (a malformed or unknown key).
+   */
   async function guarded<T extends { code?: string }>(req: FastifyRequest, op: () => Promise<T>): Promise<T> {
-    await guard.check(req.ip);
-    const res = await op();
-    if (isFailureGuess(res.code)) await guard.fail(req.ip);
+    const attempt = await guard.reserve(req.ip);
+    let res: T;
+    try {
+      res = await op();
+    } catch (err) {
+      await attempt.release();
+      throw err;
+    }
+    if (!isFailureGuess(res.code)) await attempt.release();
     // The outcome only: the key itself never reaches the log.
     req.log.debug({ outcome: res.code }, 'license key request');
     return res;

@@ -1,10 +1,11 @@
-// Who is calling and what they may do with a hosted repository. Credentials: a personal access
-// token (`Authorization: Bearer <t>` or `token <t>`; HTTP Basic with the token as password for
-// git), or the `mkt_session` cookie, which authenticates reads only. Private repositories are
-// invisible to everyone but their owner and the users granted access.
+// Who is calling and what they may do with a hosted repository. Credentials (parsed by the auth
+// plugin): a personal access token (`Authorization: Bearer <t>` or `token <t>`; HTTP Basic with the
+// token as password for git), or the `mkt_session` cookie, which authenticates reads only.
+// Private repositories are invisible to everyone but their owner and the users granted access.
 import type { FastifyRequest } from 'fastify';
 import { SESSION_COOKIE, type AccountsStore, type TokenScope, type User } from '../../../../src/store/accounts.js';
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
+import { Authenticator, type Problem } from '../../../plugins/auth.js';
 import { HttpError } from '../../../plugins/errors.js';
 
 export interface Caller {
@@ -15,50 +16,44 @@ export interface Caller {
 }
 
 const ANONYMOUS: Caller = { via: 'none' };
+const CHALLENGE = { 'www-authenticate': 'Bearer realm="mkt"' };
 
-function presentedToken(header: string): { token?: string; bad?: string } {
-  const m = /^(Bearer|token|Basic)\s+(\S+)\s*$/i.exec(header.trim());
-  if (!m) return { bad: 'Authorization header must be "Bearer <token>" or "token <token>"' };
-  if (m[1]!.toLowerCase() !== 'basic') return { token: m[2]! };
-  const decoded = Buffer.from(m[2]!, 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  // git sends `user:token`; a token alone as the user name is accepted too, like GitHub.
-  const token = colon < 0 ? decoded : decoded.slice(colon + 1) || decoded.slice(0, colon);
-  return token ? { token } : { bad: 'Basic credentials carry no token' };
-}
-
-function cookieValue(header: string | undefined, name: string): string | undefined {
-  if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
-  }
-  return undefined;
+/** The notes API's 401: an `error` text saying what is wrong with the credential, and a Bearer challenge. */
+function unauthorized(problem: Problem): HttpError {
+  if (problem.kind === 'missing') return new HttpError(401, 'writing notes needs a personal access token with push scope', CHALLENGE);
+  if (problem.kind === 'malformed') return new HttpError(401, problem.reason, CHALLENGE);
+  if (problem.credential.kind === 'session') return new HttpError(401, 'session has expired or is not valid', CHALLENGE);
+  return new HttpError(401, 'token is not valid (unknown or revoked)', CHALLENGE);
 }
 
 export class Access {
-  constructor(
-    private readonly accounts: AccountsStore,
-    private readonly repos: RepoStore,
-  ) {}
+  private readonly auth: Authenticator<Caller>;
 
-  /** The caller of a request; a credential that is presented but wrong is a 401. */
+  constructor(
+    accounts: AccountsStore,
+    private readonly repos: RepoStore,
+  ) {
+    this.auth = new Authenticator<Caller>({
+      schemes: ['Bearer', 'token', 'Basic'],
+      cookie: SESSION_COOKIE,
+      unauthorized,
+      async verify(credential) {
+        if (credential.kind === 'token') {
+          const found = await accounts.authenticateToken(credential.token);
+          return found && { user: found.user, via: 'token', scope: found.scope };
+        }
+        if (credential.kind === 'session') {
+          const user = await accounts.authenticateSession(credential.value);
+          return user && { user, via: 'session' };
+        }
+        return undefined;
+      },
+    });
+  }
+
+  /** The caller of a request; a credential that is presented but malformed or wrong is a 401. */
   async caller(req: FastifyRequest): Promise<Caller> {
-    const auth = req.headers.authorization;
-    if (typeof auth === 'string' && auth !== '') {
-      const p = presentedToken(auth);
-      if (p.bad) throw new HttpError(401, p.bad);
-      const found = await this.accounts.authenticateToken(p.token!);
-      if (!found) throw new HttpError(401, 'token is not valid (unknown or revoked)');
-      return { user: found.user, via: 'token', scope: found.scope };
-    }
-    const session = cookieValue(req.headers.cookie, SESSION_COOKIE);
-    if (session) {
-      const user = await this.accounts.authenticateSession(session);
-      if (!user) throw new HttpError(401, 'session has expired or is not valid');
-      return { user, via: 'session' };
-    }
-    return ANONYMOUS;
+    return (await this.auth.optional(req)) ?? ANONYMOUS;
   }
 
   canRead(repo: Repo, caller: Caller): boolean {
@@ -84,7 +79,7 @@ export class Access {
    * that cannot push 403. Visibility comes first so a private repository stays a 404.
    */
   requirePush(repo: Repo, caller: Caller): User {
-    if (!caller.user) throw new HttpError(401, 'writing notes needs a personal access token with push scope', { 'www-authenticate': 'Bearer realm="mkt"' });
+    if (!caller.user) throw unauthorized({ kind: 'missing' });
     if (caller.via === 'session') throw new HttpError(403, 'a session cookie can only read; use a personal access token with push scope');
     if (caller.scope !== 'push') throw new HttpError(403, 'this token has read scope; writing notes needs push scope');
     if (!this.accountCanPush(repo, caller.user)) throw new HttpError(403, `${caller.user.name} cannot push to ${repo.owner}/${repo.name}`);

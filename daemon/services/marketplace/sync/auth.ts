@@ -1,20 +1,16 @@
 // Bearer authentication of the sync area: the 0600 sync secret in the data dir, the key that
-// signs access tokens (derived from it), and the preHandler that turns a token into a caller.
+// signs access tokens (derived from it), and the `verify` and 401 it gives the auth plugin.
 import { createHmac } from 'node:crypto';
-import type { FastifyReply, FastifyRequest, preHandlerHookHandler } from 'fastify';
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { verifySyncToken } from '../../../../src/crypto/sync-token.js';
 import { loadSecretFile } from '../../../../src/crypto/secret-file.js';
+import { Authenticator, type Problem } from '../../../plugins/auth.js';
+import { HttpError } from '../../../plugins/errors.js';
 
 /** Who is calling a bearer sync endpoint: the token's user and app. */
 export interface SyncCaller {
   userId: string;
   appId: string;
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    syncCaller?: SyncCaller;
-  }
 }
 
 const SECRET_FILE = 'sync-secret';
@@ -45,34 +41,45 @@ export interface SyncAuthOptions {
   callerExists?(caller: SyncCaller): boolean | Promise<boolean>;
 }
 
-function bearer(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization;
-  if (typeof h !== 'string') return undefined;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-  return m ? m[1] : undefined;
+/** The sync area's 401: an `error` text and a Bearer challenge. */
+function unauthorized(problem: Problem): HttpError {
+  const text =
+    problem.kind === 'missing'
+      ? 'missing bearer token: sign in with POST /api/v1/sync/auth'
+      : problem.kind === 'malformed'
+        ? `${problem.reason}: sign in with POST /api/v1/sync/auth`
+        : 'invalid or expired token';
+  return new HttpError(401, text, { 'www-authenticate': 'Bearer realm="mkt-sync"' });
 }
 
-function deny(reply: FastifyReply, text: string): FastifyReply {
-  return reply.code(401).header('www-authenticate', 'Bearer realm="mkt-sync"').send({ error: text });
-}
-
-/** preHandler for every bearer sync endpoint: 401 for a missing, malformed, expired, tampered or other-app token. */
-export function requireSyncAuth(secret: Buffer, clock: { now(): number }, opts: SyncAuthOptions = {}): preHandlerHookHandler {
+/** Who holds a bearer token: a valid, unexpired token of this server for an app and user that exist. */
+export function syncAuthenticator(secret: Buffer, clock: { now(): number }, opts: SyncAuthOptions = {}): Authenticator<SyncCaller> {
   const key = tokenKey(secret);
-  return async function syncAuth(req, reply) {
-    const token = bearer(req);
-    if (token === undefined) return deny(reply, 'missing bearer token: sign in with POST /api/v1/sync/auth');
-    const claims = verifySyncToken(key, token, clock.now());
-    if (!claims) return deny(reply, 'invalid or expired token');
-    const caller: SyncCaller = { userId: claims.sub, appId: claims.app };
-    if (opts.callerExists && !(await opts.callerExists(caller))) return deny(reply, 'invalid or expired token');
-    req.syncCaller = caller;
+  return new Authenticator<SyncCaller>({
+    schemes: ['Bearer'],
+    unauthorized,
+    async verify(credential) {
+      if (credential.kind !== 'token') return undefined;
+      const claims = verifySyncToken(key, credential.token, clock.now());
+      if (!claims) return undefined;
+      const caller: SyncCaller = { userId: claims.sub, appId: claims.app };
+      if (opts.callerExists && !(await opts.callerExists(caller))) return undefined;
+      return caller;
+    },
+  });
+}
+
+/** Hook for every bearer sync endpoint: 401 for a missing, malformed, expired, tampered or other-app token. */
+export function requireSyncAuth(secret: Buffer, clock: { now(): number }, opts: SyncAuthOptions = {}): preHandlerHookHandler {
+  const auth = syncAuthenticator(secret, clock, opts);
+  return async function syncAuth(req) {
+    await auth.required(req);
   };
 }
 
 /** The authenticated caller of a route behind requireSyncAuth (throws if the hook did not run). */
 export function syncCaller(request: FastifyRequest): SyncCaller {
-  const c = request.syncCaller;
+  const c = request.caller as SyncCaller | undefined;
   if (!c) throw new Error('sync route registered without requireSyncAuth');
   return c;
 }

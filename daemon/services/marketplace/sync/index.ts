@@ -14,7 +14,8 @@ import { accountRoutes } from './routes-account.js';
 import { keyRoutes } from './routes-keys.js';
 import { rotationRoutes } from './routes-rotation.js';
 import { registerStorageRoutes } from './storage.js';
-import { DEFAULT_SIGN_IN_LIMIT, SignInGuard } from './signin-limit.js';
+import { SqliteLimiterWindows } from '../../../../src/store/limiter-windows.js';
+import { FailureWindow } from '../../../plugins/failure-window.js';
 
 /** Service flags this area reads (all optional). */
 export interface SyncFlags {
@@ -24,6 +25,9 @@ export interface SyncFlags {
   syncSignInFailures?: number;
   syncSignInWindowSeconds?: number;
 }
+
+/** The sign-in limit of sync_auth: failed sign-ins (wrong password or unknown email) per client address and window. */
+export const DEFAULT_SIGN_IN_LIMIT = { failures: 10, windowSeconds: 900 };
 
 function tokenLifetime(flags: SyncFlags, env: NodeJS.ProcessEnv): number {
   const raw = flags.syncTokenLifetimeSeconds ?? env.MKT_SYNC_TOKEN_LIFETIME_SECONDS;
@@ -50,15 +54,20 @@ export const openSyncArea: OpenArea = async (shared) => {
   });
   let storage: { close(): Promise<void> } | undefined;
   const deps = { store, accounts, clock };
-  const guard = new SignInGuard(store, clock, {
-    failures: flags.syncSignInFailures ?? DEFAULT_SIGN_IN_LIMIT.failures,
-    windowSeconds: flags.syncSignInWindowSeconds ?? DEFAULT_SIGN_IN_LIMIT.windowSeconds,
+  const guard = new FailureWindow(new SqliteLimiterWindows(db), clock, {
+    scope: 'sync-sign-in',
+    limit: {
+      failures: flags.syncSignInFailures ?? DEFAULT_SIGN_IN_LIMIT.failures,
+      windowSeconds: flags.syncSignInWindowSeconds ?? DEFAULT_SIGN_IN_LIMIT.windowSeconds,
+    },
+    refusal: (s) => `too many failed sign-ins from this address; retry after ${s} s`,
   });
   return {
     async register(app) {
       await app.register(async (scope) => appRoutes(scope, { ...deps, secret, guard, tokenLifetimeSeconds: lifetime }));
       await app.register(async (scope) => {
-        scope.addHook('preHandler', auth);
+        // Before the body is read: an unauthenticated request costs no parsing.
+        scope.addHook('onRequest', auth);
         await changelogRoutes(scope, deps);
         await deviceRoutes(scope, deps);
         await accountRoutes(scope, { ...deps, usage: (appId, userId) => usageStore.usage(appId, userId) });

@@ -20,14 +20,15 @@ import type { AccountsStore } from '../../../../src/store/accounts.js';
 import type { Clock } from '../../../../src/util/clock.js';
 import { HttpError } from '../../../plugins/errors.js';
 import { tokenKey } from './auth.js';
-import type { SignInGuard } from './signin-limit.js';
+import type { FailureWindow } from '../../../plugins/failure-window.js';
 
 export interface AppRouteDeps {
   store: SyncStore;
   accounts: AccountsStore;
   secret: Buffer;
   clock: Clock;
-  guard: SignInGuard;
+  /** The sign-in limit: failed sign-ins per client address and window. */
+  guard: FailureWindow;
   tokenLifetimeSeconds?: number;
 }
 
@@ -62,15 +63,15 @@ export async function appRoutes(app: FastifyInstance, deps: AppRouteDeps): Promi
     },
     async (req) => {
       const syncApp = await appOf(req.body.api_key);
-      await guard.check(req.ip);
+      // The attempt is reserved before any password is hashed, so concurrent guesses cannot
+      // overrun the limit; only a failed attempt keeps its slot.
+      const attempt = await guard.reserve(req.ip);
       const user = await accounts.findUserByEmail(req.body.email);
       const stored = user ? await accounts.getPasswordHash(user.id) : undefined;
       // An unknown email (or a user without a password) still pays for one scrypt run.
       const ok = await verifyPassword(req.body.password, stored ?? (await dummyPasswordHash()));
-      if (!user || stored === undefined || !ok) {
-        await guard.fail(req.ip);
-        throw new HttpError(401, 'invalid email or password');
-      }
+      if (!user || stored === undefined || !ok) throw new HttpError(401, 'invalid email or password');
+      await attempt.release();
       const { token, claims } = signSyncToken(key, { userId: user.id, appId: syncApp.id, nowMs: clock.now(), lifetimeSeconds: lifetime });
       req.log.info({ user: user.id, app: syncApp.id }, 'sync sign-in');
       return { token, token_type: 'Bearer' as const, expires_in: lifetime, expires_at: new Date(claims.exp * 1000).toISOString(), user_id: user.id, app_id: syncApp.id };

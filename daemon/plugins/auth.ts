@@ -1,0 +1,157 @@
+// Authentication for every service: one parser of the `Authorization` header and the session
+// cookie, and one hook that asks the service's `verify` who is calling and decorates the request.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { HttpError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling, as the service's `verify` answered; undefined for an anonymous request. */
+    caller?: unknown;
+  }
+}
+
+/** Authorization schemes: `token` is GitHub's word for a bearer token, `License` Keygen's for a key. */
+export type Scheme = 'Bearer' | 'token' | 'Basic' | 'License';
+
+export type Credential =
+  /** A token: `Bearer <t>`, `token <t>`, or HTTP Basic with the token as password (git). */
+  | { kind: 'token'; scheme: 'Bearer' | 'token' | 'Basic'; token: string }
+  | { kind: 'license'; key: string }
+  | { kind: 'session'; value: string };
+
+export type Presented = { kind: 'none' } | { kind: 'malformed'; reason: string } | { kind: 'credential'; credential: Credential };
+
+/** Why a request is refused: the service's 401 may word each case its own way. */
+export type Problem = { kind: 'missing' } | { kind: 'malformed'; reason: string } | { kind: 'invalid'; credential: Credential };
+
+/** No credential is this long; a longer header is refused before any decoding or hashing. */
+export const MAX_CREDENTIAL_LENGTH = 4096;
+
+const SCHEME_WORDS: Record<string, Scheme> = { bearer: 'Bearer', token: 'token', basic: 'Basic', license: 'License' };
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function expected(schemes: readonly Scheme[]): string {
+  return schemes.map((s) => (s === 'Basic' ? 'Basic <base64 user:token>' : `${s} <${s === 'License' ? 'key' : 'token'}>`)).join('" or "');
+}
+
+function basicToken(encoded: string): Presented {
+  if (!BASE64.test(encoded)) return { kind: 'malformed', reason: 'Basic credentials are not valid base64' };
+  let decoded: string;
+  try {
+    decoded = utf8.decode(Buffer.from(encoded, 'base64'));
+  } catch {
+    return { kind: 'malformed', reason: 'Basic credentials are not valid UTF-8' };
+  }
+  const colon = decoded.indexOf(':');
+  // git sends `user:token`; a token alone as the user name is accepted too, like GitHub.
+  const token = colon < 0 ? decoded : decoded.slice(colon + 1) || decoded.slice(0, colon);
+  if (token === '') return { kind: 'malformed', reason: 'Basic credentials carry no token' };
+  return { kind: 'credential', credential: { kind: 'token', scheme: 'Basic', token } };
+}
+
+/** Reads the `Authorization` header, accepting only the service's `schemes` (scheme words match in any case). */
+export function parseAuthorization(header: string | undefined, schemes: readonly Scheme[]): Presented {
+  if (header === undefined || header.trim() === '') return { kind: 'none' };
+  if (header.length > MAX_CREDENTIAL_LENGTH) return { kind: 'malformed', reason: 'Authorization header is too long' };
+  const m = /^([A-Za-z]+)[ \t]+(\S(?:.*\S)?)$/.exec(header.trim());
+  const scheme = m ? SCHEME_WORDS[m[1]!.toLowerCase()] : undefined;
+  const rest = m?.[2];
+  if (!scheme || !schemes.includes(scheme) || rest === undefined) return { kind: 'malformed', reason: `Authorization header must be "${expected(schemes)}"` };
+  if (scheme === 'License') return { kind: 'credential', credential: { kind: 'license', key: rest } };
+  // Tokens and base64 never hold spaces: a second word is a malformed header, not part of a token.
+  if (/\s/.test(rest)) return { kind: 'malformed', reason: `Authorization header must be "${expected(schemes)}"` };
+  if (scheme === 'Basic') return basicToken(rest);
+  return { kind: 'credential', credential: { kind: 'token', scheme, token: rest } };
+}
+
+/** Reads one cookie; a value that is not valid percent-encoding (`%ZZ`) is malformed, never an exception. */
+export function parseCookie(header: string | undefined, name: string): Presented {
+  if (header === undefined || header === '') return { kind: 'none' };
+  if (header.length > MAX_CREDENTIAL_LENGTH) return { kind: 'malformed', reason: 'Cookie header is too long' };
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq <= 0 || part.slice(0, eq).trim() !== name) continue;
+    let raw = part.slice(eq + 1).trim();
+    if (raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"')) raw = raw.slice(1, -1);
+    if (raw === '') return { kind: 'none' };
+    try {
+      return { kind: 'credential', credential: { kind: 'session', value: decodeURIComponent(raw) } };
+    } catch {
+      return { kind: 'malformed', reason: `the ${name} cookie is not valid percent-encoding` };
+    }
+  }
+  return { kind: 'none' };
+}
+
+export interface AuthOptions<C> {
+  /** The `Authorization` schemes the service accepts. */
+  schemes: readonly Scheme[];
+  /** The session cookie the service accepts, if any; the `Authorization` header wins when both come. */
+  cookie?: string;
+  /** Who presents this credential; undefined when it is wrong (unknown, revoked, expired, tampered). */
+  verify(credential: Credential): C | undefined | Promise<C | undefined>;
+  /** The service's 401 (one shape per service, as its spec says). */
+  unauthorized(problem: Problem): HttpError;
+}
+
+/** One service's authentication: parses and verifies once per request, then remembers the caller. */
+export class Authenticator<C> {
+  private readonly seen = new WeakMap<FastifyRequest, Promise<C | undefined>>();
+
+  constructor(private readonly opts: AuthOptions<C>) {}
+
+  /** What the request presents, before any verification. */
+  presented(req: FastifyRequest): Presented {
+    const header = parseAuthorization(req.headers.authorization, this.opts.schemes);
+    if (header.kind !== 'none' || this.opts.cookie === undefined) return header;
+    return parseCookie(req.headers.cookie, this.opts.cookie);
+  }
+
+  /** The caller, or undefined when no credential came; a malformed or wrong one is the service's 401. */
+  optional(req: FastifyRequest): Promise<C | undefined> {
+    let found = this.seen.get(req);
+    if (!found) {
+      found = this.identify(req);
+      this.seen.set(req, found);
+    }
+    return found;
+  }
+
+  /** The caller; no credential is the service's 401 too. */
+  async required(req: FastifyRequest): Promise<C> {
+    const caller = await this.optional(req);
+    if (caller === undefined) throw this.opts.unauthorized({ kind: 'missing' });
+    return caller;
+  }
+
+  private async identify(req: FastifyRequest): Promise<C | undefined> {
+    const p = this.presented(req);
+    if (p.kind === 'none') return undefined;
+    if (p.kind === 'malformed') throw this.opts.unauthorized({ kind: 'malformed', reason: p.reason });
+    const caller = await this.opts.verify(p.credential);
+    if (caller === undefined) throw this.opts.unauthorized({ kind: 'invalid', credential: p.credential });
+    req.caller = caller;
+    return caller;
+  }
+}
+
+export interface InstallAuthOptions {
+  /** Whether a request without a credential is refused (otherwise it passes as anonymous). */
+  required: boolean;
+  /** Which requests the hook guards; default every request of the scope. */
+  applies?(req: FastifyRequest): boolean;
+}
+
+/**
+ * Installs the authentication hook on `scope` (on the root instance it guards unknown routes and
+ * /openapi.json too). It runs at onRequest, so a refused request costs no body parsing.
+ */
+export function installAuth<C>(scope: FastifyInstance, auth: Authenticator<C>, opts: InstallAuthOptions): void {
+  if (!scope.hasRequestDecorator('caller')) scope.decorateRequest('caller', undefined);
+  scope.addHook('onRequest', async (req) => {
+    if (opts.applies && !opts.applies(req)) return;
+    if (opts.required) await auth.required(req);
+    else await auth.optional(req);
+  });
+}
