@@ -64,6 +64,21 @@ describe('mkt tickets', () => {
     expect(JSON.parse(upd.out)).toMatchObject({ status: 'on_hold', assignee: 'bo' });
   });
 
+  it('list and show escape control characters from the server (no terminal escapes), --json keeps them', async () => {
+    const evil = 'Clear\u001b[2J\u001b]0;pwned\u0007 me\u0000';
+    const t = (await node.req('POST', '/tickets', { title: evil, assignee: evil, description: `line 1\n${evil}`, tags: [evil] })).body;
+    for (const args of [['list'], ['show', t.id]]) {
+      for (const tty of [true, false]) {
+        const r = await mkt(args, { tty, env: { NO_COLOR: '1' } });
+        expect(r.code, r.err).toBe(0);
+        expect(r.out).toContain('Clear\\x1b[2J\\x1b]0;pwned\\x07 me\\x00');
+        // eslint-disable-next-line no-control-regex -- looking for raw control characters
+        expect(r.out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/);
+      }
+    }
+    expect(JSON.parse((await mkt(['show', t.id, '--json'])).out).title).toBe(evil);
+  });
+
   it('node prints the node id', async () => {
     const r = await mkt(['node']);
     expect(r.out.trim()).toBe((await node.req('GET', '/sync/node')).body.node_id);
