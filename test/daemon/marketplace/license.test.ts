@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
 import { startLicenseServer, type LicenseServer } from '../../helpers/license-server.js';
+import { tempDir } from '../../helpers/tmp.js';
 import type { IssuedKey } from '../../../daemon/services/marketplace/license/admin.js';
 
 let s: LicenseServer;
@@ -264,6 +265,43 @@ describe('abuse limit', () => {
     expect((await text()).statusCode).toBe(200);
     s.clock.advance(Number(blocked.headers['retry-after']) * 1000);
     expect((await post('/api/v1/keys/status', { key: k!.key }, addr)).status).toBe(200);
+  });
+});
+
+describe('abuse limit under concurrency and restarts (issue 11: limiters reserve before they spend)', () => {
+  it('30 concurrent unknown-key lookups from one address: exactly 20 are looked up, 10 answer 429', async () => {
+    const addr = '203.0.113.30';
+    const keys = await Promise.all(Array.from({ length: 30 }, () => unknownKey()));
+    const answers = await Promise.all(keys.map((key) => post('/api/v1/keys/status', { key }, addr)));
+    expect(answers.filter((r) => r.status === 200 && r.body.code === 'NOT_FOUND')).toHaveLength(20);
+    const limited = answers.filter((r) => r.status === 429);
+    expect(limited).toHaveLength(10);
+    for (const r of limited) expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('good lookups give their slot back: 30 concurrent valid lookups all answer', async () => {
+    const [k] = await issue('font-pro');
+    const answers = await Promise.all(Array.from({ length: 30 }, () => post('/api/v1/keys/status', { key: k!.key }, '203.0.113.31')));
+    expect(answers.map((r) => r.body.code)).toEqual(Array(30).fill('VALID'));
+  });
+
+  it('the window survives a restart on the same data dir', async () => {
+    const dir = tempDir('mkt-license-limit-');
+    const flags = { licenseAbuseFailures: 2, licenseAbuseWindowSeconds: 600 };
+    try {
+      const first = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      const lookup = async (srv: LicenseServer) => (await srv.app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key: await unknownKey() }, remoteAddress: '203.0.113.32' })).statusCode;
+      expect([await lookup(first), await lookup(first)]).toEqual([200, 200]);
+      await first.close();
+      const second = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      try {
+        expect(await lookup(second)).toBe(429);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      dir.remove();
+    }
   });
 });
 

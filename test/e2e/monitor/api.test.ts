@@ -80,7 +80,7 @@ describe('authentication and limits', () => {
   });
 
   it('a missing or malformed header is 401 saying so; a wrong token is 401 saying it is invalid', async () => {
-    for (const path of ['/api/status', '/api/status/web', '/api/trends/web', '/api/peer/info', '/api/mesh', '/metrics']) {
+    for (const path of ['/api/status', '/api/status/web', '/api/trends/web', '/api/peer/info', '/api/mesh', '/metrics', '/openapi.json']) {
       const none = await mon.get(path, null);
       expect(none.status).toBe(401);
       expect(none.body.error).toMatch(/missing or malformed/);
@@ -91,6 +91,15 @@ describe('authentication and limits', () => {
       expect(wrong.status).toBe(401);
       expect(wrong.body.error).toBe('invalid token');
     }
+  });
+
+  it('/openapi.json needs the token like every route but /api/health and the dashboard (spec Authentication 1)', async () => {
+    const none = await mon.get('/openapi.json', null);
+    expect(none).toMatchObject({ status: 401, body: { error: expect.stringMatching(/missing or malformed/) as string } });
+    expect((await mon.get('/openapi.json', 'nope')).status).toBe(401);
+    expect((await mon.get('/openapi.json')).status).toBe(200);
+    // An unknown route is not a route: 404 {"error"} without a token.
+    expect(await mon.get('/no/such/route', null)).toMatchObject({ status: 404, body: { error: expect.any(String) as string } });
   });
 
   it('an unknown target is 404 naming it, in status and trends', async () => {
@@ -106,6 +115,35 @@ describe('authentication and limits', () => {
       const r = await mon.get(path);
       expect(r.status).toBe(503);
       expect(r.body.error).toMatch(/mesh is not enabled/);
+    }
+  });
+});
+
+describe('rate limit under concurrency and restarts (issue 11: limiters reserve before they spend)', () => {
+  it('30 concurrent requests against a limit of 10 let 10 through, /openapi.json counts, and the window survives a restart', async () => {
+    const own = tempDir('mkt-monitor-limit-');
+    const yaml = `name: limited\ntoken: mon-token\nrate_limit: { requests: 10, window: 1h }\ntargets:\n  web:\n    url: ${health.url}\n    interval: 1h\n`;
+    try {
+      const first = await startMonitor(own.path, yaml);
+      let statuses: number[];
+      try {
+        statuses = (await Promise.all(Array.from({ length: 30 }, (_, i) => first.get(i % 3 === 0 ? '/openapi.json' : '/api/status')))).map((r) => r.status);
+        expect((await first.get('/api/health', null)).status).toBe(200);
+      } finally {
+        await first.stop();
+      }
+      expect(statuses.filter((c) => c === 200)).toHaveLength(10);
+      expect(statuses.filter((c) => c === 429)).toHaveLength(20);
+      const second = await startMonitor(own.path, yaml);
+      try {
+        const after = await second.get('/api/status');
+        expect(after.status).toBe(429);
+        expect(Number(after.headers.get('retry-after'))).toBeGreaterThan(3000);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      own.remove();
     }
   });
 });
@@ -160,7 +198,7 @@ describe('TargetStatus', () => {
   });
 
   it('OpenAPI documents the TargetStatus response, its nullable and omitted fields, and the error bodies', async () => {
-    const doc = (await mon.get('/openapi.json', null)).body;
+    const doc = (await mon.get('/openapi.json')).body;
     const op = doc.paths['/api/status/{target}'].get;
     const schema = op.responses['200'].content['application/json'].schema;
     expect(schema.required.sort()).toEqual(['label', 'latest', 'recent', 'uptime_24h', 'uptime_7d']);

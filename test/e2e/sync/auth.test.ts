@@ -191,6 +191,52 @@ describe('sign-in limit', () => {
   });
 });
 
+describe('sign-in limit under concurrency and restarts (issue 11: the limit raced)', () => {
+  it('30 parallel wrong-password sign-ins: at most 10 get their password checked (401), the rest 429 with Retry-After', async () => {
+    const guarded = await startSyncServer({ now: '2026-03-01T12:00:00.000Z' });
+    try {
+      const a = await guarded.createApp('Raced');
+      await guarded.addUser('ana', 'ana@example.com', PASSWORD);
+      const answers = await Promise.all(
+        Array.from({ length: 30 }, async () => {
+          const res = await fetch(`${guarded.url}/api/v1/sync/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ api_key: a.apiKey, email: 'ana@example.com', password: 'wrong' }) });
+          return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { error: string } };
+        }),
+      );
+      expect(answers.filter((r) => r.status === 401)).toHaveLength(10);
+      const limited = answers.filter((r) => r.status === 429);
+      expect(limited).toHaveLength(20);
+      for (const r of limited) {
+        expect(r.retryAfter).toBe('900');
+        expect(r.body.error).toMatch(/too many failed sign-ins/);
+      }
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('the window survives a restart on the same data dir', async () => {
+    const dir = tempDir('mkt-sync-limit-');
+    try {
+      const flags = { syncSignInFailures: 2, syncSignInWindowSeconds: 600 };
+      const first = await startSyncServer({ dataDir: dir.path, flags });
+      const a = await first.createApp('Kept');
+      await first.addUser('ana', 'ana@example.com', PASSWORD);
+      const attempt = (srv: SyncServer, password: string) => srv.call('POST', '/api/v1/sync/auth', { body: { api_key: a.apiKey, email: 'ana@example.com', password } });
+      for (let i = 0; i < 2; i++) expect((await attempt(first, 'wrong')).status).toBe(401);
+      await first.close();
+      const second = await startSyncServer({ dataDir: dir.path, flags });
+      try {
+        expect((await attempt(second, PASSWORD)).status).toBe(429);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
 describe('OpenAPI', () => {
   it('documents every sync operation of this area, bearer ones with the bearer scheme', async () => {
     const doc = (await (await fetch(`${s.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>> };
