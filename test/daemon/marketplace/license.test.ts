@@ -279,6 +279,26 @@ describe('abuse limit under concurrency and restarts (issue 11: limiters reserve
     for (const r of limited) expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
   });
 
+  it('two instances sharing one database never let more than the limit through together', async () => {
+    const dir = tempDir('mkt-license-shared-');
+    const flags = { licenseAbuseFailures: 20, licenseAbuseWindowSeconds: 600 };
+    try {
+      const a = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      const b = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      try {
+        const keys = await Promise.all(Array.from({ length: 30 }, () => unknownKey()));
+        const answers = await Promise.all(keys.map((key, i) => (i % 2 ? a : b).app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key }, remoteAddress: '203.0.113.33' })));
+        expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(20);
+        expect(answers.filter((r) => r.statusCode === 429)).toHaveLength(10);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('good lookups give their slot back: 30 concurrent valid lookups all answer', async () => {
     const [k] = await issue('font-pro');
     const answers = await Promise.all(Array.from({ length: 30 }, () => post('/api/v1/keys/status', { key: k!.key }, '203.0.113.31')));
