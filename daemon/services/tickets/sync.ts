@@ -18,8 +18,32 @@ export const EPOCH = '1970-01-01T00:00:00.000Z';
  * a window costs only idempotent upserts.
  */
 export const DEFAULT_OVERLAP_MS = 10 * 60 * 1000;
-/** Largest push request; bigger change sets go in several. */
+/**
+ * Largest push request, in tickets and in bytes; bigger change sets go in several. The byte
+ * bound keeps a batch far below the server's 64 MiB body limit: 1000 tickets with 100 kB
+ * descriptions would be refused (413) on every round, and sync would never get past them.
+ */
 const PUSH_BATCH = 1000;
+const PUSH_BATCH_BYTES = 8 * 1024 * 1024;
+
+/** Splits tickets into batches of at most PUSH_BATCH tickets and about PUSH_BATCH_BYTES. */
+export function pushBatches<T>(items: T[], maxItems = PUSH_BATCH, maxBytes = PUSH_BATCH_BYTES): T[][] {
+  const out: T[][] = [];
+  let batch: T[] = [];
+  let bytes = 0;
+  for (const item of items) {
+    const size = Buffer.byteLength(JSON.stringify(item)) + 1;
+    if (batch.length > 0 && (batch.length >= maxItems || bytes + size > maxBytes)) {
+      out.push(batch);
+      batch = [];
+      bytes = 0;
+    }
+    batch.push(item);
+    bytes += size;
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
 
 export interface SyncOptions {
   store: TicketStore;
@@ -131,9 +155,7 @@ export class PeerSync {
       // copies this peer just sent us unchanged.
       const sent = new Map(copies.map((t) => [t.id, t.updated_at]));
       const local = (await store.changedSince(since)).filter((t) => sent.get(t.id) !== t.updated_at);
-      for (let i = 0; i < local.length; i += PUSH_BATCH) {
-        await client.push(local.slice(i, i + PUSH_BATCH));
-      }
+      for (const batch of pushBatches(local)) await client.push(batch);
       round.pushed = local.length;
       round.ok = true;
       if (round.pulled > 0 || round.pushed > 0) logger.info({ peer, pulled: round.pulled, accepted: round.accepted, rejected: round.rejected, pushed: round.pushed }, 'synced with peer');

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNode, type TicketNode } from '../../helpers/tickets-node.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
+import { SqliteTicketStore } from '../../../src/store/tickets.js';
+import { join } from 'node:path';
 
 const dirs = [tempDir(), tempDir()];
 let node: TicketNode;
@@ -110,5 +112,33 @@ describe('control characters in stored fields', () => {
     const ok = { id: 'b0000000-0000-4000-8000-000000000001', title: 'fits', status: 'open', priority: 'low', channel: 'api', updated_at: new Date().toISOString() };
     const pushed = await node.req('POST', '/sync/push', [{ ...ok, id: 'b0000000-0000-4000-8000-000000000002', description: big }, ok]);
     expect(pushed.body).toEqual({ accepted: 1, rejected: 1 });
+  });
+});
+
+describe('large change sets', () => {
+  it('700 tickets with 100 kB descriptions (70 MB, past the 64 MiB body limit) still reach a peer, in several pushes', async () => {
+    const dirA = tempDir();
+    const dirB = tempDir();
+    try {
+      const store = new SqliteTicketStore(join(dirA.path, 'tickets.db'));
+      const stamp = new Date().toISOString();
+      for (let i = 0; i < 700; i++) {
+        const id = `d${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`;
+        void store.insert({ id, short_id: id.slice(0, 8), title: `big ${i}`, description: 'x'.repeat(100_000), status: 'open', priority: 'low', channel: 'api', source: 'manual', requester: null, assignee: null, tags: [], created_at: stamp, updated_at: stamp, updated_by: 'seed' });
+      }
+      await store.close();
+      const b = await startNode(dirB.path);
+      const a = await startNode(dirA.path, { peers: [b.url], syncIntervalMs: 100 });
+      try {
+        await waitFor(async () => (await b.req('GET', '/tickets?priority=low')).body.count === 700, 'all 700 tickets on the peer', 60_000);
+        expect(a.logs.filter((l) => l.includes('sync with peer failed'))).toEqual([]);
+      } finally {
+        await a.stop();
+        await b.stop();
+      }
+    } finally {
+      dirA.remove();
+      dirB.remove();
+    }
   });
 });

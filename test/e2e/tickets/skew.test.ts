@@ -106,7 +106,7 @@ describe('a copy stamped 9999-12-31T23:59:59.999Z', () => {
 
   it('stored by an earlier version, it neither drags the clock nor beats an honest edit', async () => {
     const id = 'e0000000-0000-4000-8000-000000000001';
-    const base = { id, short_id: id.slice(0, 8), description: '', status: 'open', priority: 'normal', channel: 'api', source: 'manual', requester: null, assignee: null, tags: [], updated_by: 'x' } as const;
+    const base = { id, short_id: id.slice(0, 8), description: '', status: 'open', priority: 'normal', channel: 'api', source: 'manual', requester: null, assignee: null, tags: [] as string[], updated_by: 'x' };
     const seed = async (dir: string, title: string, stamp: string): Promise<void> => {
       const store = new SqliteTicketStore(join(dir, 'tickets.db'));
       await store.insert({ ...base, title, created_at: stamp, updated_at: stamp });
