@@ -61,9 +61,6 @@ export interface LicenseStore {
   isActivated(keyId: string, machineId: string): Promise<boolean>;
   /** true when an activation was removed. */
   deactivate(keyId: string, machineId: string): Promise<boolean>;
-  /** Adds one failure to the client's window and returns the window's count. */
-  recordFailure(client: string, windowStart: number): Promise<number>;
-  failures(client: string, windowStart: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -103,6 +100,8 @@ const MIGRATIONS = [
      failures INTEGER NOT NULL,
      PRIMARY KEY (client, window_start)
    ) WITHOUT ROWID;`,
+  // The abuse limit's windows moved to the shared limiter_windows table (limiter-windows.ts).
+  'DROP TABLE IF EXISTS license_failures;',
 ];
 
 interface ItemRow {
@@ -131,7 +130,6 @@ export class SqliteLicenseStore implements LicenseStore {
   private readonly s;
   private readonly activateTx;
   private readonly addKeysTx;
-  private readonly failureTx;
   private readonly deactivateTx;
 
   /**
@@ -179,11 +177,6 @@ export class SqliteLicenseStore implements LicenseStore {
       bumpCount: db.prepare('UPDATE license_keys SET activation_count = activation_count + ? WHERE id = ?'),
       insertActivation: db.prepare('INSERT INTO license_activations (key_id, machine_id, machine_name, created_at) VALUES (?, ?, ?, ?)'),
       deleteActivation: db.prepare('DELETE FROM license_activations WHERE key_id = ? AND machine_id = ?'),
-      bumpFailure: db.prepare(
-        'INSERT INTO license_failures (client, window_start, failures) VALUES (?, ?, 1) ON CONFLICT(client, window_start) DO UPDATE SET failures = failures + 1 RETURNING failures',
-      ),
-      failures: db.prepare('SELECT failures FROM license_failures WHERE client = ? AND window_start = ?'),
-      pruneFailures: db.prepare('DELETE FROM license_failures WHERE window_start < ?'),
       dataVersion: db.prepare('PRAGMA data_version'),
     };
     this.activateTx = db.transaction((keyId: string, machineId: string, machineName: string | null, max: number | null, at: string): ActivationResult => {
@@ -201,10 +194,6 @@ export class SqliteLicenseStore implements LicenseStore {
       if (this.s.deleteActivation.run(keyId, machineId).changes !== 1) return false;
       this.s.bumpCount.run(-1, keyId);
       return true;
-    });
-    this.failureTx = db.transaction((client: string, windowStart: number): number => {
-      this.s.pruneFailures.run(windowStart);
-      return (this.s.bumpFailure.get(client, windowStart) as { failures: number }).failures;
     });
   }
 
@@ -257,14 +246,6 @@ export class SqliteLicenseStore implements LicenseStore {
     const removed = this.deactivateTx.immediate(keyId, machineId);
     if (removed) this.cache.clear();
     return removed;
-  }
-
-  async recordFailure(client: string, windowStart: number): Promise<number> {
-    return this.failureTx.immediate(client, windowStart);
-  }
-
-  async failures(client: string, windowStart: number): Promise<number> {
-    return (this.s.failures.get(client, windowStart) as { failures: number } | undefined)?.failures ?? 0;
   }
 
   async close(): Promise<void> {
