@@ -2,7 +2,7 @@
 import type { Factory } from '../../src/cli/factory.js';
 import { callApi } from '../../src/cli/api-errors.js';
 import { printJson, printTable } from '../../src/cli/output.js';
-import { checkChannel, checkPriority, checkStatus, ticketsClient, visible, type ClientFlags } from './shared.js';
+import { checkChannel, checkPriority, checkStatus, ticketsClient, type ClientFlags } from './shared.js';
 
 export interface ListOptions extends ClientFlags {
   factory: Factory;
@@ -31,7 +31,7 @@ export async function listRun(opts: ListOptions): Promise<void> {
   printTable(
     io,
     ['id', 'status', 'priority', 'channel', 'assignee', 'updated', 'title'],
-    res.data.map((t) => [t.short_id, t.status, t.priority, t.channel, visible(t.assignee), t.updated_at, visible(t.title)]),
+    res.data.map((t) => [t.short_id, t.status, t.priority, t.channel, t.assignee, t.updated_at, t.title]),
   );
   if (io.stderr.isTTY) io.stderr.write(`${res.count} ticket${res.count === 1 ? '' : 's'}\n`);
 }

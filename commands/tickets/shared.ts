@@ -55,29 +55,19 @@ export async function fieldsFrom(io: IOStreams, flags: FieldFlags): Promise<Upda
   return out;
 }
 
-/**
- * Ticket text comes from anyone with the token and from every peer: control characters other
- * than tab and newlines are shown escaped (`\x1b`), so a title cannot clear the screen or
- * rewrite the terminal's title. `--json` keeps them exact.
- */
-export function visible(s: string | null): string | null {
-  // eslint-disable-next-line no-control-regex -- control characters are what this finds
-  return s === null ? null : s.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
-
 export function printTicket(io: IOStreams, t: Ticket): void {
   printFields(io, [
     ['id', t.id],
-    ['title', visible(t.title)],
+    ['title', t.title],
     ['status', t.status],
     ['priority', t.priority],
     ['channel', t.channel],
-    ['source', visible(t.source)],
-    ['requester', visible(t.requester)],
-    ['assignee', visible(t.assignee)],
-    ['tags', t.tags.map(visible).join(', ')],
+    ['source', t.source],
+    ['requester', t.requester],
+    ['assignee', t.assignee],
+    ['tags', t.tags.join(', ')],
     ['created', t.created_at],
     ['updated', t.updated_at],
-    ['description', visible(t.description)],
+    ['description', t.description],
   ]);
 }

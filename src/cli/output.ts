@@ -8,9 +8,17 @@ export function printJson(io: IOStreams, value: unknown): void {
 
 export type Cell = string | number | boolean | null | undefined;
 
-function cellText(c: Cell): string {
+/**
+ * Text in a cell comes from servers and their peers: line breaks become spaces, and every other
+ * control character is shown escaped (`\x1b`), so a value can neither break the table nor drive
+ * the terminal (clear the screen, set its title). `--json` keeps values exact.
+ */
+export function cellText(c: Cell): string {
   if (c === null || c === undefined) return '';
-  return String(c).replace(/[\t\r\n]+/g, ' ');
+  return String(c)
+    .replace(/[\t\r\n]+/g, ' ')
+    // eslint-disable-next-line no-control-regex -- control characters are what this finds
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, (ch) => `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /**
