@@ -1,0 +1,98 @@
+// Fuzzes the ticket tracker from its own /openapi.json (issue 11): no 5xx, a JSON error body on
+// every 4xx, the node alive afterwards, and the tickets written before the run unchanged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { startNode, type TicketNode } from '../helpers/tickets-node.js';
+import { tempDir } from '../helpers/tmp.js';
+import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
+import { fuzz, settingsFromEnv, type FuzzReport } from './run.js';
+import type { FuzzTarget } from './mutate.js';
+
+const TOKEN = 'fuzz-tickets-token-0123456789';
+const settings = settingsFromEnv(2_000);
+
+let node: TicketNode;
+let dir: { path: string; remove(): void };
+let doc: OpenApiDoc;
+let report: FuzzReport;
+/** Tickets written before the run, as the server answered them. */
+const seeds: Record<string, unknown>[] = [];
+/** Tickets the fuzzer may edit, so valid PATCHes reach the handler. */
+const sacrificial: string[] = [];
+
+const STATUS = ['open', 'pending', 'on_hold', 'solved', 'closed'];
+const PRIORITY = ['low', 'normal', 'high', 'urgent'];
+const CHANNEL = ['email', 'web', 'chat', 'phone', 'api'];
+
+beforeAll(async () => {
+  dir = tempDir('mkt-fuzz-tickets-');
+  node = await startNode(dir.path, {}, { token: TOKEN });
+  for (const body of [
+    { title: 'Seed: printer on fire', description: 'Smoke\nfrom tray 2 — ünïcödé 😀', status: 'open', priority: 'urgent', channel: 'email', tags: ['hardware', 'fire'] },
+    { title: 'Seed: refund', requester: 'ana@example.com', assignee: 'bo', status: 'pending' },
+    { title: 'Seed: quiet one', source: 'web form', channel: 'web', priority: 'low' },
+  ]) {
+    const r = await node.req('POST', '/tickets', body);
+    expect(r.status).toBe(201);
+    seeds.push(r.body as Record<string, unknown>);
+  }
+  for (let i = 0; i < 3; i++) {
+    const r = await node.req('POST', '/tickets', { title: `fuzz target ${i}` });
+    sacrificial.push((r.body as { id: string }).id);
+  }
+  const res = await node.req('GET', '/openapi.json');
+  expect(res.status).toBe(200);
+  doc = res.body as OpenApiDoc;
+  // The document says only "an array" for a push; a ticket-shaped schema lets valid pushes
+  // reach last-writer-wins (fresh UUIDs: the seed tickets are never overwritten).
+  const push = doc.paths['/sync/push']?.post?.requestBody?.content?.['application/json'];
+  if (push) push.schema = { type: 'array', maxItems: 5, items: { type: 'object', required: ['id', 'title', 'status', 'priority', 'channel', 'updated_at'], properties: { id: { type: 'string', format: 'uuid' }, title: { type: 'string', minLength: 1, maxLength: 500 }, status: { enum: STATUS }, priority: { enum: PRIORITY }, channel: { enum: CHANNEL }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' }, updated_by: { type: 'string', maxLength: 100 }, description: { type: 'string' }, tags: { type: 'array', items: { type: 'string', minLength: 1 } }, requester: { type: ['string', 'null'] } } } };
+  const seedIds = seeds.map((s) => String(s.id));
+  const target: FuzzTarget = {
+    doc,
+    ops: operationsOf(doc),
+    hints: {
+      id: fc.oneof(fc.constantFrom(...sacrificial), fc.constantFrom(...sacrificial).map((id) => id.slice(0, 8)), fc.uuid(), fc.constantFrom('0', 'ffffffff')),
+      status: fc.constantFrom(...STATUS),
+      priority: fc.constantFrom(...PRIORITY),
+      channel: fc.constantFrom(...CHANNEL),
+      since: fc.oneof(fc.date({ noInvalidDate: true, min: new Date('2000-01-01T00:00:00Z'), max: new Date('2100-01-01T00:00:00Z') }).map((d) => d.toISOString()), fc.constant('1970-01-01T00:00:00Z')),
+    },
+    // never a seed's id or short id, nor a prefix that could name one
+    pathOk: (name, v) => name !== 'id' || !seedIds.some((id) => id.startsWith(v.toLowerCase()) || v.toLowerCase().startsWith(id.slice(0, 8))),
+    credentials: [{ authorization: `Bearer ${TOKEN}` }],
+  };
+  report = await fuzz('tickets', node.url, target, settings, [TOKEN]);
+  console.log(report.summary);
+  if (report.distinct.size) console.log(`distinct failures:\n\n${[...report.distinct.values()].join('\n\n')}`);
+  const errors = node.logs.filter((l) => /"level":(50|60)/.test(l));
+  if (errors.length) console.log(`server error log (${errors.length} lines), first ones:\n${errors.slice(0, 10).map((l) => l.slice(0, 600)).join('\n')}`);
+});
+
+afterAll(async () => {
+  await node?.stop();
+  dir?.remove();
+});
+
+describe('tickets fuzz (seed printed above; replay with MKT_FUZZ_SEED and MKT_FUZZ_ONLY)', () => {
+  it(`sends the requests (${settings.only ?? settings.runs}) and every operation of /openapi.json is hit`, () => {
+    expect(report.sent).toBe(settings.only !== undefined ? 1 : settings.runs);
+    if (settings.only === undefined) for (const [op, c] of report.perOp) expect(c.sent, op).toBeGreaterThan(0);
+  });
+
+  it('answers no 5xx, and a JSON {"error"} body on every 4xx', () => {
+    expect([...report.distinct.values()], `seed ${settings.seed}`).toEqual([]);
+  });
+
+  it('is still alive', async () => {
+    expect((await node.req('GET', '/openapi.json')).status).toBe(200);
+  });
+
+  it('leaves the tickets written before the run unchanged', async () => {
+    for (const seed of seeds) {
+      const now = await node.req('GET', `/tickets/${String(seed.id)}`);
+      expect(now.status).toBe(200);
+      expect(now.body).toEqual(seed);
+    }
+  });
+});
