@@ -1,9 +1,10 @@
 // SyncStorageStore: blobs, upload sessions (one-shot grants and multipart), storage usage,
 // checkouts, subscriptions and payment events of the sync area. Interface first, then the
 // SQLite adapter over the `sync` tables (sync-schema.ts) plus its own component `sync-storage`.
-import { migrate, type Db } from './sqlite.js';
+import { migrate, type Db, type Migration } from './sqlite.js';
 import { migrateSync } from './sync-schema.js';
 import { quoteCents, type PricingConstants } from '../sync/pricing.js';
+import { UsageReader, type Usage } from './sync-usage.js';
 
 export type BillingInterval = 'month' | 'year';
 
@@ -14,18 +15,14 @@ export interface AppPlan extends PricingConstants {
   free_bytes: number;
 }
 
-export interface Usage {
-  /** Confirmed blobs plus stored parts of open (or completed, unconfirmed) multipart sessions. */
-  used_bytes: number;
-  blob_bytes: number;
-  blob_count: number;
-  open_part_bytes: number;
-  cap_bytes: number;
-  subscription_active: boolean;
-}
+export type { Usage } from './sync-usage.js';
 
-/** `single`: a one-shot upload URL was issued. `open` → `completed` → `confirmed`, or → `aborted` / `reaped` / `rejected`. */
-export type UploadState = 'single' | 'open' | 'completed' | 'confirmed' | 'aborted' | 'reaped' | 'rejected';
+/**
+ * `single`: a one-shot upload URL was issued; `open` → `completed`: a multipart session. Confirm
+ * claims one (`promoting`) and settles it `confirmed` or `rejected` (over the cap, or another
+ * upload of the hash won); `aborted` / `reaped` end the rest. See the sync area's uploads.ts.
+ */
+export type UploadState = 'single' | 'open' | 'completed' | 'promoting' | 'confirmed' | 'aborted' | 'reaped' | 'rejected';
 
 export interface UploadSession {
   id: string;
@@ -37,9 +34,22 @@ export interface UploadSession {
   part_count: number;
   state: UploadState;
   store_upload_id: string | null;
+  /** This upload's own object (null: a session from before per-upload objects, at the blob's key). */
+  object_key: string | null;
+  /** One-shot grants: when the signed URL stops working (ms). */
+  expires_ms: number | null;
   created_at: string;
   last_activity_ms: number;
 }
+
+export interface BlobRecord {
+  size_bytes: number;
+  created_at: string;
+  /** The object holding the blob's bytes (null: a blob from before per-upload objects, at blobKey). */
+  object_key: string | null;
+}
+
+export type ReserveOutcome = { kind: 'reserved' } | { kind: 'exists' } | { kind: 'refused'; reason: string; usage: Usage };
 
 export interface SubscriptionRecord {
   app_id: string;
@@ -85,22 +95,28 @@ export type BillingEvent = { id: string; type: string; created: number } & (
 /** What became of an event: applied, seen before (same id), older than the state it would change, or not ours. */
 export type EventOutcome = 'applied' | 'duplicate' | 'stale' | 'ignored';
 
-export type ConfirmOutcome = { kind: 'created' | 'exists'; usage: Usage } | { kind: 'over_cap'; usage: Usage };
+export type ConfirmOutcome = { kind: 'created' | 'exists'; usage: Usage } | { kind: 'over_cap'; usage: Usage } | { kind: 'gone' };
 
 export interface SyncStorageStore {
   app(appId: string): Promise<AppPlan | undefined>;
   appByNameOrId(nameOrId: string): Promise<AppPlan | undefined>;
-  blob(appId: string, userId: string, hash: string): Promise<{ size_bytes: number; created_at: string } | undefined>;
+  blob(appId: string, userId: string, hash: string): Promise<BlobRecord | undefined>;
   usage(appId: string, userId: string): Promise<Usage>;
   /**
-   * Records a blob of the authoritative size unless it exists, in one transaction with the
-   * quota check (so concurrent confirms cannot overshoot the cap). Sessions of this hash that
-   * were completed or granted become `confirmed` (or `rejected` when over the cap).
+   * Records upload `s` (a one-shot grant or a multipart session) unless the blob exists, in one
+   * transaction with `admit` (the domain's quota rule), which gets the usage and how many
+   * uploads of this hash are pending and answers a refusal reason or undefined.
    */
-  confirmBlob(input: { app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<ConfirmOutcome>;
-  /** Issued a one-shot upload URL: remembers it (one row per app, user and hash) for the reaper. */
-  noteSingleUpload(input: { id: string; app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<void>;
-  openUpload(s: Omit<UploadSession, 'state'>): Promise<void>;
+  reserveUpload(s: UploadSession, admit: (usage: Usage, pendingForBlob: number) => string | undefined): Promise<ReserveOutcome>;
+  /** Uploads of a hash that may hold bytes to confirm (granted or completed), newest first. */
+  confirmable(appId: string, userId: string, hash: string): Promise<UploadSession[]>;
+  /**
+   * Records the blob from the `promoting` upload `upload_id` (its object, its authoritative size)
+   * unless it exists, in one transaction with `admit(usage, released)`, where `released` is the
+   * upload's own reservation. The upload becomes `confirmed`, or `rejected` (over the cap, or
+   * the blob already exists); `gone` when the upload is no longer `promoting`.
+   */
+  confirmBlob(input: { upload_id: string; app_id: string; user_id: string; hash: string; size_bytes: number; object_key: string; at: string; now_ms: number }, admit: (usage: Usage, released: number) => boolean): Promise<ConfirmOutcome>;
   upload(id: string): Promise<UploadSession | undefined>;
   /** Activity on an open session; `parts` (when given) is what the object store holds now. */
   touchUpload(id: string, nowMs: number, parts?: { part_number: number; size_bytes: number; etag: string }[]): Promise<void>;
@@ -112,8 +128,10 @@ export interface SyncStorageStore {
   openUploads(limit: number, afterId?: string): Promise<UploadSession[]>;
   /** Moves a session from one of `from` to `to`; false when it was in another state. */
   moveUpload(id: string, from: UploadState[], to: UploadState, nowMs: number): Promise<boolean>;
-  /** Open multipart sessions and one-shot grants idle since before `beforeMs`. */
+  /** Unsettled uploads (granted, open, completed or promoting) idle since before `beforeMs`. */
   idleUploads(beforeMs: number, limit: number): Promise<UploadSession[]>;
+  /** Granted, rejected or completed uploads whose URL expired before `beforeMs` (completed: any), by id after `afterId`. */
+  settleCandidates(beforeMs: number, limit: number, afterId: string): Promise<UploadSession[]>;
 
   subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined>;
   createCheckout(c: CheckoutRecord): Promise<void>;
@@ -127,7 +145,7 @@ export interface SyncStorageStore {
   close(): Promise<void>;
 }
 
-const MIGRATIONS = [
+const MIGRATIONS: Migration[] = [
   // The object store's own id of a multipart upload (S3's UploadId can be long).
   `CREATE TABLE sync_upload_objects (
      upload_id TEXT PRIMARY KEY,
@@ -137,10 +155,12 @@ const MIGRATIONS = [
    CREATE INDEX sync_uploads_hash ON sync_uploads (app_id, user_id, hash, state);
    CREATE INDEX sync_subscriptions_provider ON sync_subscriptions (provider_subscription_id);
    CREATE INDEX sync_upload_objects_store ON sync_upload_objects (store_upload_id);`,
+  // Issue 11: every upload writes its own object, and a blob records which one holds its bytes;
+  // one-shot grants remember when their URL expires (they reserve room until then).
+  `ALTER TABLE sync_uploads ADD COLUMN object_key TEXT;
+   ALTER TABLE sync_uploads ADD COLUMN expires_ms INTEGER;
+   ALTER TABLE sync_blobs ADD COLUMN object_key TEXT;`,
 ];
-
-/** Sessions whose stored parts count against the cap. */
-const BILLED_STATES = `('open', 'completed')`;
 
 function addInterval(iso: string, interval: BillingInterval): string {
   const d = new Date(iso);
@@ -152,33 +172,29 @@ export { addInterval };
 
 export class SqliteSyncStorageStore implements SyncStorageStore {
   private readonly s;
+  private readonly usageReader: UsageReader;
 
   constructor(private readonly db: Db) {
     migrateSync(db);
     migrate(db, 'sync-storage', MIGRATIONS);
     const APP_COLS = `id AS app_id, name AS app_name, min_charge_cents, per_gb_tenths_of_cent_per_month, annual_multiplier, min_cap_bytes, max_cap_bytes, free_bytes`;
-    const UPLOAD_COLS = `u.id, u.app_id, u.user_id, u.hash, u.size_bytes, u.part_size, u.part_count, u.state, o.store_upload_id, u.created_at, u.last_activity_ms`;
+    const UPLOAD_COLS = `u.id, u.app_id, u.user_id, u.hash, u.size_bytes, u.part_size, u.part_count, u.state, o.store_upload_id, u.object_key, u.expires_ms, u.created_at, u.last_activity_ms`;
+    this.usageReader = UsageReader.for(db);
     this.s = {
       app: db.prepare(`SELECT ${APP_COLS} FROM sync_apps WHERE id = ?`),
       appByName: db.prepare(`SELECT ${APP_COLS} FROM sync_apps WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1`),
-      blob: db.prepare('SELECT size_bytes, created_at FROM sync_blobs WHERE app_id = ? AND user_id = ? AND hash = ?'),
-      blobTotals: db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM sync_blobs WHERE app_id = ? AND user_id = ?'),
-      partTotals: db.prepare(
-        `SELECT COALESCE(SUM(p.size_bytes), 0) AS bytes FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
-         WHERE u.app_id = ? AND u.user_id = ? AND u.state IN ${BILLED_STATES}`,
-      ),
-      completedPartBytes: db.prepare(
-        `SELECT COALESCE(SUM(p.size_bytes), 0) AS bytes FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
-         WHERE u.app_id = ? AND u.user_id = ? AND u.hash = ? AND u.state = 'completed'`,
-      ),
+      blob: db.prepare('SELECT size_bytes, created_at, object_key FROM sync_blobs WHERE app_id = ? AND user_id = ? AND hash = ?'),
       subscription: db.prepare('SELECT * FROM sync_subscriptions WHERE app_id = ? AND user_id = ?'),
       subByProvider: db.prepare('SELECT * FROM sync_subscriptions WHERE provider_subscription_id = ?'),
-      insertBlob: db.prepare('INSERT INTO sync_blobs (app_id, user_id, hash, size_bytes, created_at) VALUES (?, ?, ?, ?, ?)'),
-      settleSessions: db.prepare(`UPDATE sync_uploads SET state = ?, last_activity_ms = ? WHERE app_id = ? AND user_id = ? AND hash = ? AND state IN ('single', 'completed')`),
-      singleFor: db.prepare(`SELECT id FROM sync_uploads WHERE app_id = ? AND user_id = ? AND hash = ? AND state = 'single'`),
-      updateSingle: db.prepare('UPDATE sync_uploads SET size_bytes = ?, part_size = ?, last_activity_ms = ? WHERE id = ?'),
+      insertBlob: db.prepare('INSERT INTO sync_blobs (app_id, user_id, hash, size_bytes, created_at, object_key) VALUES (?, ?, ?, ?, ?, ?)'),
+      pendingForBlob: db.prepare(`SELECT COUNT(*) FROM sync_uploads WHERE app_id = ? AND user_id = ? AND hash = ? AND state IN ('single', 'promoting', 'rejected', 'open', 'completed')`).pluck(),
+      confirmable: db.prepare(
+        `SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id
+         WHERE u.app_id = ? AND u.user_id = ? AND u.hash = ? AND u.state IN ('single', 'completed') ORDER BY u.last_activity_ms DESC, u.id LIMIT 16`,
+      ),
+      setState: db.prepare('UPDATE sync_uploads SET state = ?, last_activity_ms = ? WHERE id = ?'),
       insertUpload: db.prepare(
-        `INSERT INTO sync_uploads (id, app_id, user_id, hash, size_bytes, part_size, part_count, state, created_at, last_activity_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO sync_uploads (id, app_id, user_id, hash, size_bytes, part_size, part_count, state, created_at, last_activity_ms, object_key, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertUploadObject: db.prepare('INSERT INTO sync_upload_objects (upload_id, store_upload_id) VALUES (?, ?)'),
       upload: db.prepare(`SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id WHERE u.id = ?`),
@@ -192,7 +208,11 @@ export class SqliteSyncStorageStore implements SyncStorageStore {
       insertPart: db.prepare('INSERT INTO sync_upload_parts (upload_id, part_number, size_bytes, etag) VALUES (?, ?, ?, ?)'),
       idle: db.prepare(
         `SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id
-         WHERE u.state IN ('open', 'single') AND u.last_activity_ms < ? ORDER BY u.last_activity_ms LIMIT ?`,
+         WHERE u.state IN ('open', 'single', 'completed', 'promoting') AND u.last_activity_ms < ? ORDER BY u.last_activity_ms LIMIT ?`,
+      ),
+      settle: db.prepare(
+        `SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id
+         WHERE u.state IN ('single', 'rejected', 'completed') AND COALESCE(u.expires_ms, 0) < ? AND u.id > ? ORDER BY u.id LIMIT ?`,
       ),
       insertCheckout: db.prepare('INSERT INTO sync_checkouts (id, app_id, user_id, cap_bytes, interval, price_cents, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       checkout: db.prepare('SELECT * FROM sync_checkouts WHERE id = ?'),
@@ -226,61 +246,51 @@ export class SqliteSyncStorageStore implements SyncStorageStore {
     return this.s.appByName.get(nameOrId, nameOrId, nameOrId) as AppPlan | undefined;
   }
 
-  async blob(appId: string, userId: string, hash: string): Promise<{ size_bytes: number; created_at: string } | undefined> {
-    return this.s.blob.get(appId, userId, hash) as { size_bytes: number; created_at: string } | undefined;
-  }
-
-  private usageNow(appId: string, userId: string): Usage {
-    const b = this.s.blobTotals.get(appId, userId) as { n: number; bytes: number };
-    const p = this.s.partTotals.get(appId, userId) as { bytes: number };
-    const sub = this.s.subscription.get(appId, userId) as SubscriptionRecord | undefined;
-    const app = this.s.app.get(appId) as AppPlan | undefined;
-    const active = sub?.status === 'active';
-    return {
-      used_bytes: b.bytes + p.bytes,
-      blob_bytes: b.bytes,
-      blob_count: b.n,
-      open_part_bytes: p.bytes,
-      cap_bytes: active ? sub.cap_bytes : (app?.free_bytes ?? 0),
-      subscription_active: active,
-    };
+  async blob(appId: string, userId: string, hash: string): Promise<BlobRecord | undefined> {
+    return this.s.blob.get(appId, userId, hash) as BlobRecord | undefined;
   }
 
   async usage(appId: string, userId: string): Promise<Usage> {
-    return this.usageNow(appId, userId);
+    return this.usageReader.read(appId, userId);
   }
 
-  async confirmBlob(input: { app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<ConfirmOutcome> {
+  async reserveUpload(u: UploadSession, admit: (usage: Usage, pendingForBlob: number) => string | undefined): Promise<ReserveOutcome> {
+    return this.db.transaction((): ReserveOutcome => {
+      if (this.s.blob.get(u.app_id, u.user_id, u.hash)) return { kind: 'exists' };
+      const usage = this.usageReader.read(u.app_id, u.user_id);
+      const reason = admit(usage, this.s.pendingForBlob.get(u.app_id, u.user_id, u.hash) as number);
+      if (reason !== undefined) return { kind: 'refused', reason, usage };
+      this.s.insertUpload.run(u.id, u.app_id, u.user_id, u.hash, u.size_bytes, u.part_size, u.part_count, u.state, u.created_at, u.last_activity_ms, u.object_key, u.expires_ms);
+      if (u.store_upload_id !== null) this.s.insertUploadObject.run(u.id, u.store_upload_id);
+      return { kind: 'reserved' };
+    }).immediate();
+  }
+
+  async confirmable(appId: string, userId: string, hash: string): Promise<UploadSession[]> {
+    return this.s.confirmable.all(appId, userId, hash) as UploadSession[];
+  }
+
+  async confirmBlob(
+    input: { upload_id: string; app_id: string; user_id: string; hash: string; size_bytes: number; object_key: string; at: string; now_ms: number },
+    admit: (usage: Usage, released: number) => boolean,
+  ): Promise<ConfirmOutcome> {
     const { app_id, user_id, hash } = input;
     return this.db.transaction((): ConfirmOutcome => {
-      if (this.s.blob.get(app_id, user_id, hash)) return { kind: 'exists', usage: this.usageNow(app_id, user_id) };
-      const usage = this.usageNow(app_id, user_id);
-      // The assembled object replaces the parts of its own completed session in the reckoning.
-      const own = (this.s.completedPartBytes.get(app_id, user_id, hash) as { bytes: number }).bytes;
-      const others = usage.used_bytes - own;
-      if (others + input.size_bytes > usage.cap_bytes) {
-        this.s.settleSessions.run('rejected', input.now_ms, app_id, user_id, hash);
+      const up = this.s.upload.get(input.upload_id) as UploadSession | undefined;
+      if (!up || up.state !== 'promoting') return { kind: 'gone' };
+      if (this.s.blob.get(app_id, user_id, hash)) {
+        this.s.setState.run('rejected', input.now_ms, up.id);
+        return { kind: 'exists', usage: this.usageReader.read(app_id, user_id) };
+      }
+      const usage = this.usageReader.read(app_id, user_id);
+      if (!admit(usage, up.size_bytes)) {
+        this.s.setState.run('rejected', input.now_ms, up.id);
         return { kind: 'over_cap', usage };
       }
-      this.s.settleSessions.run('confirmed', input.now_ms, app_id, user_id, hash);
-      this.s.insertBlob.run(app_id, user_id, hash, input.size_bytes, input.at);
-      return { kind: 'created', usage: this.usageNow(app_id, user_id) };
+      this.s.setState.run('confirmed', input.now_ms, up.id);
+      this.s.insertBlob.run(app_id, user_id, hash, input.size_bytes, input.at, input.object_key);
+      return { kind: 'created', usage: this.usageReader.read(app_id, user_id) };
     }).immediate();
-  }
-
-  async noteSingleUpload(input: { id: string; app_id: string; user_id: string; hash: string; size_bytes: number; at: string; now_ms: number }): Promise<void> {
-    this.db.transaction(() => {
-      const row = this.s.singleFor.get(input.app_id, input.user_id, input.hash) as { id: string } | undefined;
-      if (row) this.s.updateSingle.run(input.size_bytes, input.size_bytes, input.now_ms, row.id);
-      else this.s.insertUpload.run(input.id, input.app_id, input.user_id, input.hash, input.size_bytes, input.size_bytes, 1, 'single', input.at, input.now_ms);
-    }).immediate();
-  }
-
-  async openUpload(s: Omit<UploadSession, 'state'>): Promise<void> {
-    this.db.transaction(() => {
-      this.s.insertUpload.run(s.id, s.app_id, s.user_id, s.hash, s.size_bytes, s.part_size, s.part_count, 'open', s.created_at, s.last_activity_ms);
-      if (s.store_upload_id !== null) this.s.insertUploadObject.run(s.id, s.store_upload_id);
-    })();
   }
 
   async upload(id: string): Promise<UploadSession | undefined> {
@@ -324,6 +334,10 @@ export class SqliteSyncStorageStore implements SyncStorageStore {
 
   async idleUploads(beforeMs: number, limit: number): Promise<UploadSession[]> {
     return this.s.idle.all(beforeMs, limit) as UploadSession[];
+  }
+
+  async settleCandidates(beforeMs: number, limit: number, afterId: string): Promise<UploadSession[]> {
+    return this.s.settle.all(beforeMs, afterId, limit) as UploadSession[];
   }
 
   async subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined> {

@@ -1,6 +1,7 @@
 // Tables of the marketplace sync area (component `sync` in marketplace.db), shared by the
 // changelog/keys store (sync.ts) and the blob/billing store (sync-billing.ts). Append only.
 import { migrate, type Db } from './sqlite.js';
+import { ENTRY_BYTES_SQL } from './sync-usage.js';
 
 const MIGRATIONS = [
   `CREATE TABLE sync_apps (
@@ -79,6 +80,14 @@ const MIGRATIONS = [
      client TEXT NOT NULL, window_start INTEGER NOT NULL, failures INTEGER NOT NULL,
      PRIMARY KEY (client, window_start)
    ) WITHOUT ROWID;`,
+  // Changelog bytes per (app, user), kept by push and re-seal so the storage cap can count them
+  // without summing every entry (issue 11); the sum of existing entries is its start.
+  `CREATE TABLE sync_changelog_usage (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, bytes INTEGER NOT NULL,
+     PRIMARY KEY (app_id, user_id)
+   ) WITHOUT ROWID;
+   INSERT INTO sync_changelog_usage (app_id, user_id, bytes)
+     SELECT app_id, user_id, SUM(${ENTRY_BYTES_SQL}) FROM sync_entries GROUP BY app_id, user_id;`,
 ];
 
 export function migrateSync(db: Db): void {

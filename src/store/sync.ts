@@ -6,6 +6,7 @@ import type Database from 'better-sqlite3';
 import type { Db } from './sqlite.js';
 import { migrateSync } from './sync-schema.js';
 import type { ChangeEntry, StoredChangeEntry } from '../schemas/sync.js';
+import { entryBytes, UsageReader, type Usage } from './sync-usage.js';
 
 export interface SyncAppPricing {
   min_charge_cents: number;
@@ -40,7 +41,9 @@ export type PushOutcome =
   | { kind: 'ok'; cursor: number; accepted: number; duplicate: boolean }
   | { kind: 'unknown_device' }
   /** The entries are not sealed with the key new entries must use (`expected`, null: no key stored). */
-  | { kind: 'wrong_key'; expected: number | null };
+  | { kind: 'wrong_key'; expected: number | null }
+  /** `admit` refused `added` more changelog bytes on top of `usage`; nothing was stored. */
+  | { kind: 'over_cap'; usage: Usage; added: number };
 
 export interface PullPage {
   entries: StoredChangeEntry[];
@@ -89,8 +92,10 @@ export interface SyncStore {
   /**
    * Appends the entries, sealed with `keyId`, after the owner's newest sequence number, all or
    * none; a batch id this device used before returns the first answer and appends nothing.
+   * `admit` (the domain's quota rule) is asked, inside the same transaction, whether the
+   * entries' stored bytes fit on top of the owner's storage use.
    */
-  push(o: Owner, input: { deviceId: string; batchId: string; keyId: number; entries: ChangeEntry[]; now: string }): Promise<PushOutcome>;
+  push(o: Owner, input: { deviceId: string; batchId: string; keyId: number; entries: ChangeEntry[]; now: string; admit?: (usage: Usage, addedBytes: number) => boolean }): Promise<PushOutcome>;
   /** Entries after `cursor`, oldest first, at most `limit`. */
   pull(o: Owner, input: { cursor: number; limit: number; deviceId?: string; now: string }): Promise<PullPage>;
 
@@ -228,11 +233,17 @@ export class SqliteSyncStore implements SyncStore {
       usesKey: db.prepare('SELECT COUNT(*) FROM sync_entries WHERE app_id = ? AND user_id = ? AND key_id = ?').pluck(),
       entryKey: db.prepare('SELECT key_id FROM sync_entries WHERE app_id = ? AND user_id = ? AND seq = ?').pluck(),
       reseal: db.prepare('UPDATE sync_entries SET key_id = ?, data = ? WHERE app_id = ? AND user_id = ? AND seq = ?'),
+      entryDataBytes: db.prepare('SELECT COALESCE(length(CAST(data AS BLOB)), 0) FROM sync_entries WHERE app_id = ? AND user_id = ? AND seq = ?').pluck(),
+      addChangelogBytes: db.prepare(
+        `INSERT INTO sync_changelog_usage (app_id, user_id, bytes) VALUES (?, ?, ?)
+         ON CONFLICT (app_id, user_id) DO UPDATE SET bytes = bytes + excluded.bytes`,
+      ),
 
     };
 
     const remaining = (o: Owner, r: RotationRow): number =>
       (this.q.upTo!.get(o.appId, o.userId, r.target_seq) as number) - (this.q.resealedUpTo!.get(o.appId, o.userId, r.new_key_id, r.target_seq) as number);
+    const usage_ = UsageReader.for(db);
     const active = (o: Owner): RotationRow | undefined => this.q.activeRotation!.get(o.appId, o.userId) as RotationRow | undefined;
 
     // BEGIN IMMEDIATE: reading the newest seq (or state) and writing hold one write lock.
@@ -250,11 +261,18 @@ export class SqliteSyncStore implements SyncStore {
         const key = this.q.key!.get(o.appId, o.userId) as KeyRow | undefined;
         const expected = rot ? rot.new_key_id : key ? key.key_id : null;
         if (expected === null || input.keyId !== expected) return { kind: 'wrong_key', expected };
-        let seq = this.q.maxSeq!.get(o.appId, o.userId) as number;
-        for (const e of input.entries) {
-          seq += 1;
-          this.q.insertEntry!.run(o.appId, o.userId, seq, input.keyId, input.deviceId, e.table, e.op, e.row_id, e.timestamp, e.data === undefined ? null : JSON.stringify(e.data));
+        const rows = input.entries.map((e) => ({ e, dataJson: e.data === undefined ? null : JSON.stringify(e.data) }));
+        const added = rows.reduce((n, r) => n + entryBytes({ ...r.e, dataJson: r.dataJson }), 0);
+        if (input.admit) {
+          const usage = usage_.read(o.appId, o.userId);
+          if (!input.admit(usage, added)) return { kind: 'over_cap', usage, added };
         }
+        let seq = this.q.maxSeq!.get(o.appId, o.userId) as number;
+        for (const { e, dataJson } of rows) {
+          seq += 1;
+          this.q.insertEntry!.run(o.appId, o.userId, seq, input.keyId, input.deviceId, e.table, e.op, e.row_id, e.timestamp, dataJson);
+        }
+        this.q.addChangelogBytes!.run(o.appId, o.userId, added);
         this.q.insertBatch!.run(o.appId, o.userId, input.deviceId, input.batchId, seq, input.entries.length, input.now);
         this.q.touchDevice!.run(input.now, o.appId, o.userId, input.deviceId);
         return { kind: 'ok', cursor: seq, accepted: input.entries.length, duplicate: false };
@@ -312,7 +330,14 @@ export class SqliteSyncStore implements SyncStore {
         for (const e of input.entries) {
           if (e.seq > rot.target_seq || this.q.entryKey!.get(o.appId, o.userId, e.seq) === undefined) return { kind: 'not_in_rotation', seq: e.seq };
         }
-        for (const e of input.entries) this.q.reseal!.run(rot.new_key_id, JSON.stringify(e.data ?? null), o.appId, o.userId, e.seq);
+        let delta = 0;
+        for (const e of input.entries) {
+          const dataJson = JSON.stringify(e.data ?? null);
+          // Re-sealed ciphertext replaces the old in the storage count (re-sealing is never refused).
+          delta += Buffer.byteLength(dataJson, 'utf8') - (this.q.entryDataBytes!.get(o.appId, o.userId, e.seq) as number);
+          this.q.reseal!.run(rot.new_key_id, dataJson, o.appId, o.userId, e.seq);
+        }
+        this.q.addChangelogBytes!.run(o.appId, o.userId, delta);
         this.q.touchRotation!.run(input.nowMs, rot.id);
         return { kind: 'ok', updated: input.entries.length, remaining: remaining(o, rot) };
       }),

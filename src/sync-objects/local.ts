@@ -3,7 +3,7 @@
 // exact Content-Length and an optional SHA-256 checksum are bound into the signature).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -141,6 +141,20 @@ export class LocalObjectStore implements ObjectStore {
 
   async abortMultipart(_key: string, storeUploadId: string): Promise<void> {
     await rm(this.uploadDir(storeUploadId), { recursive: true, force: true });
+  }
+
+  async promote(from: string, to: string): Promise<void> {
+    const src = this.objectPath(from);
+    const dest = this.objectPath(to);
+    // A hard link: no copy, and a later PUT to `from` renames a new file over that name only.
+    await rm(dest, { force: true });
+    await mkdir(dirname(dest), { recursive: true, mode: 0o700 });
+    try {
+      await link(src, dest);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ObjectStoreError(409, 'no object was uploaded');
+      throw err;
+    }
   }
 
   async close(): Promise<void> {}

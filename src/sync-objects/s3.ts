@@ -4,6 +4,7 @@
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
+  CopyObjectCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
@@ -161,6 +162,15 @@ export class S3ObjectStore implements ObjectStore {
       await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: this.k(key), UploadId: storeUploadId }));
     } catch (err) {
       if (errorName(err) !== 'NoSuchUpload') throw err;
+    }
+  }
+
+  async promote(from: string, to: string): Promise<void> {
+    try {
+      await this.client.send(new CopyObjectCommand({ Bucket: this.bucket, Key: this.k(to), CopySource: `${this.bucket}/${this.k(from)}` }));
+    } catch (err) {
+      if (httpStatus(err) === 404 || errorName(err) === 'NoSuchKey') throw new ObjectStoreError(409, 'no object was uploaded');
+      throw err;
     }
   }
 

@@ -39,6 +39,11 @@ export interface ObjectStore {
   completeMultipart(key: string, storeUploadId: string, parts: { partNumber: number; etag: string; checksum?: string }[]): Promise<void>;
   /** Drops the upload and its parts; a no-op when it is already gone. */
   abortMultipart(key: string, storeUploadId: string): Promise<void>;
+  /**
+   * Makes the object `to` a copy of `from` as it is now (local: a hard link; s3: CopyObject,
+   * one-shot objects only, up to 5 GiB). Later writes to `from` never reach `to`.
+   */
+  promote(from: string, to: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -53,9 +58,22 @@ export class ObjectStoreError extends Error {
   }
 }
 
-/** `<app>/<user>/<hash>`: blobs are unique per (app, user, hash). */
+/** `<app>/<user>/<hash>`: where blobs confirmed before per-upload objects live. */
 export function blobKey(appId: string, userId: string, hash: string): string {
   return `${appId}/${userId}/${hash}`;
+}
+
+/**
+ * `<app>/<user>/<hash>.<upload id>`: the object of one upload (a multipart session assembles
+ * into it; a one-shot grant is promoted into it at confirm). No signed URL ever writes it.
+ */
+export function uploadObjectKey(appId: string, userId: string, hash: string, uploadId: string): string {
+  return `${appId}/${userId}/${hash}.${uploadId}`;
+}
+
+/** Where a one-shot grant's signed PUT writes: beside its object, never the object itself. */
+export function stagingKey(objectKey: string): string {
+  return `${objectKey}.put`;
 }
 
 const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;

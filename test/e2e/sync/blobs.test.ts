@@ -101,22 +101,23 @@ describe('sync one-shot blobs', () => {
     expect(d.body.error).toMatch(/not found/);
   });
 
-  it('the storage cap (free allowance here) applies at upload start and, authoritatively, at confirm', async () => {
+  it('the storage cap (free allowance here) applies at upload start, counting pending uploads, and at confirm', async () => {
     const over = await uploadUrl(randomHash(), 5000);
     expect(over.status).toBe(413);
     expect((over.body as unknown as { error: string }).error).toMatch(/storage cap exceeded/);
-    // Two uploads each fit on their own; the second confirm finds the cap taken.
+    // Two uploads each fit on their own; the second is refused at signing, as the first reserves its size.
     const [h1, h2] = [randomHash(), randomHash()];
-    const [u1, u2] = [await uploadUrl(h1, 3000), await uploadUrl(h2, 3000)];
+    const u1 = await uploadUrl(h1, 3000);
+    expect(u1.status).toBe(200);
+    const u2 = await uploadUrl(h2, 3000);
+    expect(u2.status).toBe(413);
+    expect((u2.body as unknown as { error: string }).error).toMatch(/3000 bytes used \(3000 of them reserved by pending uploads\) \+ 3000 for this upload would pass the cap of 4096/);
     expect((await put(u1.body.upload_url, randomBytes(3000))).status).toBe(200);
-    expect((await put(u2.body.upload_url, randomBytes(3000))).status).toBe(200);
     expect((await env.srv.call('POST', '/api/v1/sync/blobs/confirm', { token: env.token, body: { hash: h1 } })).status).toBe(204);
-    const second = await env.srv.call<{ error: string }>('POST', '/api/v1/sync/blobs/confirm', { token: env.token, body: { hash: h2 } });
-    expect(second.status).toBe(413);
-    expect(second.body.error).toMatch(/3000 bytes used \+ 3000 would pass the cap of 4096/);
-    // The unrecorded object is gone, the recorded one stays.
-    expect(existsSync(join(env.srv.dataDir, 'objects', 'blobs', env.appId, env.userId, h2))).toBe(false);
-    expect(existsSync(join(env.srv.dataDir, 'objects', 'blobs', env.appId, env.userId, h1))).toBe(true);
+    // Nothing of the refused upload was stored; the recorded blob is served from its own object.
+    expect(existsSync(join(env.srv.dataDir, 'objects', 'blobs', env.appId, env.userId))).toBe(true);
+    const status = await env.srv.call<{ storage_used_bytes: number }>('GET', '/api/v1/sync/status', { token: env.token });
+    expect(status.body.storage_used_bytes).toBe(3000);
   });
 
   it('every blob route needs a bearer token', async () => {

@@ -1,6 +1,7 @@
 // Multipart blob routes (spec: blob_multipart_start/parts/complete/abort). They only move bytes:
 // deterministic part geometry, bounded windows of exact-length part URLs, completion against
-// what the object store holds; quota and billing apply at blob confirm.
+// what the object store holds. A session reserves its full size against the cap from start until
+// it is confirmed, aborted or reaped (uploads.ts); its parts assemble into its own object.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
 import {
@@ -13,12 +14,14 @@ import {
   ErrorSchema,
   MAX_PART_WINDOW,
 } from '../../../../src/schemas/sync.js';
-import { blobKey } from '../../../../src/sync-objects/store.js';
+import { uploadObjectKey } from '../../../../src/sync-objects/store.js';
 import { MAX_BLOB_BYTES, partGeometry, partLength } from '../../../../src/sync-objects/geometry.js';
 import type { UploadSession } from '../../../../src/store/sync-billing.js';
 import { HttpError } from '../../../plugins/errors.js';
+import { assertRoom } from './quota.js';
 import { syncCaller, type SyncCaller } from './auth.js';
-import { assertRoom, nowIso, type StorageContext } from './storage-context.js';
+import { nowIso, type StorageContext } from './storage-context.js';
+import { reserveUpload, uploadObject } from './uploads.js';
 
 const TAGS = ['sync'];
 const BEARER = [{ bearer: [] }];
@@ -60,7 +63,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       schema: {
         operationId: 'blob_multipart_start',
         summary: 'Open a multipart blob upload',
-        description: `part_size is 8 MiB, or the smallest whole number of MiB that keeps part_count within 10,000; blobs up to ${MAX_BLOB_BYTES} bytes. When the blob exists, already_exists is true, no session is opened and the other fields are empty. 413 when the blob would not fit the storage cap.`,
+        description: `part_size is 8 MiB, or the smallest whole number of MiB that keeps part_count within 10,000; blobs up to ${MAX_BLOB_BYTES} bytes. When the blob exists, already_exists is true, no session is opened and the other fields are empty. The session reserves size_bytes against the storage cap until it is confirmed, aborted or reaped: 413 when it would not fit beside what is stored and reserved; 409 when the blob already has 8 pending uploads.`,
         tags: TAGS,
         security: BEARER,
         body: BlobMultipartStartRequestSchema,
@@ -72,11 +75,13 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       const { hash, size_bytes } = req.body;
       if (await c.store.blob(caller.appId, caller.userId, hash)) return { upload_id: '', part_size: 0, part_count: 0, already_exists: true };
       if (size_bytes < 1 || size_bytes > MAX_BLOB_BYTES) throw new HttpError(400, `size_bytes must be 1..${MAX_BLOB_BYTES} for a multipart upload`);
+      // Checked first so a refused start opens nothing; reserveUpload decides again atomically.
       assertRoom(await c.store.usage(caller.appId, caller.userId), size_bytes);
       const g = partGeometry(size_bytes);
-      const storeUploadId = await c.objects.createMultipart(blobKey(caller.appId, caller.userId, hash));
       const id = randomUUID();
-      await c.store.openUpload({
+      const objectKey = uploadObjectKey(caller.appId, caller.userId, hash, id);
+      const storeUploadId = await c.objects.createMultipart(objectKey);
+      const session: UploadSession = {
         id,
         app_id: caller.appId,
         user_id: caller.userId,
@@ -84,10 +89,24 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
         size_bytes,
         part_size: g.part_size,
         part_count: g.part_count,
+        state: 'open',
         store_upload_id: storeUploadId,
+        object_key: objectKey,
+        expires_ms: null,
         created_at: nowIso(c.clock),
         last_activity_ms: c.clock.now(),
-      });
+      };
+      let outcome: 'reserved' | 'exists';
+      try {
+        outcome = await reserveUpload(c, session);
+      } catch (err) {
+        await c.objects.abortMultipart(objectKey, storeUploadId);
+        throw err;
+      }
+      if (outcome === 'exists') {
+        await c.objects.abortMultipart(objectKey, storeUploadId);
+        return { upload_id: '', part_size: 0, part_count: 0, already_exists: true };
+      }
       return { upload_id: id, part_size: g.part_size, part_count: g.part_count, already_exists: false };
     },
   );
@@ -115,7 +134,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       const last = b.first_part + b.count - 1;
       if (b.count > 0 && (b.first_part < 1 || last > s.part_count)) throw new HttpError(400, `parts ${b.first_part}..${last} are outside 1..${s.part_count}`);
       if (b.checksums && b.checksums.length !== b.count) throw new HttpError(400, `checksums has ${b.checksums.length} entries for ${b.count} parts`);
-      const key = blobKey(caller.appId, caller.userId, b.hash);
+      const key = uploadObject(s);
       // Billing follows what is stored: refresh the session's parts while it is active.
       const stored = await c.objects.listParts(key, s.store_upload_id!);
       await c.store.touchUpload(s.id, c.clock.now(), stored.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
@@ -152,14 +171,17 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       const caller = syncCaller(req);
       const b = req.body;
       const s = await session(caller, b.hash, b.upload_id);
-      if (s.state !== 'open') return reply.code(204).send();
+      if (s.state !== 'open') {
+        if (s.state === 'rejected') throw new HttpError(409, `multipart upload ${s.id} was refused at confirm: start a new one`);
+        return reply.code(204).send();
+      }
       const listed = new Map<number, string>();
       for (const p of b.parts) {
         if (p.part_number > s.part_count) throw new HttpError(400, `part ${p.part_number} is outside 1..${s.part_count}`);
         if (listed.has(p.part_number)) throw new HttpError(400, `part ${p.part_number} is listed twice`);
         listed.set(p.part_number, unquote(p.etag));
       }
-      const key = blobKey(caller.appId, caller.userId, b.hash);
+      const key = uploadObject(s);
       const stored = new Map((await c.objects.listParts(key, s.store_upload_id!)).map((p) => [p.partNumber, p]));
       await c.store.touchUpload(s.id, c.clock.now(), [...stored.values()].map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
       const missing: number[] = [];
@@ -203,7 +225,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       if (s.state === 'aborted' || s.state === 'reaped') return reply.code(204).send();
       if (s.state !== 'open') throw new HttpError(409, `multipart upload ${s.id} is already completed`);
       if (await c.store.moveUpload(s.id, ['open'], 'aborted', c.clock.now())) {
-        await c.objects.abortMultipart(blobKey(caller.appId, caller.userId, s.hash), s.store_upload_id!);
+        await c.objects.abortMultipart(uploadObject(s), s.store_upload_id!);
       }
       return reply.code(204).send();
     },

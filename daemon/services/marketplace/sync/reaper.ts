@@ -1,13 +1,16 @@
 // The upload reaper: a cron job that aborts multipart sessions (and deletes unconfirmed one-shot
-// objects) idle longer than the documented idle time, so abandoned uploads stop billing; each
-// sweep also re-reads the parts of open sessions, so the bill follows what the store holds.
+// objects) idle longer than the documented idle time, so abandoned uploads stop billing; settles
+// one-shot grants once their URL has expired (releasing their reservation); and re-reads the
+// parts of open sessions, so the bill follows what the store holds.
 import { CronJob } from 'cron';
-import { blobKey } from '../../../../src/sync-objects/store.js';
 import type { UploadSession } from '../../../../src/store/sync-billing.js';
 import type { StorageContext } from './storage-context.js';
+import { grantTarget, uploadObject } from './uploads.js';
 
 /** Every ten minutes, at second 0. */
 export const DEFAULT_REAPER_SCHEDULE = '0 */10 * * * *';
+/** A PUT that started before its URL expired may still be arriving this long after. */
+export const EXPIRED_GRACE_MS = 15 * 60 * 1000;
 const BATCH = 500;
 
 type ReaperContext = Pick<StorageContext, 'store' | 'objects' | 'clock' | 'limits' | 'logger'>;
@@ -15,7 +18,7 @@ type ReaperContext = Pick<StorageContext, 'store' | 'objects' | 'clock' | 'limit
 /** Records the parts the object store holds for an open session (they bill until it ends). */
 export async function recordStoredParts(c: Pick<StorageContext, 'store' | 'objects'>, s: UploadSession): Promise<void> {
   if (s.state !== 'open' || !s.store_upload_id) return;
-  const parts = await c.objects.listParts(blobKey(s.app_id, s.user_id, s.hash), s.store_upload_id);
+  const parts = await c.objects.listParts(uploadObject(s), s.store_upload_id);
   await c.store.recordParts(s.id, parts.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
 }
 
@@ -30,26 +33,62 @@ export async function refreshOpenParts(c: ReaperContext): Promise<void> {
   }
 }
 
-/** One sweep; returns how many sessions it reaped. */
+/** Deletes what an ended upload wrote; never a legacy upload's object while its blob is recorded there. */
+async function release(c: ReaperContext, s: UploadSession, was: UploadSession['state']): Promise<void> {
+  if (was === 'open' && s.store_upload_id) return c.objects.abortMultipart(uploadObject(s), s.store_upload_id);
+  if (!s.object_key) {
+    if (!(await c.store.blob(s.app_id, s.user_id, s.hash))) await c.objects.delete(uploadObject(s));
+    return;
+  }
+  if (was === 'single' || was === 'rejected' || was === 'promoting') await c.objects.delete(grantTarget(s));
+  await c.objects.delete(uploadObject(s));
+}
+
+async function reap(c: ReaperContext, s: UploadSession): Promise<boolean> {
+  // The state moves first: a racing complete or confirm then finds the session gone, not half-deleted.
+  if (!(await c.store.moveUpload(s.id, [s.state], 'reaped', c.clock.now()))) return false;
+  try {
+    await release(c, s, s.state);
+  } catch (err) {
+    c.logger.warn({ upload_id: s.id, err: (err as Error).message }, 'reaper could not release an upload');
+  }
+  return true;
+}
+
+/**
+ * Settles uploads nothing can confirm any more: grants whose URL expired (plus grace) with no
+ * bytes stored, grants and completed sessions of a blob another upload confirmed, and uploads
+ * refused at confirm. Their reservations end; their objects are deleted.
+ */
+export async function settleUploads(c: ReaperContext): Promise<number> {
+  const before = c.clock.now() - EXPIRED_GRACE_MS;
+  let settled = 0;
+  let after = '';
+  for (;;) {
+    const batch = await c.store.settleCandidates(before, BATCH, after);
+    for (const s of batch) {
+      const confirmed = (await c.store.blob(s.app_id, s.user_id, s.hash)) !== undefined;
+      const done = s.state === 'rejected' || confirmed || (s.state === 'single' && !(await c.objects.head(grantTarget(s))));
+      if (done && (await reap(c, s))) settled++;
+    }
+    if (batch.length < BATCH) break;
+    after = batch[batch.length - 1]!.id;
+  }
+  return settled;
+}
+
+/** One sweep; returns how many uploads it reaped (idle ones, then settled ones). */
 export async function reapIdleUploads(c: ReaperContext): Promise<number> {
   const before = c.clock.now() - c.limits.uploadIdleMs;
   let reaped = 0;
   for (;;) {
     const idle = await c.store.idleUploads(before, BATCH);
-    for (const s of idle) {
-      const key = blobKey(s.app_id, s.user_id, s.hash);
-      // The state moves first: a racing complete or confirm then finds the session gone, not half-deleted.
-      if (!(await c.store.moveUpload(s.id, [s.state], 'reaped', c.clock.now()))) continue;
-      try {
-        if (s.state === 'open' && s.store_upload_id) await c.objects.abortMultipart(key, s.store_upload_id);
-        else if (s.state === 'single' && !(await c.store.blob(s.app_id, s.user_id, s.hash))) await c.objects.delete(key);
-      } catch (err) {
-        c.logger.warn({ upload_id: s.id, err: (err as Error).message }, 'reaper could not release an upload');
-      }
-      reaped++;
-    }
-    if (idle.length < BATCH) break;
+    let moved = 0;
+    for (const s of idle) if (await reap(c, s)) moved++;
+    reaped += moved;
+    if (idle.length < BATCH || moved === 0) break;
   }
+  reaped += await settleUploads(c);
   if (reaped > 0) c.logger.info({ reaped }, 'reaped idle uploads');
   return reaped;
 }

@@ -33,7 +33,7 @@ export async function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps
       schema: {
         operationId: 'sync_status',
         summary: 'Sync metadata of the user and app',
-        description: 'storage_used_bytes counts confirmed blobs and the stored parts of unconfirmed multipart uploads (what blob confirm reckons with); storage_cap_bytes is the active subscription cap, else the app’s free allowance.',
+        description: 'storage_used_bytes counts what is stored: confirmed blobs, changelog entries (their ciphertext as stored) and the stored parts of unconfirmed multipart uploads; storage_cap_bytes is the active subscription cap, else the app’s free allowance. The cap also covers the signed sizes of pending uploads (see blob_upload_url).',
         tags: TAGS,
         security: BEARER,
         response: { 200: SyncStatusResponseSchema, ...bearerErrors },

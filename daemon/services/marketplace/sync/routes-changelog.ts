@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import { ErrorSchema, PullRequestSchema, PullResponseSchema, PushRequestSchema, PushResponseSchema } from '../../../../src/schemas/sync.js';
 import { HttpError } from '../../../plugins/errors.js';
+import { fits, overCap } from './quota.js';
 import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
 
 export const DEFAULT_PULL_LIMIT = 500;
@@ -18,16 +19,18 @@ export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDep
         operationId: 'sync_push',
         summary: 'Appends encrypted changelog entries from a device; answers the new cursor',
         description:
-          'All entries of a request are stored or none. A batch id the device used before answers the first result (duplicate: true) and stores nothing. The entries must be sealed with the current key, or with the pending key while a rotation runs (409 otherwise). The device must be registered (403 otherwise).',
+          'All entries of a request are stored or none; 413 (nothing stored) when their bytes would pass the storage cap, which counts changelog ciphertext with blobs. A batch id the device used before answers the first result (duplicate: true) and stores nothing. The entries must be sealed with the current key, or with the pending key while a rotation runs (409 otherwise). The device must be registered (403 otherwise).',
         tags: TAGS,
         security: BEARER,
         body: PushRequestSchema,
-        response: { 200: PushResponseSchema, ...bearerErrors, 403: ErrorSchema, 409: ErrorSchema },
+        response: { 200: PushResponseSchema, ...bearerErrors, 403: ErrorSchema, 409: ErrorSchema, 413: ErrorSchema },
       },
     },
     async (req) => {
       const b = req.body;
-      const r = await store.push(owner(req), { deviceId: b.device_id, batchId: b.batch_id, keyId: b.key_id, entries: b.entries, now: isoNow(clock) });
+      // The storage cap counts changelog ciphertext too; decided inside the push transaction.
+      const r = await store.push(owner(req), { deviceId: b.device_id, batchId: b.batch_id, keyId: b.key_id, entries: b.entries, now: isoNow(clock), admit: (u, added) => fits(u, added) });
+      if (r.kind === 'over_cap') throw overCap(r.usage, r.added, `the ${b.entries.length} changelog entries of this push`);
       if (r.kind === 'unknown_device') throw new HttpError(403, `device ${JSON.stringify(b.device_id)} is not registered (POST /api/v1/sync/devices)`);
       if (r.kind === 'wrong_key') {
         throw new HttpError(409, r.expected === null ? 'no sync key stored yet (PUT /api/v1/sync/keys first)' : `entries must be sealed with key ${r.expected}, not ${b.key_id} (GET /api/v1/sync/keys)`);
