@@ -1,0 +1,86 @@
+// Crash safety of notes (issue 11, regression): notes written concurrently through the API, the
+// marketplace SIGKILLed mid-write and restarted on the same data dir: every acknowledged note reads
+// back, and `git fsck` finds the repository whole.
+import { afterEach, describe, expect, it } from 'vitest';
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import { GIT_ENV, gitIn } from '../../helpers/notes-server.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { send, serve, writeUntilKilled } from './harness.js';
+
+const COMMITS = 60;
+const cleanups: (() => void)[] = [];
+afterEach(() => cleanups.splice(0).forEach((c) => c()));
+
+/** A local repository with `n` empty commits on main, made in one `git fast-import`. */
+async function commits(dir: string, n: number): Promise<string[]> {
+  await gitIn(dir, ['init', '-q', '--object-format=sha1', '-b', 'main']);
+  let stream = '';
+  for (let i = 1; i <= n; i++) {
+    const msg = `commit ${i}\n`;
+    stream += `commit refs/heads/main\nmark :${i}\ncommitter T <t@example.com> ${1_700_000_000 + i} +0000\ndata ${msg.length}\n${msg}${i > 1 ? `from :${i - 1}\n` : ''}\n`;
+  }
+  await gitIn(dir, ['fast-import', '--quiet'], stream);
+  return (await gitIn(dir, ['rev-list', '--reverse', 'main'])).split('\n');
+}
+
+/** `git fsck --full` in a bare repository: its exit code and what it printed. */
+function fsck(gitDir: string): Promise<{ code: number; out: string }> {
+  return new Promise((resolve) => {
+    execFile('git', ['--git-dir', gitDir, 'fsck', '--full', '--strict'], { env: { ...process.env, ...GIT_ENV } }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+    );
+  });
+}
+
+describe('notes survive SIGKILL', () => {
+  it('every note answered 200 before the kill reads back after a restart, and git fsck is clean', async () => {
+    const dir = tempDir('mkt-crash-notes-');
+    const work = tempDir('mkt-crash-notes-work-');
+    cleanups.push(() => dir.remove(), () => work.remove());
+    const admin = new AccountsAdmin(dir.path);
+    await admin.addUser({ name: 'ana', email: 'ana@example.com' });
+    const token = (await admin.createToken('ana', 'push')).token;
+    await admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
+    await admin.close();
+    const ids = await commits(work.path, COMMITS);
+
+    const first = await serve('marketplace', dir.path);
+    cleanups.push(() => first.child.kill('SIGKILL'));
+    const remote = new URL(`${first.url}/ana/app.git`);
+    remote.username = 'x';
+    remote.password = token;
+    await gitIn(work.path, ['push', '-q', remote.toString(), 'main']);
+
+    // Each worker writes its own namespace (its own notes ref), each commit once: an acknowledged
+    // note is never overwritten by a later one, so it must read back exactly.
+    const auth = { authorization: `Bearer ${token}` };
+    const run = await writeUntilKilled(first, {
+      workers: 4,
+      minAcks: 20,
+      minMs: 1_000,
+      write: async (w, i) => {
+        if (i >= COMMITS) return new Promise<never>(() => undefined); // done: wait for the kill
+        const note = { namespace: `crash/w${w}`, commit: ids[i]!, content: `worker ${w} note ${i}\n` };
+        const r = await send(`${first.url}/api/git/ana/app/notes/${note.commit}?namespace=${note.namespace}`, 'PUT', { content: note.content }, auth);
+        return r.status === 200 ? note : undefined;
+      },
+    });
+    expect(run.acknowledged.length).toBeGreaterThanOrEqual(20);
+    expect(run.cutOff).toBeGreaterThan(0);
+
+    const second = await serve('marketplace', dir.path);
+    cleanups.push(() => second.child.kill('SIGKILL'));
+    for (const n of run.acknowledged) {
+      const got = await send(`${second.url}/api/git/ana/app/notes/${n.commit}?namespace=${n.namespace}`, 'GET', undefined);
+      expect(got.status, `${n.namespace} ${n.commit}`).toBe(200);
+      expect(got.body.content).toBe(n.content);
+    }
+    const checked = await fsck(join(dir.path, 'repos', 'ana', 'app.git'));
+    expect(checked, checked.out).toMatchObject({ code: 0 });
+    expect(checked.out).not.toMatch(/error|missing|broken|corrupt/i);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  });
+});
