@@ -2,11 +2,12 @@
 // canonical form `YYYY-MM-DDTHH:MM:SS.sssZ`, and comparison as instants, never as strings.
 // `Date` alone is not enough: it rolls 02-31 over into March and formats year 10000 as
 // `+010000-...`, which is not RFC 3339 and sorts below every real stamp.
+import { MAX_TIMESTAMP_MS, parseTimestamp } from '../../../src/util/time.js';
 
 /** The earliest stamp: the sync cursor's starting point, so nothing may sort before it. */
 export const MIN_STAMP_MS = 0;
 /** The latest instant the canonical four-digit-year form can write. */
-export const MAX_STAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+export const MAX_STAMP_MS = MAX_TIMESTAMP_MS;
 /**
  * How far ahead of this node's clock a peer's stamp may be before the copy is refused
  * (CockroachDB's max-offset idea). Larger than any honest NTP drift, far smaller than the
@@ -14,31 +15,10 @@ export const MAX_STAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
  */
 export const DEFAULT_MAX_SKEW_MS = 5 * 60 * 1000;
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
-
 /** Milliseconds since the epoch, or undefined unless `s` is an RFC 3339 stamp in range. */
 export function parseStamp(s: unknown): number | undefined {
-  if (typeof s !== 'string') return undefined;
-  const m = RFC3339.exec(s);
-  if (!m) return undefined;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
-  // No leap second: JavaScript time has none, and 23:59:60 would silently become the next day.
-  if (hour > 23 || minute > 59 || second > 59) return undefined;
-  let offset = 0;
-  if (m[9] !== undefined) {
-    const oh = Number(m[10]);
-    const om = Number(m[11]);
-    if (oh > 23 || om > 59) return undefined;
-    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om) * 60_000;
-  }
-  const ms = Math.floor(Number(`0${m[7] ?? ''}`) * 1000);
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, ms);
-  // A day the month lacks (02-31) rolls over into the next month: refuse it.
-  if (d.getUTCFullYear() !== year || d.getUTCMonth() !== month - 1 || d.getUTCDate() !== day) return undefined;
-  const t = d.getTime() - offset;
-  return t >= MIN_STAMP_MS && t <= MAX_STAMP_MS ? t : undefined;
+  const t = parseTimestamp(s);
+  return t !== undefined && t >= MIN_STAMP_MS && t <= MAX_STAMP_MS ? t : undefined;
 }
 
 /** The canonical form; a RangeError rather than ever writing a stamp outside it. */

@@ -1,0 +1,24 @@
+// RFC 3339 timestamps: strict parsing and a canonical form that never leaves four-digit years.
+import { describe, expect, it } from 'vitest';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatTimestamp, parseTimestamp } from '../../../src/util/time.js';
+
+describe('timestamps', () => {
+  it('parses any offset to the same instant', () => {
+    expect(parseTimestamp('2026-11-24T10:00:00Z')).toBe(Date.UTC(2026, 10, 24, 10));
+    expect(parseTimestamp('2026-11-24T12:00:00.5+02:00')).toBe(Date.UTC(2026, 10, 24, 10, 0, 0, 500));
+  });
+
+  it('refuses what Date would silently bend: 02-31, 24:00, leap seconds, bad offsets, years past 9999', () => {
+    for (const s of ['2026-02-31T00:00:00Z', '2026-01-01T24:00:00Z', '2026-12-31T23:59:60Z', '2026-01-01T00:00:00+24:00', '+010000-01-01T00:00:00.000Z', '9999-12-31T23:59:59-01:00', 'garbage', '']) {
+      expect(parseTimestamp(s), s).toBeUndefined();
+    }
+    expect(parseTimestamp(42)).toBeUndefined();
+  });
+
+  it('formats only inside four-digit years', () => {
+    expect(formatTimestamp(MAX_TIMESTAMP_MS)).toBe('9999-12-31T23:59:59.999Z');
+    expect(formatTimestamp(MIN_TIMESTAMP_MS)).toBe('0000-01-01T00:00:00.000Z');
+    expect(() => formatTimestamp(MAX_TIMESTAMP_MS + 1)).toThrow(RangeError);
+    expect(() => formatTimestamp(Number.NaN)).toThrow(RangeError);
+  });
+});
