@@ -39,7 +39,7 @@ _mkt() {
     "mkt auth login") words="--server --help" ;;
     "mkt auth status") words="--json --help" ;;
     "mkt auth logout") words="--help" ;;
-    "mkt serve") words="--host --port --data-dir --config --token --peer --sync-interval --public-url --payments --help" ;;
+    "mkt serve") words="--host --port --data-dir --config --token --peer --sync-interval --headers-timeout --request-timeout --idle-timeout --keep-alive-timeout --public-url --payments --help" ;;
     "mkt notes") words="ls search show set rm --help" ;;
     "mkt notes ls") words="--repo --server --json --help" ;;
     "mkt notes search") words="--repo --namespace --server --json --commits-only --limit --help" ;;

@@ -114,6 +114,10 @@ complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subco
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l token
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l peer
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l sync-interval
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l headers-timeout
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l request-timeout
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l idle-timeout
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l keep-alive-timeout
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l public-url
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l payments
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l help

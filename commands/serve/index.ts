@@ -18,6 +18,10 @@ export function register(program: Command, f: Factory): void {
     .option('--token <token>', 'shared API token (tickets; prefer MKT_TICKETS_TOKEN: argv is visible to other users)')
     .option('--peer <url>', 'peer node URL (tickets; repeatable)', collect)
     .addOption(new Option('--sync-interval <seconds>', 'seconds between peer sync rounds (tickets; default: the config, else 30)'))
+    .option('--headers-timeout <seconds>', 'seconds a client may take to send the headers of a request (default: 15)')
+    .option('--request-timeout <seconds>', 'seconds a client may take to send a JSON or text body; 408 after that (default: 60)')
+    .option('--idle-timeout <seconds>', 'seconds without a byte before a connection with a request in progress is closed (default: 60)')
+    .option('--keep-alive-timeout <seconds>', 'seconds an idle keep-alive connection waits for its next request (default: 72)')
     .option('--public-url <url>', 'address clients reach the marketplace at; signed blob and checkout URLs use it (default: $MKT_PUBLIC_URL; required off loopback)')
     .addOption(new Option('--payments <provider>', 'sync payment provider (marketplace; default: $MKT_SYNC_PAYMENTS, else local, which off loopback must be chosen explicitly)').choices(['local', 'stripe']))
     .addHelpText(
@@ -26,6 +30,7 @@ export function register(program: Command, f: Factory): void {
 Examples:
   $ mkt serve tickets --port 7072 --data-dir /var/lib/mkt
   $ mkt serve tickets --port 0 --peer http://10.0.0.2:7072 --peer http://10.0.0.3:7072
+  $ mkt serve marketplace --idle-timeout 120 --keep-alive-timeout 5
   $ mkt serve marketplace --host 0.0.0.0 --public-url https://market.example.com --payments stripe
   $ mkt serve all`,
     )

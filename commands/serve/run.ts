@@ -3,6 +3,7 @@ import type { Factory } from '../../src/cli/factory.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { dataDir } from '../../src/config/paths.js';
 import { DEFAULT_PORTS, isServiceName, type ServiceName } from '../../src/config/services.js';
+import type { ServeOptions } from '../../daemon/service.js';
 
 export interface ServeRunOptions {
   factory: Factory;
@@ -14,6 +15,10 @@ export interface ServeRunOptions {
   token?: string;
   peer?: string[];
   syncInterval?: string;
+  headersTimeout?: string;
+  requestTimeout?: string;
+  idleTimeout?: string;
+  keepAliveTimeout?: string;
   /** Marketplace: base of signed and checkout URLs; `payments`: the sync payment provider. */
   publicUrl?: string;
   payments?: string;
@@ -23,6 +28,19 @@ function parsePort(s: string): number {
   const n = Number(s);
   if (!/^\d+$/.test(s) || n > 65535) throw new UsageError(`--port must be an integer from 0 to 65535, got ${s}`);
   return n;
+}
+
+/** The `--*-timeout` flags (seconds) as ServeOptions.timeouts (milliseconds). */
+function parseTimeouts(opts: ServeRunOptions): ServeOptions['timeouts'] {
+  const out: NonNullable<ServeOptions['timeouts']> = {};
+  const flags = { headersMs: ['--headers-timeout', opts.headersTimeout], requestMs: ['--request-timeout', opts.requestTimeout], idleMs: ['--idle-timeout', opts.idleTimeout], keepAliveMs: ['--keep-alive-timeout', opts.keepAliveTimeout] } as const;
+  for (const [key, [flag, raw]] of Object.entries(flags) as [keyof typeof flags, readonly [string, string | undefined]][]) {
+    if (raw === undefined) continue;
+    const s = Number(raw);
+    if (!Number.isFinite(s) || s <= 0 || s > 24 * 3600) throw new UsageError(`${flag} must be a positive number of seconds (at most 86400), got ${raw}`);
+    out[key] = Math.round(s * 1000);
+  }
+  return out;
 }
 
 export async function serveRun(opts: ServeRunOptions): Promise<void> {
@@ -36,6 +54,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   if (opts.service === 'all' && opts.port !== undefined) throw new UsageError('--port cannot be used with `serve all`: each service listens on its default port');
   const interval = opts.syncInterval === undefined ? undefined : Number(opts.syncInterval);
   if (interval !== undefined && (!Number.isFinite(interval) || interval <= 0)) throw new UsageError(`--sync-interval must be a positive number of seconds, got ${opts.syncInterval}`);
+  const timeouts = parseTimeouts(opts);
 
   const { startService, runUntilSignalled, trapStopSignals } = await import('../../daemon/start.js');
   const stopSignal = trapStopSignals();
@@ -53,6 +72,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
           configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
           flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000, publicUrl: opts.publicUrl, syncPayments: opts.payments },
           env: io.env,
+          timeouts,
           logger,
           out: io.stdout,
         }),

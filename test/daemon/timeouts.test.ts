@@ -3,11 +3,15 @@
 // that is slow but keeps progressing. Timeouts are shortened through the service options.
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { createLogger } from '../../daemon/logger.js';
 import type { ServerTimeouts } from '../../daemon/timeouts.js';
 import { tempDir } from '../helpers/tmp.js';
+import { fakeIO } from '../helpers/fake-io.js';
+import { run } from '../../src/cli/run.js';
 
 const TOKEN = 'secret-token';
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -41,7 +45,7 @@ interface Raw {
   sees(text: string, withinMs?: number): Promise<void>;
 }
 
-async function open(svc: RunningService): Promise<Raw> {
+async function open(svc: { url: string }): Promise<Raw> {
   const { port } = new URL(svc.url);
   const socket = connect(Number(port), '127.0.0.1');
   cleanups.push(() => void socket.destroy());
@@ -162,5 +166,43 @@ describe('server timeouts against slow clients', () => {
     expect(raw.socket.destroyed).toBe(false);
     const list = await fetch(`${svc.url}/tickets`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(JSON.stringify(await list.json())).toContain('slow but steady');
+  });
+});
+
+describe('mkt serve --*-timeout flags', () => {
+  it('a timeout that is not a positive number of seconds is a usage error (exit 2)', async () => {
+    for (const [flag, value] of [['--idle-timeout', '0'], ['--request-timeout', 'soon'], ['--headers-timeout', '-1'], ['--keep-alive-timeout', '1e9']]) {
+      const io = fakeIO({ env: {} });
+      expect(await run(['serve', 'tickets', '--port', '0', flag!, value!], io), flag).toBe(2);
+      expect(io.err(), flag).toContain(`${flag} must be a positive number of seconds`);
+    }
+  });
+
+  it('the real binary applies them: --request-timeout 0.3 answers a stalled body 408 and closes', async () => {
+    const dir = tempDir('mkt-timeouts-bin-');
+    const mkt = join(import.meta.dirname, '../../bin/mkt');
+    const child = spawn(process.execPath, [mkt, 'serve', 'tickets', '--port', '0', '--data-dir', dir.path, '--request-timeout', '0.3'], {
+      env: { ...process.env, MKT_TICKETS_TOKEN: TOKEN, MKT_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    cleanups.push(async () => {
+      child.kill('SIGTERM');
+      await exited;
+      dir.remove();
+    });
+    let out = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stdout.on('data', (c: Buffer) => {
+        out += c.toString();
+        const m = /^listening on (http:\/\/\S+)$/m.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      child.once('exit', () => reject(new Error(`exited before listening: ${out}`)));
+    });
+    const raw = await open({ url });
+    raw.socket.write(headers(BODY) + BODY.slice(0, 1));
+    expect(await raw.closed()).toContain('{"error":"request body not received within 300 ms"}');
   });
 });
