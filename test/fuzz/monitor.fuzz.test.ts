@@ -1,0 +1,87 @@
+// Fuzzes the health monitor from its own /openapi.json (issue 11): no 5xx, a JSON error body on
+// every 4xx, the monitor alive afterwards, and the check history of its targets unchanged.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { startMonitor, type MonitorNode } from '../helpers/monitor-node.js';
+import { healthServer, type HealthServer } from '../helpers/monitor-fixtures.js';
+import { tempDir } from '../helpers/tmp.js';
+import { waitFor } from '../helpers/wait.js';
+import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
+import { fuzz, settingsFromEnv, type FuzzReport } from './run.js';
+
+const TOKEN = 'fuzz-monitor-token-0123456789';
+const settings = settingsFromEnv(2_000);
+
+let dir: { path: string; remove(): void };
+let health: HealthServer;
+let mon: MonitorNode;
+let report: FuzzReport;
+/** GET /api/status before the run: the targets' check history that no request may change. */
+let before: unknown;
+
+beforeAll(async () => {
+  dir = tempDir('mkt-fuzz-monitor-');
+  health = await healthServer();
+  // Checks every hour: the history written at start-up stays still during the run. The limit
+  // is raised so requests reach the routes instead of the shared rate limiter's 429.
+  const yaml = [
+    `token: ${TOKEN}`,
+    'rate_limit:\n  requests: 1000000\n  window: 60s',
+    'mesh:\n  interval: 1h\n  peers: []',
+    'targets:',
+    `  api:\n    url: ${health.url}\n    interval: 1h`,
+    `  gone:\n    url: ${health.origin}/nothing\n    interval: 1h`,
+  ].join('\n');
+  mon = await startMonitor(dir.path, yaml);
+  await waitFor(async () => {
+    const t = (await mon.get('/api/status', TOKEN)).body?.targets;
+    return t?.api?.latest && t?.gone?.latest;
+  }, 'the first check of each target');
+  before = (await mon.get('/api/status', TOKEN)).body;
+  const res = await mon.get('/openapi.json', TOKEN);
+  expect(res.status).toBe(200);
+  const doc = res.body as OpenApiDoc;
+  report = await fuzz(
+    'monitor',
+    mon.url,
+    {
+      doc,
+      ops: operationsOf(doc),
+      hints: { target: fc.constantFrom('api', 'gone', 'nothing') },
+      credentials: [{ authorization: `Bearer ${TOKEN}` }],
+    },
+    settings,
+    [TOKEN],
+  );
+  console.log(report.summary);
+  if (report.distinct.size) console.log(`distinct failures:\n\n${[...report.distinct.values()].join('\n\n')}`);
+  const errors = mon.logs.filter((l) => /"level":(50|60)/.test(l));
+  if (errors.length) console.log(`server error log (${errors.length} lines), first ones:\n${errors.slice(0, 10).map((l) => l.slice(0, 600)).join('\n')}`);
+});
+
+afterAll(async () => {
+  await mon?.stop();
+  await health?.close();
+  dir?.remove();
+});
+
+describe('monitor fuzz (seed printed above; replay with MKT_FUZZ_SEED and MKT_FUZZ_ONLY)', () => {
+  it(`sends the requests (${settings.only ?? settings.runs}) and every operation of /openapi.json is hit`, () => {
+    expect(report.sent).toBe(settings.only !== undefined ? 1 : settings.runs);
+    if (settings.only === undefined) for (const [op, c] of report.perOp) expect(c.sent, op).toBeGreaterThan(0);
+  });
+
+  it('answers no 5xx, and a JSON {"error"} body on every 4xx', () => {
+    expect([...report.distinct.values()], `seed ${settings.seed}`).toEqual([]);
+  });
+
+  it('is still alive, and /openapi.json still needs the token', async () => {
+    expect((await mon.get('/api/health', null)).status).toBe(200);
+    expect((await mon.get('/openapi.json', TOKEN)).status).toBe(200);
+    expect((await mon.get('/openapi.json', null)).status).toBe(401);
+  });
+
+  it('leaves the check history written before the run unchanged', async () => {
+    expect((await mon.get('/api/status', TOKEN)).body).toEqual(before);
+  });
+});
