@@ -1,14 +1,17 @@
-// checkRun: `mkt license check` — verifies the stored token offline (signature against the
-// stored JWKS, expiry, this machine's fingerprint). No network, and only light modules.
+// checkRun: `mkt license check` — verifies the stored token offline against the vendor's pinned
+// public keys (never the cached ones): signature, issuer, type, item, this machine, expiry.
 import type { Factory } from '../../src/cli/factory.js';
 import { NegativeError, UsageError } from '../../src/cli/errors.js';
 import { printFields, printJson } from '../../src/cli/output.js';
-import { checkToken, loadToken, machineFingerprint, type OfflineResult } from '../../src/client/license-offline.js';
+import { checkToken, DEFAULT_ISSUER, loadToken, machineFingerprint, type OfflineResult } from '../../src/client/license-offline.js';
+import { loadPinnedKeys } from '../../src/client/license-trust.js';
 
 export interface CheckOptions {
   factory: Factory;
   item?: string;
   machine: string;
+  publicKey?: string;
+  issuer?: string;
   json?: boolean;
 }
 
@@ -16,12 +19,20 @@ export async function checkRun(opts: CheckOptions): Promise<void> {
   const f = opts.factory;
   const machine = opts.machine === 'auto' ? machineFingerprint() : opts.machine;
   if (!machine) throw new UsageError('cannot derive a machine fingerprint here (no machine id found); pass --machine ID');
+  // Without a trust anchor from outside the cache there is nothing to check against: that is a
+  // set-up mistake of the integrating app (exit 2), not an invalid license (exit 1).
+  const pin = loadPinnedKeys(opts.publicKey, f.io.env, f.io.cwd);
+  if (!pin.ok) throw new UsageError(pin.error, pin.missing ? 'the vendor publishes its keys at <server>/api/v1/license/jwks.json; ship that file with the app' : undefined);
+  const issuer = opts.issuer ?? (f.io.env.MKT_LICENSE_ISSUER?.trim() || DEFAULT_ISSUER);
   const loaded = loadToken(f.io.env, opts.item);
   let result: OfflineResult;
   if (!loaded.ok) {
     if (loaded.usage) throw new UsageError(loaded.error);
     result = { valid: false, code: 'NO_TOKEN', error: loaded.error, item: opts.item ?? null, license: null, expires_at: null };
-  } else result = checkToken(loaded.entry, machine, f.now().getTime());
+  } else {
+    // Without --item the cache says which item this is, so an app must pass --item to pin its own.
+    result = await checkToken(loaded.entry, { keys: pin.pinned.keys, issuer, item: opts.item ?? String(loaded.entry.item), fingerprint: machine, nowMs: f.now().getTime() });
+  }
   if (opts.json) printJson(f.io, result);
   else if (result.valid) printFields(f.io, [['valid', 'yes'], ['item', result.item], ['license', result.license], ['token expires', result.expires_at]]);
   if (!result.valid) throw new NegativeError(`${result.code}: ${result.error}`);

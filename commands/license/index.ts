@@ -7,6 +7,7 @@ import { jsonOption, serverOption } from '../../src/cli/program.js';
 
 const KEY_FILE = 'read the license key from FILE (`-` = stdin); else $MKT_LICENSE_KEY, else stdin';
 const MACHINE = 'machine id, or `auto` for a stable fingerprint derived from this machine id';
+const PUBLIC_KEY = "the vendor's public keys to trust (JWKS, JWK or PEM file); else $MKT_LICENSE_PUBLIC_KEYS (a path or inline JWKS)";
 
 function keyed(cmd: Command): Command {
   return cmd.option('--key-file <file>', KEY_FILE).addOption(serverOption('marketplace')).addOption(jsonOption());
@@ -23,7 +24,7 @@ Exit codes: 0 valid, 1 invalid (the reason code on stderr), 2 usage error, 3 ser
 
 Examples:
   $ MKT_LICENSE_KEY=$LICENSE mkt license validate --machine auto --activate
-  $ mkt license verify --key-file ~/.config/font-pro.key && mkt license check`,
+  $ mkt license verify --key-file ~/.config/font-pro.key && mkt license check --public-key keys.jwks`,
     );
 
   keyed(license.command('validate').description('check that the key is valid; with --machine, for that machine'))
@@ -85,16 +86,20 @@ Examples:
 
   license
     .command('check')
-    .description('verify the stored token offline: signature, expiry, and this machine (no network)')
-    .option('--item <id>', 'which stored token (needed when tokens of several items are stored)')
+    .description("verify the stored token offline against the vendor's pinned public keys: signature, issuer, item, this machine, expiry (no network)")
+    .option('--item <id>', 'the item the token must license (an app names its own; needed when several are stored)')
     .option('--machine <id>', MACHINE, 'auto')
+    .option('--public-key <file>', PUBLIC_KEY)
+    .option('--issuer <name>', 'the `iss` the token must carry; else $MKT_LICENSE_ISSUER, else mkt-marketplace')
     .addOption(jsonOption())
     .addHelpText(
       'after',
       `
+The cached token is never trusted on its own: without a pinned key the check exits 2.
+
 Examples:
-  $ mkt license check
-  $ mkt license check --item font-pro --json`,
+  $ mkt license check --item font-pro --public-key /opt/font-pro/license-keys.jwks
+  $ MKT_LICENSE_PUBLIC_KEYS=/opt/font-pro/license-keys.jwks mkt license check --item font-pro --json`,
     )
     .action(async (opts: Record<string, unknown> & { machine: string }) => {
       const { checkRun } = await import('./check.js');

@@ -1,11 +1,12 @@
-// The offline side of `mkt license`: a stable machine fingerprint, the token cache (token and
-// JWKS in the user cache directory) and the offline check. Kept free of HTTP and CLI modules
-// so that `mkt license check` starts fast and needs no network at all.
+// The offline side of `mkt license`: a stable machine fingerprint, the token cache (user cache
+// directory) and the offline check against pinned keys. Kept free of HTTP and CLI modules so
+// that `mkt license check` starts fast and needs no network at all.
 import { createHmac } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from '../config/paths.js';
-import { fingerprintHash, verifyJwt, type Jwks } from '../crypto/signing.js';
+import { fingerprintHash, type Jwks } from '../crypto/signing.js';
+import type { PinnedKey } from './license-trust.js';
 
 /** The operating system's machine id (not sent anywhere as is). */
 function osMachineId(): string | undefined {
@@ -49,7 +50,8 @@ export interface CachedToken {
   item: string;
   license: string;
   token: string;
-  jwks: Jwks;
+  /** What the server published when the token was saved: informational, never trusted by `check`. */
+  jwks?: Jwks;
   saved_at: string;
 }
 
@@ -61,7 +63,7 @@ function safeName(item: string): string {
   return item.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
-/** Saves the token and the JWKS for `item` (0600: the token is a bearer proof of a license). */
+/** Saves the token for `item` (0600: the token is a bearer proof of a license). */
 export function saveToken(env: NodeJS.ProcessEnv, entry: CachedToken): string {
   const dir = tokenDir(env);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -98,7 +100,18 @@ export function loadToken(env: NodeJS.ProcessEnv, item: string | undefined): Loa
   }
 }
 
-export type OfflineCode = 'VALID' | 'NO_TOKEN' | 'MALFORMED_TOKEN' | 'UNKNOWN_KEY' | 'BAD_SIGNATURE' | 'TOKEN_EXPIRED' | 'MACHINE_MISMATCH';
+export type OfflineCode =
+  | 'VALID'
+  | 'NO_TOKEN'
+  | 'MALFORMED_TOKEN'
+  | 'UNKNOWN_KEY'
+  | 'BAD_SIGNATURE'
+  | 'WRONG_ISSUER'
+  | 'WRONG_TYPE'
+  | 'NOT_YET_VALID'
+  | 'TOKEN_EXPIRED'
+  | 'ITEM_MISMATCH'
+  | 'MACHINE_MISMATCH';
 
 export interface OfflineResult {
   valid: boolean;
@@ -109,14 +122,96 @@ export interface OfflineResult {
   expires_at: string | null;
 }
 
-/** Checks a cached token with no network: signature (stored JWKS), expiry, and this machine. */
-export function checkToken(entry: CachedToken, fingerprint: string, nowMs: number): OfflineResult {
-  const r = verifyJwt(entry.token, entry.jwks, nowMs);
-  if (!r.ok) return { valid: false, code: r.code, error: r.error, item: entry.item, license: entry.license, expires_at: null };
-  const c = r.claims;
-  const base = { item: String(c.item), license: String(c.license), expires_at: new Date(Number(c.exp) * 1000).toISOString() };
-  if (c.fph !== fingerprintHash(fingerprint)) {
-    return { valid: false, code: 'MACHINE_MISMATCH', error: 'the token was issued for another machine', ...base };
+/** What the token must match: everything here comes from the caller, nothing from the cache. */
+export interface OfflineExpectation {
+  keys: PinnedKey[];
+  issuer: string;
+  item: string;
+  fingerprint: string;
+  nowMs: number;
+}
+
+/** The `iss` the marketplace signs by default (its `--license-issuer` / $MKT_LICENSE_ISSUER). */
+export const DEFAULT_ISSUER = 'mkt-marketplace';
+/** The header `typ` of the marketplace's license tokens. */
+const TOKEN_TYPE = 'JWT';
+/** The token lifetime the server grants (spec: 7 days); an older `iat` is expired whatever `exp` says. */
+const TOKEN_LIFETIME_SECONDS = 7 * 24 * 3600;
+/** Clock skew forgiven between the signing server and this machine, for exp, nbf and iat. */
+export const CLOCK_TOLERANCE_SECONDS = 60;
+const CLAIMS = ['iss', 'sub', 'license', 'item', 'fph', 'iat', 'exp'];
+
+type Failure = { code: OfflineCode; error: string };
+
+/** Maps a jose verification error to our code: only the signature failing lets another key try. */
+function failureOf(err: unknown): Failure | 'bad-signature' {
+  const e = err as { code?: string; claim?: string; reason?: string; message?: string };
+  switch (e.code) {
+    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+      return 'bad-signature';
+    case 'ERR_JWT_EXPIRED':
+      return { code: 'TOKEN_EXPIRED', error: e.claim === 'iat' ? `the token was issued more than ${TOKEN_LIFETIME_SECONDS / 86400} days ago` : 'the token has expired' };
+    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+      if (e.claim === 'iss' && e.reason === 'check_failed') return { code: 'WRONG_ISSUER', error: 'the token was issued by another issuer' };
+      if (e.claim === 'typ') return { code: 'WRONG_TYPE', error: 'the token is not a license token (header typ)' };
+      if ((e.claim === 'nbf' || e.claim === 'iat') && e.reason === 'check_failed') {
+        return { code: 'NOT_YET_VALID', error: "the token is not valid yet (issued in the future: check this machine's clock)" };
+      }
+      return { code: 'MALFORMED_TOKEN', error: `the token claims are not a license token's (${e.claim ?? 'claims'} ${e.reason ?? 'invalid'})` };
+    case 'ERR_JOSE_ALG_NOT_ALLOWED':
+      return { code: 'MALFORMED_TOKEN', error: 'the token is not signed with EdDSA' };
+    default:
+      return { code: 'MALFORMED_TOKEN', error: 'the token is not a well-formed signed JWT' };
   }
-  return { valid: true, code: 'VALID', error: null, ...base };
+}
+
+function fail(f: Failure, item: string | null = null): OfflineResult {
+  return { valid: false, code: f.code, error: f.error, item, license: null, expires_at: null };
+}
+
+/**
+ * Checks a cached token with no network, against pinned keys only: EdDSA signature, issuer,
+ * token type and claims, not before / issued at / expiry (with a small clock tolerance), the
+ * expected item, and this machine's fingerprint.
+ */
+export async function checkToken(entry: Pick<CachedToken, 'token'>, expect: OfflineExpectation): Promise<OfflineResult> {
+  // jose is loaded here, not at the top: every license verb imports this module for the fingerprint.
+  const [{ jwtVerify }, { decodeProtectedHeader }] = await Promise.all([import('jose/jwt/verify'), import('jose/decode/protected_header')]);
+  if (typeof entry.token !== 'string') return fail({ code: 'MALFORMED_TOKEN', error: 'the cached entry holds no token' });
+  let kid: unknown;
+  try {
+    kid = decodeProtectedHeader(entry.token).kid;
+  } catch {
+    return fail({ code: 'MALFORMED_TOKEN', error: 'the token is not a well-formed signed JWT' });
+  }
+  // A kid names a pinned key; a pinned key without kid (PEM) may have signed any token.
+  const candidates = expect.keys.filter((k) => k.kid === undefined || k.kid === kid);
+  if (candidates.length === 0) return fail({ code: 'UNKNOWN_KEY', error: `no pinned public key has the token's kid ${JSON.stringify(kid ?? null)}` });
+  for (const { key } of candidates) {
+    let claims: Record<string, unknown>;
+    try {
+      ({ payload: claims } = await jwtVerify(entry.token, key, {
+        algorithms: ['EdDSA'],
+        typ: TOKEN_TYPE,
+        issuer: expect.issuer,
+        requiredClaims: CLAIMS,
+        maxTokenAge: TOKEN_LIFETIME_SECONDS,
+        clockTolerance: CLOCK_TOLERANCE_SECONDS,
+        currentDate: new Date(expect.nowMs),
+      }));
+    } catch (err) {
+      const f = failureOf(err);
+      if (f === 'bad-signature') continue;
+      return fail(f);
+    }
+    const { item, license, sub, fph, exp } = claims;
+    if (typeof item !== 'string' || typeof license !== 'string' || sub !== license || typeof fph !== 'string') {
+      return fail({ code: 'MALFORMED_TOKEN', error: "the token claims are not a license token's (item, license, sub, fph)" });
+    }
+    const base = { item, license, expires_at: new Date(Number(exp) * 1000).toISOString() };
+    if (item !== expect.item) return { valid: false, code: 'ITEM_MISMATCH', error: `the token licenses item ${JSON.stringify(item)}, not ${JSON.stringify(expect.item)}`, ...base };
+    if (fph !== fingerprintHash(expect.fingerprint)) return { valid: false, code: 'MACHINE_MISMATCH', error: 'the token was issued for another machine', ...base };
+    return { valid: true, code: 'VALID', error: null, ...base };
+  }
+  return fail({ code: 'BAD_SIGNATURE', error: 'the token signature does not verify with the pinned public keys' });
 }

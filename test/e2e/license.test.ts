@@ -2,7 +2,10 @@
 // the environment or stdin, exit codes 0/1/2/3, and `check` offline. Needs `npm run build`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import { startLicenseServer, type LicenseServer } from '../helpers/license-server.js';
 import { tempDir } from '../helpers/tmp.js';
 
@@ -43,12 +46,32 @@ describe('mkt license (built binary, CI exit codes)', () => {
     expect(other.stderr).toBe('mkt: TOO_MANY_ACTIVATIONS: the license key has reached its activation maximum\n');
   });
 
-  it('verify then check with no network at all (the server URL points nowhere)', async () => {
+  it('verify then check against the pinned vendor keys with no network at all (the server URL points nowhere)', async () => {
     const v = await runMkt(['license', 'verify'], { MKT_MARKETPLACE_URL: s.url, MKT_LICENSE_KEY: key });
     expect(v.code, v.stderr).toBe(0);
-    const c = await runMkt(['license', 'check'], { MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' });
+    expect(v.stderr).toContain('--public-key');
+    const pinned = join(home.path, 'vendor.jwks');
+    writeFileSync(pinned, await (await fetch(`${s.url}/api/v1/license/jwks.json`)).text());
+    const c = await runMkt(['license', 'check', '--item', 'tool', '--public-key', pinned], { MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' });
     expect(c.code, c.stderr).toBe(0);
     expect(c.stdout).toMatch(/^valid\tyes$/m);
+    expect((await runMkt(['license', 'check'], { MKT_LICENSE_PUBLIC_KEYS: pinned })).code).toBe(0);
+  });
+
+  it('the forged-token attack: a token minted with an own key, its JWK put in the cache, exits 1 (pinned) or 2 (nothing pinned)', async () => {
+    const file = join(home.path, 'cache', 'mkt', 'license', 'tool.json');
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as { token: string };
+    const claims = JSON.parse(Buffer.from(entry.token.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const own = generateKeyPairSync('ed25519');
+    const forged = await new SignJWT({ ...claims, exp: Date.UTC(2100, 0, 1) / 1000 }).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: 'mine' }).sign(own.privateKey);
+    writeFileSync(file, JSON.stringify({ ...entry, token: forged, jwks: { keys: [{ ...own.publicKey.export({ format: 'jwk' }), kid: 'mine', alg: 'EdDSA', use: 'sig' }] } }));
+    const pinned = await runMkt(['license', 'check', '--item', 'tool', '--json'], { MKT_LICENSE_PUBLIC_KEYS: join(home.path, 'vendor.jwks') });
+    expect(pinned.code).toBe(1);
+    expect(JSON.parse(pinned.stdout)).toMatchObject({ valid: false, code: 'UNKNOWN_KEY' });
+    const unpinned = await runMkt(['license', 'check', '--item', 'tool'], {});
+    expect(unpinned.code).toBe(2);
+    expect(unpinned.stdout).toBe('');
+    expect(unpinned.stderr).toMatch(/^mkt: no pinned license public key: /);
   });
 
   it('exit 2 for a usage error, exit 3 when the server cannot be reached', async () => {
@@ -78,7 +101,9 @@ describe('license keys in `mkt serve marketplace` (startService)', () => {
       expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v1/keys/validate', '/api/v1/keys/status', '/api/v1/keys/{key_code}/status', '/api/v1/keys/deactivate', '/api/v1/license/deactivate', '/api/v1/license/verify', '/api/v1/items/{item_id}/license.txt']));
       const env = { MKT_MARKETPLACE_URL: svc.url, MKT_LICENSE_KEY: k!.key, XDG_CACHE_HOME: join(dir.path, 'cache') };
       expect((await runMkt(['license', 'verify', '--machine', 'runner-1'], env)).code).toBe(0);
-      expect((await runMkt(['license', 'check', '--machine', 'runner-1'], { ...env, MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' })).code).toBe(0);
+      writeFileSync(join(dir.path, 'vendor.jwks'), await (await fetch(`${svc.url}/api/v1/license/jwks.json`)).text());
+      const check = await runMkt(['license', 'check', '--machine', 'runner-1', '--item', 'app'], { ...env, MKT_MARKETPLACE_URL: 'http://127.0.0.1:9', MKT_LICENSE_PUBLIC_KEYS: join(dir.path, 'vendor.jwks') });
+      expect(check.code, check.stderr).toBe(0);
       const text = await runMkt(['license', 'text', 'app'], env);
       expect(text.stdout).toBe('App for Grace\n');
       await fetch(`${svc.url}/api/v1/keys/${k!.key}/status`);
