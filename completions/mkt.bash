@@ -51,7 +51,7 @@ _mkt() {
     "mkt license status") words="--key-file --server --json --help" ;;
     "mkt license deactivate") words="--key-file --server --json --machine --help" ;;
     "mkt license verify") words="--key-file --server --json --machine --help" ;;
-    "mkt license check") words="--item --machine --json --help" ;;
+    "mkt license check") words="--item --machine --public-key --issuer --json --help" ;;
     "mkt license text") words="--key-file --server --help" ;;
     "mkt sync") words="login logout account status key push pull blob devices plan --help" ;;
     "mkt sync login") words="--server --json --app-key --email --device --help" ;;

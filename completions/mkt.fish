@@ -163,7 +163,7 @@ complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_sub
 complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -a status -d 'show the key status and activations without activating'
 complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -a deactivate -d 'free one machine\'s activation slot'
 complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -a verify -d 'get a signed 7-day token for this machine and store it for offline checks'
-complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -a check -d 'verify the stored token offline: signature, expiry, and this machine (no network)'
+complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -a check -d 'verify the stored token offline against the vendor\'s pinned public keys: signature, issuer, item, this machine, expiry (no network)'
 complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -a text -d 'print an item\'s rendered license text (personalised when a key is given)'
 complete -c mkt -n '__fish_seen_subcommand_from license; and not __fish_seen_subcommand_from validate status deactivate verify check text' -l help
 complete -c mkt -n '__fish_seen_subcommand_from validate; and not __fish_seen_subcommand_from __none__' -l key-file
@@ -189,6 +189,8 @@ complete -c mkt -n '__fish_seen_subcommand_from verify; and not __fish_seen_subc
 complete -c mkt -n '__fish_seen_subcommand_from verify; and not __fish_seen_subcommand_from __none__' -l help
 complete -c mkt -n '__fish_seen_subcommand_from check; and not __fish_seen_subcommand_from __none__' -l item
 complete -c mkt -n '__fish_seen_subcommand_from check; and not __fish_seen_subcommand_from __none__' -l machine
+complete -c mkt -n '__fish_seen_subcommand_from check; and not __fish_seen_subcommand_from __none__' -l public-key
+complete -c mkt -n '__fish_seen_subcommand_from check; and not __fish_seen_subcommand_from __none__' -l issuer
 complete -c mkt -n '__fish_seen_subcommand_from check; and not __fish_seen_subcommand_from __none__' -l json
 complete -c mkt -n '__fish_seen_subcommand_from check; and not __fish_seen_subcommand_from __none__' -l help
 complete -c mkt -n '__fish_seen_subcommand_from text; and not __fish_seen_subcommand_from __none__' -l key-file
