@@ -1,8 +1,9 @@
 // Hosted repositories on disk: where they live (`<data-dir>/repos/<owner>/<name>.git`), what
 // owner and repository names may be (so paths built from them never leave that directory), and
-// creating one.
+// creating one (with mkt's hooks, src/git/hooks.ts).
 import { join } from 'node:path';
 import { git } from './run.js';
+import { installHooks } from './hooks.js';
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
@@ -29,4 +30,6 @@ export async function initBareRepo(dir: string, objectFormat: 'sha1' | 'sha256')
   await git(dir, ['config', 'http.receivepack', 'true']);
   // Note writes from the API and pushes race on the same refs; keep reflogs for forensics.
   await git(dir, ['config', 'core.logAllRefUpdates', 'always']);
+  // Pushes are held to the note size limit from the first one on.
+  installHooks(dir);
 }

@@ -60,9 +60,9 @@ export async function diffNotes(gitDir: string, from: string, to: string): Promi
   return [...byTarget].map(([target, blob]) => ({ target, blob }));
 }
 
-/** Streams ids through one `git cat-file` process; `batch` gives contents, `batch-check` types. */
-async function catFile(gitDir: string, mode: '--batch' | '--batch-check', ids: string[]): Promise<Map<string, { type: string; body?: Buffer }>> {
-  const out = new Map<string, { type: string; body?: Buffer }>();
+/** Streams ids through one `git cat-file` process; `batch` gives contents, `batch-check` types and sizes. */
+async function catFile(gitDir: string, mode: '--batch' | '--batch-check', ids: string[]): Promise<Map<string, { type: string; size: number; body?: Buffer }>> {
+  const out = new Map<string, { type: string; size: number; body?: Buffer }>();
   if (ids.length === 0) return out;
   const child = spawn('git', ['--git-dir', gitDir, 'cat-file', mode], { env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
   const chunks: Buffer[] = [];
@@ -83,26 +83,51 @@ async function catFile(gitDir: string, mode: '--batch' | '--batch-check', ids: s
     const header = buf.subarray(pos, nl).toString('utf8').split(' ');
     pos = nl + 1;
     if (header[1] === 'missing' || header.length < 3) continue;
+    const size = Number(header[2]);
     if (mode === '--batch') {
-      const size = Number(header[2]);
-      out.set(id, { type: header[1]!, body: buf.subarray(pos, pos + size) });
+      out.set(id, { type: header[1]!, size, body: buf.subarray(pos, pos + size) });
       pos += size + 1;
-    } else out.set(id, { type: header[1]! });
+    } else out.set(id, { type: header[1]!, size });
   }
   return out;
 }
 
-/** Contents of blobs as UTF-8 text. */
+/**
+ * Contents of blobs as UTF-8 text, all read whole: callers pass only blobs whose sizes they
+ * checked with objectInfo (the indexer never reads a note over the size limit).
+ */
 export async function readBlobs(gitDir: string, blobs: string[]): Promise<Map<string, string>> {
   const unique = [...new Set(blobs)];
   const res = await catFile(gitDir, '--batch', unique);
   return new Map([...res].map(([id, v]) => [id, v.body?.toString('utf8') ?? '']));
 }
 
+/** Types and sizes of objects, without reading them; missing objects are left out. */
+export async function objectInfo(gitDir: string, ids: string[]): Promise<Map<string, { type: string; size: number }>> {
+  return catFile(gitDir, '--batch-check', [...new Set(ids)]);
+}
+
 /** Object types (`commit`, `tree`, `blob`, `tag`) of ids; missing objects are left out. */
 export async function objectTypes(gitDir: string, ids: string[]): Promise<Map<string, string>> {
-  const res = await catFile(gitDir, '--batch-check', [...new Set(ids)]);
+  const res = await objectInfo(gitDir, ids);
   return new Map([...res].map(([id, v]) => [id, v.type]));
+}
+
+// RFC 3339 (the `date-time` format of `at`) writes years 0000 to 9999 only.
+const EARLIEST_MS = -62167219200000; // 0000-01-01T00:00:00Z
+const LATEST_MS = 253402300799000; // 9999-12-31T23:59:59Z
+
+/**
+ * A commit's unix time (`%at`) as an RFC 3339 UTC time. Git stores whatever a commit says: a time
+ * past year 9999 (or past what a JS Date can hold) is clamped to 9999-12-31T23:59:59Z, one before
+ * year 0 to 0000-01-01T00:00:00Z, and one git cannot read (it prints nothing or garbage) is the
+ * epoch, which is how git itself reads an unparseable date.
+ */
+export function commitTime(unixSeconds: string): string {
+  const s = unixSeconds.trim();
+  if (!/^-?\d+$/.test(s)) return new Date(0).toISOString();
+  const ms = Number(s) * 1000;
+  return new Date(Math.min(LATEST_MS, Math.max(EARLIEST_MS, ms))).toISOString();
 }
 
 export interface Attribution {
@@ -120,7 +145,7 @@ export interface Attribution {
  * the blob and are walked past. `exact: false` when the walk hit its bound first.
  */
 export async function noteAttribution(gitDir: string, tip: string, target: string, currentBlob: string, limit: number): Promise<Attribution | undefined> {
-  const r = await runGit(gitDir, ['log', '--first-parent', '--root', '-r', '--raw', '--no-abbrev', '--no-renames', '-z', `--max-count=${limit}`, '--format=%x01%H%x00%an%x00%ae%x00%aI', tip]);
+  const r = await runGit(gitDir, ['log', '--first-parent', '--root', '-r', '--raw', '--no-abbrev', '--no-renames', '-z', `--max-count=${limit}`, '--format=%x01%H%x00%an%x00%ae%x00%at', tip]);
   if (r.code !== 0) return undefined;
   const commits = r.stdout.toString('utf8').split('\x01').filter(Boolean);
   let lastTouch: Attribution | undefined;
@@ -128,7 +153,7 @@ export async function noteAttribution(gitDir: string, tip: string, target: strin
   for (const rec of commits) {
     const fields = rec.split('\0');
     const [hash, name, email, at] = fields as [string, string, string, string];
-    const a: Attribution = { commit: hash, name, email, at: new Date(at.trim()).toISOString(), exact: true };
+    const a: Attribution = { commit: hash, name, email, at: commitTime(at), exact: true };
     oldest = a;
     let before: string | null | undefined; // undefined: this commit did not touch the note
     let after: string | null | undefined;

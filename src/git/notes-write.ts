@@ -2,7 +2,8 @@
 // then the fan-out subtrees it lives under): one `cat-file --batch` reads them and one
 // `mktree --batch` writes them back, so a write costs five git processes whatever the number of
 // notes. The ref moves with `git update-ref <new> <old>`, an atomic compare-and-swap: a ref moved
-// by someone else fails the write with RefMovedError.
+// by someone else fails the write with RefMovedError, a ref in the way (`a` beside `a/b`) with
+// RefConflictError.
 import { git, runGit } from './run.js';
 import { GitSession, lineAnswer, objectAnswer } from './interactive.js';
 
@@ -15,6 +16,13 @@ export interface NoteAuthor {
 export class RefMovedError extends Error {
   constructor(ref: string) {
     super(`${ref} moved during the write`);
+  }
+}
+
+/** The ref cannot be created because another ref sits on its path (`a` beside `a/b`). */
+export class RefConflictError extends Error {
+  constructor(ref: string, detail: string) {
+    super(`${ref} cannot be created: ${detail}`);
   }
 }
 
@@ -137,6 +145,9 @@ async function writeWith(gitDir: string, reader: GitSession, writer: GitSession,
   const commit = await git(gitDir, ['commit-tree', rootTree, ...(input.expectedTip ? ['-p', input.expectedTip] : []), '-F', '-'], { input: input.message, env });
   const r = await runGit(gitDir, ['update-ref', '-m', 'mkt: note written through the API', input.ref, commit, input.expectedTip ?? '']);
   if (r.code !== 0) {
+    // A ref on the new ref's path is not a race: retrying cannot help.
+    const conflict = /'([^']+)' exists; cannot create|blocking reference '([^']+)'/.exec(r.stderr);
+    if (conflict) throw new RefConflictError(input.ref, `${conflict[1] ?? conflict[2]} exists`);
     if (/cannot lock ref|but expected|already exists|is at/i.test(r.stderr)) throw new RefMovedError(input.ref);
     throw new Error(`git update-ref failed: ${r.stderr.trim()}`);
   }

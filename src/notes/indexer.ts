@@ -3,9 +3,10 @@
 // notes trees (a full read of the tree only when the old tip is unknown or gone). Work on one
 // repository is serialised, and API writes run inside the same lock.
 import { listNotesRefs, readRef } from '../git/refs.js';
-import { diffNotes, listNotes, objectTypes, readBlobs, type TreeNote } from '../git/notes-tree.js';
+import { diffNotes, listNotes, objectInfo, objectTypes, readBlobs, type TreeNote } from '../git/notes-tree.js';
 import { runGit } from '../git/run.js';
 import type { IndexedNote, NotesIndex, NoteUpsert } from '../store/notes.js';
+import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { checkNamespace, namespaceOfRef } from './namespace.js';
 
 export interface HostedRepo {
@@ -36,6 +37,9 @@ export class RepoLocks {
 export const REF_READ_TTL_MS = 100;
 const NOTE_CACHE_ENTRIES = 10_000;
 const NOTE_CACHE_MAX_CHARS = 4096;
+const DISK_TIP_ENTRIES = 10_000;
+/** Note blobs read by one `cat-file --batch` process at most, in bytes (each blob is at most MAX_NOTE_BYTES). */
+const READ_BATCH_BYTES = 64 * 1024 * 1024;
 
 export class NotesIndexer {
   readonly locks = new RepoLocks();
@@ -99,8 +103,18 @@ export class NotesIndexer {
     const hit = this.diskTips.get(key);
     if (hit && now - hit.at < REF_READ_TTL_MS) return hit.tip;
     const tip = readRef(repo.dir, `refs/notes/${namespace}`);
-    this.diskTips.set(key, { tip, at: now });
+    // Only namespaces that exist (on disk or in the index) are remembered: names anyone may ask
+    // for must not grow the map. The cap bounds it even for a repository with very many refs.
+    if (tip !== undefined || this.tips(repo.id).has(namespace)) {
+      if (this.diskTips.size >= DISK_TIP_ENTRIES && !this.diskTips.has(key)) this.diskTips.clear();
+      this.diskTips.set(key, { tip, at: now });
+    } else this.diskTips.delete(key);
     return tip;
+  }
+
+  /** How many namespace tips read from disk are remembered (tests prove the bound). */
+  get rememberedDiskTips(): number {
+    return this.diskTips.size;
   }
 
   /** Whether the index reflects the ref's tip on disk (a file read at most every REF_READ_TTL_MS). */
@@ -158,10 +172,11 @@ export class NotesIndexer {
     if (oldTip && (await this.objectExists(repo, oldTip))) {
       const changes = await diffNotes(repo.dir, oldTip, tip);
       const present = changes.filter((c): c is { target: string; blob: string } => c.blob !== null);
-      const upserts = await this.describe(repo, present);
-      this.index.apply(repo.id, ns, tip, upserts, changes.filter((c) => c.blob === null).map((c) => c.target));
+      const { upserts, skipped } = await this.describe(repo, present);
+      // A note that grew past the limit drops its earlier, indexed version too.
+      this.index.apply(repo.id, ns, tip, upserts, [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped]);
     } else {
-      this.index.replaceRef(repo.id, ns, tip, await this.describe(repo, await listNotes(repo.dir, tip)));
+      this.index.replaceRef(repo.id, ns, tip, (await this.describe(repo, await listNotes(repo.dir, tip))).upserts);
     }
   }
 
@@ -172,7 +187,7 @@ export class NotesIndexer {
       let notes = 0;
       const refs = this.validRefs(repo);
       for (const [ns, tip] of refs) {
-        const all = await this.describe(repo, await listNotes(repo.dir, tip));
+        const all = (await this.describe(repo, await listNotes(repo.dir, tip))).upserts;
         this.index.replaceRef(repo.id, ns, tip, all);
         notes += all.length;
       }
@@ -186,21 +201,45 @@ export class NotesIndexer {
     return (await runGit(repo.dir, ['cat-file', '-e', `${oid}^{commit}`])).code === 0;
   }
 
-  /** Contents and target types of notes, read in two batched git processes. */
-  private async describe(repo: HostedRepo, notes: TreeNote[]): Promise<NoteUpsert[]> {
-    const out: NoteUpsert[] = [];
+  /**
+   * Contents and target types of notes. Blob sizes are checked first (`cat-file --batch-check`):
+   * a note over MAX_NOTE_BYTES (possible only in a repository written behind the server's back, or
+   * before pushes were held to the limit) is never read and not indexed; its target is returned in
+   * `skipped`. Contents are read by one `cat-file --batch` process per READ_BATCH_BYTES.
+   */
+  private async describe(repo: HostedRepo, notes: TreeNote[]): Promise<{ upserts: NoteUpsert[]; skipped: string[] }> {
+    const upserts: NoteUpsert[] = [];
+    const skipped: string[] = [];
     const BATCH = 20000;
     for (let i = 0; i < notes.length; i += BATCH) {
       const slice = notes.slice(i, i + BATCH);
-      const [contents, types] = await Promise.all([
-        readBlobs(repo.dir, slice.map((n) => n.blob)),
-        objectTypes(repo.dir, slice.map((n) => n.target)),
-      ]);
+      const [blobs, types] = await Promise.all([objectInfo(repo.dir, slice.map((n) => n.blob)), objectTypes(repo.dir, slice.map((n) => n.target))]);
+      const oversized = (n: TreeNote) => (blobs.get(n.blob)?.size ?? 0) > MAX_NOTE_BYTES;
+      const contents = new Map<string, string>();
+      let group: string[] = [];
+      let bytes = 0;
+      const flush = async () => {
+        for (const [id, text] of await readBlobs(repo.dir, group)) contents.set(id, text);
+        group = [];
+        bytes = 0;
+      };
       for (const n of slice) {
+        if (oversized(n)) continue;
+        const size = blobs.get(n.blob)?.size ?? 0;
+        if (group.length > 0 && bytes + size > READ_BATCH_BYTES) await flush();
+        group.push(n.blob);
+        bytes += size;
+      }
+      if (group.length > 0) await flush();
+      for (const n of slice) {
+        if (oversized(n)) {
+          skipped.push(n.target);
+          continue;
+        }
         // A note on an object the repository lacks (pruned, or fetched without it) is still a note.
-        out.push({ target: n.target, blob: n.blob, object_type: types.get(n.target) ?? 'unknown', content: contents.get(n.blob) ?? '' });
+        upserts.push({ target: n.target, blob: n.blob, object_type: types.get(n.target) ?? 'unknown', content: contents.get(n.blob) ?? '' });
       }
     }
-    return out;
+    return { upserts, skipped };
   }
 }

@@ -36,3 +36,14 @@ export function checkNamespace(name: string): NamespaceCheck {
 export function namespaceOfRef(ref: string): string {
   return ref.slice('refs/notes/'.length);
 }
+
+/**
+ * An existing namespace that `name` cannot live beside: git keeps refs as paths, so
+ * `refs/notes/a` and `refs/notes/a/b` cannot both exist. Undefined when there is none.
+ */
+export function collidingNamespace(name: string, existing: Iterable<string>): string | undefined {
+  for (const other of existing) {
+    if (other !== name && (other.startsWith(`${name}/`) || name.startsWith(`${other}/`))) return other;
+  }
+  return undefined;
+}

@@ -1,15 +1,23 @@
 // Writing and removing notes through the API: inside the repository lock, catch the index up,
 // write one notes commit (src/git/notes-write.ts) on top of the tip just read, and retry when a
-// push moved the ref meanwhile; after sustained contention give up with ContentionError.
+// push moved the ref meanwhile; after sustained contention give up with ContentionError. A
+// namespace whose ref cannot exist beside another (`a` and `a/b`) fails at once with NamespaceConflictError.
 import { createHash } from 'node:crypto';
-import { readRef } from '../git/refs.js';
-import { RefMovedError, writeNote, type NoteAuthor } from '../git/notes-write.js';
+import { listNotesRefs, readRef } from '../git/refs.js';
+import { RefConflictError, RefMovedError, writeNote, type NoteAuthor } from '../git/notes-write.js';
 import type { NotesIndex } from '../store/notes.js';
 import type { HostedRepo, NotesIndexer } from './indexer.js';
+import { collidingNamespace, namespaceOfRef } from './namespace.js';
 
 export const WRITE_ATTEMPTS = 5;
 
 export class ContentionError extends Error {}
+/** The namespace's ref cannot be created because another namespace sits on its path. */
+export class NamespaceConflictError extends Error {}
+
+function conflictMessage(namespace: string, other: string): string {
+  return `namespace "${namespace}" cannot be created beside the existing namespace "${other}": git cannot hold both refs/notes/${namespace} and refs/notes/${other}`;
+}
 
 export interface WriteOutcome {
   action: 'added' | 'updated' | 'unchanged' | 'removed' | 'absent';
@@ -43,6 +51,10 @@ export class NoteWriter {
       for (let attempt = 0; attempt < WRITE_ATTEMPTS; attempt++) {
         await this.indexer.catchUp(repo);
         const tip = readRef(repo.dir, ref) ?? null;
+        if (tip === null && input.content !== null) {
+          const other = collidingNamespace(input.namespace, [...listNotesRefs(repo.dir).keys()].map(namespaceOfRef));
+          if (other !== undefined) throw new NamespaceConflictError(conflictMessage(input.namespace, other));
+        }
         const existing = this.index.get(repo.id, input.namespace, input.target);
         if (input.content === null && !existing) return { action: 'absent', commit: tip ?? '', blob: null };
         if (input.content !== null && existing?.content === input.content) return { action: 'unchanged', commit: tip!, blob: existing.blob };
@@ -54,6 +66,8 @@ export class NoteWriter {
           commit = await writeNote(repo.dir, { ref, target: input.target, content: input.content, expectedTip: tip, author: input.author, message, nowSeconds: this.nowSeconds() });
         } catch (err) {
           if (err instanceof RefMovedError) continue;
+          // A push created the colliding ref after the check above.
+          if (err instanceof RefConflictError) throw new NamespaceConflictError(err.message);
           throw err;
         }
         if (input.content === null) {

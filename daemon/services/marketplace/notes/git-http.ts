@@ -1,13 +1,15 @@
 // Git's smart HTTP protocol at /{owner}/{repo}.git through `git http-backend` (CGI), with the
-// marketplace's accounts: HTTP Basic with a token as password; anonymous callers of a private
-// repository get git's 401 challenge (so clients send credentials), authenticated callers who
-// cannot see it get 404, and pushes need a push-scope token of an account allowed to push.
+// marketplace's accounts: HTTP Basic with a token as password; anonymous callers of a private or
+// missing repository get the same 401 challenge (so clients send credentials, and no answer tells
+// the two apart), authenticated callers who cannot see it get 404, and pushes need a push-scope
+// token of an account allowed to push.
 // After a push the notes index catches up with whatever notes refs moved.
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { repoDir, reposRoot } from '../../../../src/git/hosting.js';
 import { gitEnv } from '../../../../src/git/run.js';
+import { hookConfigEnv } from '../../../../src/git/hooks.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import { HttpError } from '../../../plugins/errors.js';
@@ -41,7 +43,9 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
     }
     const repo = deps.repos.findRepo(req.params.owner, name);
     const push = service === 'git-receive-pack';
-    if (!caller.user && (push || repo?.private)) throw new HttpError(401, 'authentication required', CHALLENGE);
+    // A missing repository challenges like a private one: a 404 here would tell anonymous callers
+    // which private repositories exist.
+    if (!caller.user && (push || !repo || repo.private)) throw new HttpError(401, 'authentication required', CHALLENGE);
     if (!repo || !deps.access.canRead(repo, caller)) throw new HttpError(404, `repository ${req.params.owner}/${name} not found`);
     if (push) deps.access.requirePush(repo, caller);
     return { repo, caller };
@@ -55,6 +59,8 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
     const env = gitEnv({
       GIT_PROJECT_ROOT: reposRoot(deps.dataDir),
       GIT_HTTP_EXPORT_ALL: '1',
+      // The pre-receive hook holds pushed notes to the note size limit (src/git/hooks.ts).
+      ...hookConfigEnv(dir),
       PATH_INFO: `${rel}/${pathTail}`,
       REQUEST_METHOD: req.method,
       QUERY_STRING: url.search.slice(1),

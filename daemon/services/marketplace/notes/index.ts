@@ -1,13 +1,14 @@
 // The marketplace's git-notes area: hosted repositories (store + bare repos under
 // `<data-dir>/repos/`), the notes index, the notes API and git smart HTTP. At start every
 // hosted repository's index is caught up in the background, so notes changed while the
-// server was down are found again.
+// server was down are found again; every repository gets the current pre-receive hook first.
 import type { OpenArea } from '../area.js';
 import { SqliteRepoStore } from '../../../../src/store/repos.js';
 import { SqliteNotesIndex } from '../../../../src/store/notes.js';
 import { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { NoteWriter } from '../../../../src/notes/writer.js';
 import { repoDir } from '../../../../src/git/hosting.js';
+import { installHooks } from '../../../../src/git/hooks.js';
 import { Access } from './access.js';
 import { NotesApi } from './notes.js';
 import { notesRoutes } from './routes.js';
@@ -21,6 +22,15 @@ export const openNotesArea: OpenArea = async (shared) => {
   const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000));
   const access = new Access(accounts, repos);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access });
+  // Repositories created before the hook existed (or with an older one) get the current hook
+  // before the first push is served.
+  for (const repo of repos.listRepos()) {
+    try {
+      installHooks(repoDir(dataDir, repo.owner, repo.name));
+    } catch (err) {
+      ctx.logger.error({ err, repo: `${repo.owner}/${repo.name}` }, 'installing the pre-receive hook failed');
+    }
+  }
   let closed = false;
   let catchUp: Promise<void> = Promise.resolve();
   return {

@@ -4,7 +4,7 @@
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
-import { ContentionError, type NoteWriter } from '../../../../src/notes/writer.js';
+import { ContentionError, NamespaceConflictError, type NoteWriter } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
 import { QueryError, toFtsMatch } from '../../../../src/notes/query.js';
 import { noteAttribution, objectTypes } from '../../../../src/git/notes-tree.js';
@@ -137,11 +137,13 @@ export class NotesApi {
     const { user, target, hosted } = await this.writable(caller, owner, name, rawTarget, ns);
     if (body.content.length === 0) throw new HttpError(422, 'content is empty; to remove a note use DELETE');
     if (Buffer.byteLength(body.content, 'utf8') > MAX_NOTE_BYTES) throw new HttpError(422, `content is larger than the maximum note size (${MAX_NOTE_BYTES} bytes)`);
+    // git commit-tree refuses a message holding NUL; say so instead of failing the write.
+    if (body.message?.includes('\0')) throw new HttpError(422, 'message holds a NUL character, which git does not allow in a commit message');
     try {
       const out = await this.deps.writer.write(hosted, { namespace: ns, target, content: body.content, author: { name: user.name, email: user.email }, message: body.message });
       return { target, namespace: ns, git_ref: `refs/notes/${ns}`, action: out.action as WriteResponse['action'], commit: out.commit, blob: out.blob! };
     } catch (err) {
-      if (err instanceof ContentionError) throw new HttpError(422, err.message);
+      if (err instanceof ContentionError || err instanceof NamespaceConflictError) throw new HttpError(422, err.message);
       throw err;
     }
   }
@@ -152,7 +154,7 @@ export class NotesApi {
     try {
       await this.deps.writer.write(hosted, { namespace: ns, target, content: null, author: { name: user.name, email: user.email } });
     } catch (err) {
-      if (err instanceof ContentionError) throw new HttpError(422, err.message);
+      if (err instanceof ContentionError || err instanceof NamespaceConflictError) throw new HttpError(422, err.message);
       throw err;
     }
   }
