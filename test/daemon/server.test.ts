@@ -46,6 +46,7 @@ beforeAll(async () => {
           throw new HttpError(500, 'disk full');
         });
         a.get('/secret/:key', async () => ({ ok: true }));
+        a.post('/echo', async (req) => ({ got: req.body }));
       },
       async close() {},
     },
@@ -75,6 +76,26 @@ describe('server harness', () => {
     expect(wrongType.json().error).toMatch(/^body\.n must be integer/);
     const extra = await app.inject({ method: 'POST', url: '/things', payload: { name: 'a', zzz: 1 } });
     expect(extra.json()).toEqual({ error: 'body.zzz is not an allowed field' });
+  });
+
+  it('the body parsers keep the answers of fastify: empty JSON, prototype poisoning, text, other types, size', async () => {
+    const post = (payload: string, type: string) => app.inject({ method: 'POST', url: '/echo', headers: { 'content-type': type }, payload });
+    const empty = await post('', 'application/json');
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json()).toEqual({ error: 'request body is empty but content-type is application/json' });
+    for (const poisoned of ['{"__proto__":{"admin":true}}', '{"constructor":{"prototype":{"admin":true}}}']) {
+      const r = await post(poisoned, 'application/json');
+      expect(r.statusCode, poisoned).toBe(400);
+      expect(r.json().error, poisoned).toEqual(expect.any(String));
+    }
+    expect((await post('{"a":[1,{"b":"[[["}]}', 'application/json; charset=utf-8')).json()).toEqual({ got: { a: [1, { b: '[[[' }] } });
+    expect((await post('plain words', 'text/plain')).json()).toEqual({ got: 'plain words' });
+    const other = await post('x', 'application/x-unknown');
+    expect(other.statusCode).toBe(415);
+    expect(other.json().error).toEqual(expect.any(String));
+    const big = await post(JSON.stringify({ s: 'x'.repeat(1024 * 1024) }), 'application/json');
+    expect(big.statusCode).toBe(413);
+    expect(big.json().error).toEqual(expect.any(String));
   });
 
   it('valid requests pass', async () => {
