@@ -86,7 +86,8 @@ export async function run(): Promise<void> {
     }
     const v = (await (await fetch(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: fp }) })).json()) as { token: string };
     const jwks = (await (await fetch(`${url}/api/v1/license/jwks.json`)).json()) as Parameters<typeof saveToken>[1]['jwks'];
-    const env = { ...startupEnv(), XDG_CACHE_HOME: join(dir, 'cache'), MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' };
+    // The check trusts only pinned keys: pin the server's JWKS inline, as an app would ship it.
+    const env = { ...startupEnv(), XDG_CACHE_HOME: join(dir, 'cache'), MKT_MARKETPLACE_URL: 'http://127.0.0.1:9', MKT_LICENSE_PUBLIC_KEYS: JSON.stringify(jwks) };
     saveToken(env, { server: url, item: 'bench', license: k!.id, token: v.token, jwks, saved_at: new Date().toISOString() });
     const baseMs = timeCommand(process.execPath, ['-e', '0'], 20, env);
     const checkMs = timeCommand(process.execPath, [join(import.meta.dirname, '..', 'bin', 'mkt'), 'license', 'check'], 20, env);
