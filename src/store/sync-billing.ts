@@ -130,8 +130,13 @@ export interface SyncStorageStore {
   moveUpload(id: string, from: UploadState[], to: UploadState, nowMs: number): Promise<boolean>;
   /** Unsettled uploads (granted, open, completed or promoting) idle since before `beforeMs`. */
   idleUploads(beforeMs: number, limit: number): Promise<UploadSession[]>;
-  /** Granted, rejected or completed uploads whose URL expired before `beforeMs` (completed: any), by id after `afterId`. */
+  /**
+   * Granted, rejected, completed (any) and confirmed one-shot uploads whose URL expired before
+   * `beforeMs`, by id after `afterId`.
+   */
   settleCandidates(beforeMs: number, limit: number, afterId: string): Promise<UploadSession[]>;
+  /** A confirmed grant's staging object is gone: it needs no more settling. */
+  clearExpiry(id: string): Promise<void>;
 
   subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined>;
   createCheckout(c: CheckoutRecord): Promise<void>;
@@ -212,8 +217,10 @@ export class SqliteSyncStorageStore implements SyncStorageStore {
       ),
       settle: db.prepare(
         `SELECT ${UPLOAD_COLS} FROM sync_uploads u LEFT JOIN sync_upload_objects o ON o.upload_id = u.id
-         WHERE u.state IN ('single', 'rejected', 'completed') AND COALESCE(u.expires_ms, 0) < ? AND u.id > ? ORDER BY u.id LIMIT ?`,
+         WHERE (u.state IN ('single', 'rejected', 'completed') OR (u.state = 'confirmed' AND u.expires_ms IS NOT NULL))
+           AND COALESCE(u.expires_ms, 0) < ? AND u.id > ? ORDER BY u.id LIMIT ?`,
       ),
+      clearExpiry: db.prepare(`UPDATE sync_uploads SET expires_ms = NULL WHERE id = ? AND state = 'confirmed'`),
       insertCheckout: db.prepare('INSERT INTO sync_checkouts (id, app_id, user_id, cap_bytes, interval, price_cents, state, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       checkout: db.prepare('SELECT * FROM sync_checkouts WHERE id = ?'),
       completeCheckout: db.prepare(`UPDATE sync_checkouts SET state = 'completed' WHERE id = ?`),
@@ -338,6 +345,10 @@ export class SqliteSyncStorageStore implements SyncStorageStore {
 
   async settleCandidates(beforeMs: number, limit: number, afterId: string): Promise<UploadSession[]> {
     return this.s.settle.all(beforeMs, afterId, limit) as UploadSession[];
+  }
+
+  async clearExpiry(id: string): Promise<void> {
+    this.s.clearExpiry.run(id);
   }
 
   async subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined> {

@@ -22,7 +22,7 @@ beforeAll(async () => {
 });
 afterAll(async () => w?.close());
 
-/** The stored object of a blob: the one file under objects/blobs with its ciphertext size. */
+/** The stored object of a blob: the one file under objects/blobs with its ciphertext size (not the `.put` staging copy). */
 function objectFile(plainSize: number, exclude: string[] = []): string {
   const want = ciphertextSize(plainSize);
   const found: string[] = [];
@@ -30,7 +30,7 @@ function objectFile(plainSize: number, exclude: string[] = []): string {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else if (statSync(p).size === want && !exclude.includes(p)) found.push(p);
+      else if (!e.name.endsWith('.put') && statSync(p).size === want && !exclude.includes(p)) found.push(p);
     }
   };
   walk(join(w.dataDir, 'objects', 'blobs'));

@@ -58,7 +58,8 @@ async function reap(c: ReaperContext, s: UploadSession): Promise<boolean> {
 /**
  * Settles uploads nothing can confirm any more: grants whose URL expired (plus grace) with no
  * bytes stored, grants and completed sessions of a blob another upload confirmed, and uploads
- * refused at confirm. Their reservations end; their objects are deleted.
+ * refused at confirm. Their reservations end; their objects are deleted. Confirmed grants lose
+ * their staged copy once their URL has expired.
  */
 export async function settleUploads(c: ReaperContext): Promise<number> {
   const before = c.clock.now() - EXPIRED_GRACE_MS;
@@ -67,6 +68,12 @@ export async function settleUploads(c: ReaperContext): Promise<number> {
   for (;;) {
     const batch = await c.store.settleCandidates(before, BATCH, after);
     for (const s of batch) {
+      if (s.state === 'confirmed') {
+        // The blob lives in the upload's own object; the staged copy its URL wrote can go.
+        if (s.object_key) await c.objects.delete(grantTarget(s));
+        await c.store.clearExpiry(s.id);
+        continue;
+      }
       const confirmed = (await c.store.blob(s.app_id, s.user_id, s.hash)) !== undefined;
       const done = s.state === 'rejected' || confirmed || (s.state === 'single' && !(await c.objects.head(grantTarget(s))));
       if (done && (await reap(c, s))) settled++;
