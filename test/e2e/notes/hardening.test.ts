@@ -176,6 +176,35 @@ describe('hostile input answers 4xx, never 5xx (defect 8)', () => {
     }
     expect(hostedGit('ana/app', ['rev-parse', 'refs/heads/main'])).toBe(await gitIn(clone, ['rev-parse', 'HEAD']));
   });
+
+  it('a git POST whose body is not git\'s request type answers 415 (it used to hang unanswered)', async () => {
+    const auth = { authorization: `Basic ${Buffer.from(`x:${s.tokens.anaPush}`).toString('base64')}` };
+    for (const service of ['git-upload-pack', 'git-receive-pack']) {
+      for (const [type, body] of [['application/json', '{"a":1}'], ['text/plain', 'hello'], ['application/x-git-upload-pack-result', '0000']]) {
+        if (service === 'git-receive-pack' && type === 'application/x-git-upload-pack-result') continue;
+        // The abort only turns a hang into a failure; nothing here measures time.
+        const res = await fetch(`${s.url}/ana/app.git/${service}`, { method: 'POST', headers: { ...auth, 'content-type': type }, body, signal: AbortSignal.timeout(15_000) });
+        expect(res.status, `${service} ${type}`).toBe(415);
+        expect((await res.json()) as unknown).toEqual({ error: `${service} takes a body of type application/x-${service}-request` });
+      }
+    }
+    expect(hostedGit('ana/app', ['rev-parse', 'refs/heads/main'])).toBe(await gitIn(clone, ['rev-parse', 'HEAD']));
+  });
+
+  it('content holding NUL, control characters or a lone surrogate is stored and read back as git holds it', async () => {
+    const c = commits[1]!;
+    for (const [content, stored] of [
+      ['before\u0000after\u0001\u001f\u007f', 'before\u0000after\u0001\u001f\u007f'],
+      ['lone \ud800 surrogate', 'lone \ufffd surrogate'], // UTF-8 has no lone surrogates: U+FFFD, as Node encodes it
+    ]) {
+      const put = await call('PUT', `/api/git/ana/app/notes/${c}?namespace=bytes`, { token: s.tokens.anaPush, body: { content } });
+      expect(put.status).toBe(200);
+      const got = await call('GET', `/api/git/ana/app/notes/${c}?namespace=bytes`);
+      expect(got.body.content).toBe(stored);
+      expect(hostedGit('ana/app', ['cat-file', 'blob', put.body.blob as string])).toBe(stored.trim());
+      expect((await call('GET', '/api/git/ana/app/notes/search?q=after', {})).status).toBe(200);
+    }
+  });
 });
 
 describe('anonymous git HTTP answers alike for private and missing repositories (defect 9)', () => {

@@ -136,6 +136,10 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
 
   for (const service of SERVICES) {
     app.post<{ Params: GitParams }>(`/:owner/:repo/${service}`, { schema: { hide: true } }, async (req, reply) => {
+      // Only git's own request type reaches git as a stream; any other body was parsed into a
+      // value that cannot be piped (the request would hang), so it is refused before anything runs.
+      const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== `application/x-${service}-request`) throw new HttpError(415, `${service} takes a body of type application/x-${service}-request`);
       const { repo, caller } = await authorize(req, service);
       const hosted = { id: repo.id, dir: repoDir(deps.dataDir, repo.owner, repo.name) };
       // After a push the notes index catches up before the client hears back.

@@ -139,8 +139,10 @@ export class NotesApi {
     if (Buffer.byteLength(body.content, 'utf8') > MAX_NOTE_BYTES) throw new HttpError(422, `content is larger than the maximum note size (${MAX_NOTE_BYTES} bytes)`);
     // git commit-tree refuses a message holding NUL; say so instead of failing the write.
     if (body.message?.includes('\0')) throw new HttpError(422, 'message holds a NUL character, which git does not allow in a commit message');
+    // A lone surrogate has no UTF-8 form: git stores U+FFFD for it, and so must the index.
+    const content = Buffer.from(body.content, 'utf8').toString('utf8');
     try {
-      const out = await this.deps.writer.write(hosted, { namespace: ns, target, content: body.content, author: { name: user.name, email: user.email }, message: body.message });
+      const out = await this.deps.writer.write(hosted, { namespace: ns, target, content, author: { name: user.name, email: user.email }, message: body.message });
       return { target, namespace: ns, git_ref: `refs/notes/${ns}`, action: out.action as WriteResponse['action'], commit: out.commit, blob: out.blob! };
     } catch (err) {
       if (err instanceof ContentionError || err instanceof NamespaceConflictError) throw new HttpError(422, err.message);
