@@ -59,11 +59,14 @@ function readText(req: FastifyRequest, payload: NodeJS.ReadableStream, timeoutMs
     payload.removeListener('data', onData);
     payload.removeListener('end', onEnd);
     payload.removeListener('error', onEnd);
+    payload.removeListener('close', onClose);
     done(err, text);
   };
   // The client has stopped short of its body (or drips it): answer, and close the connection
   // rather than keep reading what it may never send.
   const timer = setTimeout(() => finish(new HttpError(408, `request body not received within ${seconds(timeoutMs)}`, { connection: 'close' })), timeoutMs);
+  // Nothing waits on this timer but the request: it must not hold a stopping process open.
+  timer.unref();
   function onData(chunk: Buffer | string): void {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
     received += buf.length;
@@ -78,7 +81,14 @@ function readText(req: FastifyRequest, payload: NodeJS.ReadableStream, timeoutMs
     if (!Number.isNaN(declared) && received !== declared) return finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
     finish(null, Buffer.concat(chunks, received).toString('utf8'));
   }
+  // A client gone before its body ended (no 'end', and not always an 'error').
+  function onClose(): void {
+    const err = new Error('request body aborted by the client') as Error & { statusCode: number };
+    err.statusCode = 400;
+    finish(err);
+  }
   payload.on('data', onData);
+  payload.on('close', onClose);
   payload.on('end', onEnd);
   payload.on('error', onEnd);
   payload.resume();
