@@ -83,7 +83,7 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; a
       schema: {
         operationId: 'put_note',
         summary: 'Add or replace the note on a commit',
-        description: 'Needs a personal access token with push scope. One notes commit is written with the token owner as author; a write racing a push is retried, and sustained contention answers 422.',
+        description: 'Needs a personal access token with push scope. One notes commit is written with the token owner as author; a write racing a push is retried, and sustained contention answers 422. A namespace that cannot exist beside an existing one (`a` and `a/b`) answers 422 at once; a `message` holding NUL answers 422.',
         tags: TAGS,
         security: PUSH,
         params: NoteParamsSchema,
