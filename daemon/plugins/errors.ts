@@ -65,7 +65,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode <= 599 ? err.statusCode : 500;
     if (err.headers) for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
     if (status >= 500 && !err.expose) {
-      req.log.error({ err: { message: err.message, stack: err.stack, code: err.code } }, 'request failed');
+      req.log.error({ err: { message: capErrorText(err.message), stack: err.stack?.slice(0, 4000), code: err.code } }, 'request failed');
       return reply.code(status).send({ error: 'internal server error' });
     }
     if (status >= 500) req.log.error({ err: { message: capErrorText(err.message), code: err.code } }, 'request failed');
