@@ -100,7 +100,7 @@ export function deepJson(depth: number, shape: 'array' | 'object'): string {
 }
 
 export const deepJsonText: fc.Arbitrary<string> = fc
-  .tuple(fc.constantFrom(64, 1000, 4_499, 4_500, 5_000, 20_000, 200_000), fc.constantFrom<'array' | 'object'>('array', 'object'))
+  .tuple(fc.constantFrom(64, 511, 512, 513, 1000, 4_499, 4_500, 5_000, 20_000, 200_000), fc.constantFrom<'array' | 'object'>('array', 'object'))
   .map(([d, s]) => deepJson(d, s));
 
 /** Texts that are not JSON, or not quite. */

@@ -48,7 +48,7 @@ beforeAll(async () => {
       doc,
       ops: operationsOf(doc),
       hints: { target: fc.constantFrom('api', 'gone', 'nothing') },
-      credentials: [{ authorization: `Bearer ${TOKEN}` }],
+      credentials: [{ label: 'valid', headers: { authorization: `Bearer ${TOKEN}` } }],
     },
     settings,
     [TOKEN],

@@ -20,14 +20,23 @@ export interface FuzzRequest {
   body?: string | Uint8Array;
 }
 
+/** A set of headers that authenticates someone; `label` names it in the summary (`valid`, `read-token`, ...). */
+export interface Credential {
+  label: string;
+  headers: Record<string, string>;
+}
+
 export interface FuzzTarget {
   doc: OpenApiDoc;
   ops: Operation[];
   hints: Hints;
   /** Vetoes generated path values: ids of the records written before the run never come up. */
   pathOk?: (name: string, value: string) => boolean;
-  /** Header sets that authenticate, e.g. `{ authorization: 'Bearer …' }` or a session cookie. */
-  credentials: Record<string, string>[];
+  /**
+   * Header sets that authenticate, e.g. `{ authorization: 'Bearer …' }` or a session cookie; a
+   * function gives each operation its own (a sync token for sync, a push token for notes).
+   */
+  credentials: Credential[] | ((op: Operation | undefined) => Credential[]);
 }
 
 export const UNKNOWN_ROUTE = '(unknown route)';
@@ -163,7 +172,7 @@ function operationArb(t: FuzzTarget, op: Operation): fc.Arbitrary<Omit<FuzzReque
   const method = fc.tuple(valid, fc.constantFrom(...(otherMethods.length ? otherMethods : ['FOO']))).map(([m, verb]) => render(op, m, 'wrong-method', { method: verb }));
 
   return fc.oneof(
-    { weight: 8, arbitrary: valid.map((m) => render(op, m, 'valid')) },
+    { weight: 12, arbitrary: valid.map((m) => render(op, m, 'valid')) },
     { weight: 2, arbitrary: missing },
     { weight: 2, arbitrary: wrongType },
     { weight: 3, arbitrary: hostile },
@@ -199,19 +208,20 @@ function unknownRouteArb(t: FuzzTarget): fc.Arbitrary<Omit<FuzzRequest, 'auth'>>
 }
 
 /** Credentials to send: valid ones most of the time, else none, wrong or malformed. */
-function authArb(t: FuzzTarget): fc.Arbitrary<{ auth: string; headers: Record<string, string> }> {
-  const valid = t.credentials.length ? fc.constantFrom(...t.credentials) : fc.constant({});
+function authArb(t: FuzzTarget, op: Operation | undefined): fc.Arbitrary<{ auth: string; headers: Record<string, string> }> {
+  const sets = typeof t.credentials === 'function' ? t.credentials(op) : t.credentials;
+  const valid = sets.length ? fc.constantFrom(...sets) : fc.constant({ label: 'valid', headers: {} });
   return fc.oneof(
-    { weight: 6, arbitrary: valid.map((headers) => ({ auth: 'valid', headers })) },
+    { weight: 6, arbitrary: valid.map((c) => ({ auth: c.label, headers: c.headers })) },
     { weight: 2, arbitrary: fc.constant({ auth: 'none', headers: {} }) },
     { weight: 1, arbitrary: badAuthorization.map((a) => ({ auth: 'bad-authorization', headers: { authorization: a } })) },
     { weight: 1, arbitrary: badCookie.map((c) => ({ auth: 'bad-cookie', headers: { cookie: c } })) },
-    { weight: 1, arbitrary: fc.tuple(valid, badCookie).map(([h, c]) => ({ auth: 'valid+bad-cookie', headers: { ...h, cookie: c } })) },
+    { weight: 1, arbitrary: fc.tuple(valid, badCookie).map(([v, c]) => ({ auth: `${v.label}+bad-cookie`, headers: { ...v.headers, cookie: c } })) },
   );
 }
 
 /** The request arbitrary for one operation (or, with `op` undefined, for unknown routes). */
 export function requestArb(t: FuzzTarget, op: Operation | undefined): fc.Arbitrary<FuzzRequest> {
   const shape = op ? operationArb(t, op) : unknownRouteArb(t);
-  return fc.tuple(shape, authArb(t)).map(([r, a]) => ({ ...r, auth: a.auth, headers: { ...a.headers, ...r.headers } }));
+  return fc.tuple(shape, authArb(t, op)).map(([r, a]) => ({ ...r, auth: a.auth, headers: { ...a.headers, ...r.headers } }));
 }

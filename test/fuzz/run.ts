@@ -68,6 +68,8 @@ export async function fuzz(service: string, url: string, t: FuzzTarget, s: FuzzS
         if (answer.status >= 500) count.server++;
         else if (answer.status >= 400) count.client++;
         else count.ok++;
+        // MKT_FUZZ_TRACE=1: one line per exchange, to see why valid requests are refused
+        if (process.env.MKT_FUZZ_TRACE) console.log(`${index} ${request.op} ${request.kind} ${request.auth} ${request.method} ${request.path.slice(0, 120)} -> ${answer.status} ${answer.body.slice(0, 160)}`);
         const problem = judge(request, answer);
         if (problem) failures.push({ index, problem, request, answer });
       } catch (err) {

@@ -60,7 +60,7 @@ beforeAll(async () => {
     },
     // never a seed's id or short id, nor a prefix that could name one
     pathOk: (name, v) => name !== 'id' || !seedIds.some((id) => id.startsWith(v.toLowerCase()) || v.toLowerCase().startsWith(id.slice(0, 8))),
-    credentials: [{ authorization: `Bearer ${TOKEN}` }],
+    credentials: [{ label: 'valid', headers: { authorization: `Bearer ${TOKEN}` } }],
   };
   report = await fuzz('tickets', node.url, target, settings, [TOKEN]);
   console.log(report.summary);
