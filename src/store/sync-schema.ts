@@ -88,6 +88,8 @@ const MIGRATIONS = [
    ) WITHOUT ROWID;
    INSERT INTO sync_changelog_usage (app_id, user_id, bytes)
      SELECT app_id, user_id, SUM(${ENTRY_BYTES_SQL}) FROM sync_entries GROUP BY app_id, user_id;`,
+  // The sign-in limit's windows moved to the shared limiter table (src/store/limiter-windows.ts).
+  'DROP TABLE IF EXISTS sync_auth_failures;',
 ];
 
 export function migrateSync(db: Db): void {

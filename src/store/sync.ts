@@ -118,10 +118,6 @@ export interface SyncStore {
   /** Changelog, device and key counters (storage use is the blob store's: SyncStorageStore.usage). */
   counts(o: Owner): Promise<SyncCounts>;
 
-  /** Failed sign-ins of a client address in the window starting at `windowStart` (seconds). */
-  signInFailures(client: string, windowStart: number): Promise<number>;
-  /** Counts one more failure in the window (dropping older windows); returns the new count. */
-  recordSignInFailure(client: string, windowStart: number): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -209,13 +205,6 @@ export class SqliteSyncStore implements SyncStore {
         `DELETE FROM sync_retired_keys WHERE app_id = ? AND user_id = ?
          AND NOT EXISTS (SELECT 1 FROM sync_entries e WHERE e.app_id = sync_retired_keys.app_id AND e.user_id = sync_retired_keys.user_id AND e.key_id = sync_retired_keys.key_id)`,
       ),
-
-      failures: db.prepare('SELECT failures FROM sync_auth_failures WHERE client = ? AND window_start = ?').pluck(),
-      addFailure: db.prepare(
-        `INSERT INTO sync_auth_failures (client, window_start, failures) VALUES (?, ?, 1)
-         ON CONFLICT (client, window_start) DO UPDATE SET failures = failures + 1 RETURNING failures`,
-      ).pluck(),
-      dropOldFailures: db.prepare('DELETE FROM sync_auth_failures WHERE window_start < ?'),
 
       activeRotation: db.prepare("SELECT id, device_id, new_encrypted_key, new_key_id, target_seq, state, last_activity_ms FROM sync_rotations WHERE app_id = ? AND user_id = ? AND state = 'active'"),
       rotationById: db.prepare('SELECT id, device_id, new_encrypted_key, new_key_id, target_seq, state, last_activity_ms FROM sync_rotations WHERE app_id = ? AND user_id = ? AND id = ?'),
@@ -457,14 +446,6 @@ export class SqliteSyncStore implements SyncStore {
       key_id: key?.key_id ?? null,
       rotation_in_progress: this.q.activeRotation!.get(o.appId, o.userId) !== undefined,
     };
-  }
-
-  async signInFailures(client: string, windowStart: number): Promise<number> {
-    return (this.q.failures!.get(client, windowStart) as number | undefined) ?? 0;
-  }
-  async recordSignInFailure(client: string, windowStart: number): Promise<number> {
-    this.q.dropOldFailures!.run(windowStart);
-    return this.q.addFailure!.get(client, windowStart) as number;
   }
 
   async close(): Promise<void> {
