@@ -1,10 +1,9 @@
 // The health check: GET the target's URL and turn the answer into operational, degraded or
-// down. Redirects are followed; the final HTTP status decides first (anything but 2xx is down);
-// a JSON body's own `status` field, or an answer slower than `degraded_after`, can then lower it.
-import { request } from 'undici';
+// down. Redirects are followed (the target's headers stay on its origin); the final HTTP status
+// decides first (anything but 2xx is down); a JSON body's `status`, or slowness, can lower it.
 import type { TargetConfig } from '../../../../src/config/monitor.js';
 import type { Snapshot } from '../../../../src/store/monitor.js';
-import { followingDispatcherFor } from './http.js';
+import { getFollowing, RedirectLoopError } from './http.js';
 
 const UP = new Set(['ok', 'up', 'pass', 'passing', 'healthy', 'operational', 'green', 'available']);
 const DEGRADED = new Set(['degraded', 'warn', 'warning', 'partial', 'yellow', 'slow', 'maintenance']);
@@ -45,13 +44,11 @@ export async function checkHealth(t: TargetConfig, now: () => number, stop?: Abo
   const started = now();
   const checked_at = new Date(started).toISOString();
   try {
-    const res = await request(t.url, {
-      method: 'GET',
-      headers: { 'user-agent': 'mkt-monitor', accept: 'application/json', ...t.headers },
-      dispatcher: followingDispatcherFor(t.timeoutMs),
+    const res = await getFollowing(t.url, {
+      headers: { 'user-agent': 'mkt-monitor', accept: 'application/json' },
+      secretHeaders: t.headers,
+      timeoutMs: t.timeoutMs,
       signal: stop ? AbortSignal.any([AbortSignal.timeout(t.timeoutMs), stop]) : AbortSignal.timeout(t.timeoutMs),
-      headersTimeout: t.timeoutMs,
-      bodyTimeout: t.timeoutMs,
     });
     const text = await readCapped(res.body, MAX_BODY_BYTES);
     const elapsed = Math.max(1, Math.round(now() - started));
@@ -77,7 +74,7 @@ export async function checkHealth(t: TargetConfig, now: () => number, stop?: Abo
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
     const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError' || /timeout/i.test(e.code ?? '');
-    const loop = /^Redirect loop detected/.test(e.message ?? '');
+    const loop = err instanceof RedirectLoopError;
     return { status: 'down', checked_at, response_time_ms: 0, error: timedOut ? `timed out after ${t.timeoutMs} ms` : loop ? 'redirect loop' : (e.code ?? e.message ?? String(err)) };
   }
 }

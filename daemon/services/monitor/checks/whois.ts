@@ -1,8 +1,11 @@
 // WHOIS checks (RFC 3912): send the domain on TCP port 43, read the answer, and find the
 // expiry date in the field names the common registries use. A server that only refers
-// (whois.iana.org names the TLD's registry) is followed, up to WHOIS_MAX_REFERRALS hops.
-import { connect } from 'node:net';
+// (whois.iana.org names the TLD's registry) is followed, up to WHOIS_MAX_REFERRALS hops, and
+// only to public WHOIS servers (see referralTarget).
+import { lookup as dnsLookup } from 'node:dns/promises';
+import { connect, isIP } from 'node:net';
 import type { WhoisCheckConfig } from '../../../../src/config/monitor.js';
+import { isLoopbackAddress, isPublicAddress } from './address.js';
 
 export const WHOIS_MAX_REFERRALS = 2;
 
@@ -80,10 +83,58 @@ export function parseReferral(text: string): string | undefined {
   return undefined;
 }
 
-function query(server: string, domain: string, timeoutMs: number): Promise<string> {
-  const m = /^(.*?)(?::(\d+))?$/.exec(server)!;
-  const host = m[1]!.replace(/^\[|\]$/g, '');
-  const port = m[2] ? Number(m[2]) : 43;
+/** `host` or `host:port` (IPv6 in brackets); undefined when it is neither (userinfo, a path, ...). */
+function splitServer(server: string): { host: string; port: number } | undefined {
+  const m = /^(\[[0-9a-f:.]+\]|[^\s:@/[\]]+)(?::(\d{1,5}))?$/i.exec(server);
+  if (!m) return undefined;
+  const port = m[2] === undefined ? 43 : Number(m[2]);
+  if (port < 1 || port > 65535) return undefined;
+  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** A host name as DNS spells one: labels of letters, digits and hyphens. */
+const HOST_NAME = /^(?=.{1,253}\.?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
+export type Lookup = (host: string) => Promise<string[]>;
+
+const systemLookup: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
+
+/** The configured server is on loopback (a local test set-up): referrals may then stay on loopback. */
+export function isLoopbackServer(server: string): boolean {
+  const hp = splitServer(server);
+  return hp !== undefined && (hp.host.toLowerCase() === 'localhost' || isLoopbackAddress(hp.host));
+}
+
+/**
+ * Where a referral may send the next query, decided before connecting: a host name (no IP
+ * literal, no userinfo) on port 43 whose every address is public, and the connection goes to
+ * the address checked here (no second lookup to rebind). Only when the configured server is on
+ * loopback may a referral name a loopback address, on any port: that is how local tests run.
+ */
+export async function referralTarget(ref: string, loopbackMode: boolean, lookup: Lookup = systemLookup): Promise<{ ok: true; host: string; port: number } | { ok: false; reason: string }> {
+  const hp = splitServer(ref);
+  if (!hp) return { ok: false, reason: 'not a host name with an optional port' };
+  const loopbackOk = (ip: string): boolean => loopbackMode && isLoopbackAddress(ip);
+  if (isIP(hp.host)) {
+    return loopbackOk(hp.host) ? { ok: true, host: hp.host, port: hp.port } : { ok: false, reason: 'an IP address, not a host name' };
+  }
+  if (!HOST_NAME.test(hp.host)) return { ok: false, reason: 'not a host name with an optional port' };
+  let addresses: string[];
+  try {
+    addresses = await lookup(hp.host);
+  } catch (err) {
+    return { ok: false, reason: `cannot resolve it (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` };
+  }
+  if (addresses.length === 0) return { ok: false, reason: 'it resolves to no address' };
+  if (addresses.every(loopbackOk)) return { ok: true, host: addresses[0]!, port: hp.port };
+  if (hp.port !== 43) return { ok: false, reason: `port ${hp.port}: WHOIS referrals are followed on port 43 only` };
+  const bad = addresses.find((a) => !isPublicAddress(a));
+  if (bad !== undefined) return { ok: false, reason: `it resolves to ${bad}, not a public address` };
+  return { ok: true, host: addresses[0]!, port: 43 };
+}
+
+function query(target: { host: string; port: number }, domain: string, timeoutMs: number): Promise<string> {
+  const { host, port } = target;
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -101,15 +152,19 @@ function query(server: string, domain: string, timeoutMs: number): Promise<strin
   });
 }
 
-export async function checkWhois(cfg: WhoisCheckConfig, timeoutMs: number, now: () => number): Promise<WhoisResult> {
+export async function checkWhois(cfg: WhoisCheckConfig, timeoutMs: number, now: () => number, lookup: Lookup = systemLookup): Promise<WhoisResult> {
   const t = now();
   const base = { domain: cfg.domain, server: cfg.server, checked_at: new Date(t).toISOString() };
   const asked: string[] = [];
   let server = cfg.server;
+  const loopbackMode = isLoopbackServer(cfg.server);
+  // The configured server is the operator's choice and is asked as written.
+  let target = splitServer(cfg.server) ?? { host: cfg.server, port: 43 };
   const where = (): Pick<WhoisResult, 'server' | 'referred_by'> => (asked.length ? { server, referred_by: [...asked] } : { server });
+  const failed = (error: string): WhoisResult => ({ ...base, ...where(), expires_at: null, days_left: null, registrar: null, warning: true, error });
   try {
     for (;;) {
-      const text = await query(server, cfg.domain, timeoutMs);
+      const text = await query(target, cfg.domain, timeoutMs);
       const parsed = parseWhois(text);
       if (parsed.expiresMs !== undefined) {
         const daysLeft = Math.floor((parsed.expiresMs - t) / 86_400_000);
@@ -117,12 +172,16 @@ export async function checkWhois(cfg: WhoisCheckConfig, timeoutMs: number, now: 
       }
       const next = parseReferral(text);
       if (next === undefined || asked.length >= WHOIS_MAX_REFERRALS || next.toLowerCase() === server.toLowerCase() || asked.some((a) => a.toLowerCase() === next.toLowerCase())) {
-        return { ...base, ...where(), expires_at: null, days_left: null, registrar: parsed.registrar ?? null, warning: true, error: 'no expiry date found in the WHOIS answer' };
+        return { ...failed('no expiry date found in the WHOIS answer'), registrar: parsed.registrar ?? null };
       }
+      // The answer chose this hop: it must not reach into the monitor's own network.
+      const allowed = await referralTarget(next, loopbackMode, lookup);
+      if (!allowed.ok) return { ...failed(`referral to ${JSON.stringify(next.slice(0, 200))} not followed: ${allowed.reason}`), registrar: parsed.registrar ?? null };
       asked.push(server);
       server = next;
+      target = allowed;
     }
   } catch (err) {
-    return { ...base, ...where(), expires_at: null, days_left: null, registrar: null, warning: true, error: `${server}: ${(err as Error).message}` };
+    return failed(`${server}: ${(err as Error).message}`);
   }
 }

@@ -1,0 +1,61 @@
+// Address classes for hops a remote answer chooses (WHOIS referrals): only public unicast
+// addresses, so a hostile answer cannot point the monitor at its own network or loopback.
+import { BlockList, isIP } from 'node:net';
+
+// Two lists: a BlockList matches IPv4 addresses against IPv4-mapped IPv6 rules too.
+const nonPublic4 = new BlockList();
+const nonPublic6 = new BlockList();
+// IANA special-purpose registries (RFC 6890 and successors): private, shared, loopback,
+// link-local, documentation, benchmarking, multicast and reserved space.
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const) {
+  nonPublic4.addSubnet(net, prefix, 'ipv4');
+}
+// IPv6: unspecified, loopback, IPv4-mapped and translated (they would smuggle the v4 classes),
+// discard, documentation, 6to4 and Teredo (they embed v4 addresses), ULA, link-local, multicast.
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['::ffff:0:0', 96],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const) {
+  nonPublic6.addSubnet(net, prefix, 'ipv6');
+}
+
+/** True for a public unicast IP address; false for anything special-purpose or not an IP. */
+export function isPublicAddress(ip: string): boolean {
+  const family = isIP(ip);
+  if (family === 0) return false;
+  return family === 4 ? !nonPublic4.check(ip, 'ipv4') : !nonPublic6.check(ip, 'ipv6');
+}
+
+/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
+export function isLoopbackAddress(ip: string): boolean {
+  const h = ip.toLowerCase();
+  const v4 = h.startsWith('::ffff:') && isIP(h.slice(7)) === 4 ? h.slice(7) : h;
+  if (isIP(v4) === 4) return v4.startsWith('127.');
+  return isIP(h) === 6 && /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(h);
+}
