@@ -89,7 +89,7 @@ describe('note size limit on git push (defect 7)', () => {
     const hook = join(repoDir(s.dataDir, 'ana', 'old'), 'hooks', 'pre-receive');
     expect(existsSync(hook)).toBe(true);
     rmSync(hook);
-    const { logger } = captureLog('warn');
+    const { logger } = captureLog('debug');
     const second = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: s.dataDir, flags: {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
     try {
       expect(existsSync(hook)).toBe(true);
