@@ -45,10 +45,21 @@ function seedOf(seed: number, i: number): number {
   return Math.imul(h, 0xc2b2ae35) | 0;
 }
 
+const drawers = new WeakMap<FuzzTarget, (seed: number, i: number) => FuzzRequest>();
+
+/** Request i of the run with this seed: operation i modulo (operations + unknown routes). */
+export function requestAt(t: FuzzTarget, seed: number, i: number): FuzzRequest {
+  let draw = drawers.get(t);
+  if (!draw) {
+    const arbs = [...t.ops, undefined].map((op) => requestArb(t, op));
+    draw = (sd, n) => fc.sample(arbs[n % arbs.length]!, { seed: seedOf(sd, n), numRuns: 1 })[0]!;
+    drawers.set(t, draw);
+  }
+  return draw(seed, i);
+}
+
 export async function fuzz(service: string, url: string, t: FuzzTarget, s: FuzzSettings, secrets: string[], concurrency = 8): Promise<FuzzReport> {
-  const slots = [...t.ops, undefined];
-  const arbs = slots.map((op) => requestArb(t, op));
-  const draw = (i: number): FuzzRequest => fc.sample(arbs[i % slots.length]!, { seed: seedOf(s.seed, i), numRuns: 1 })[0]!;
+  const draw = (i: number): FuzzRequest => requestAt(t, s.seed, i);
   const perOp = new Map<string, OpCount>([...t.ops.map((o) => o.id), UNKNOWN_ROUTE].map((id) => [id, { sent: 0, ok: 0, client: 0, server: 0, none: 0 }]));
   const failures: Failure[] = [];
   const pool = new Pool(url, { connections: concurrency, headersTimeout: 60_000, bodyTimeout: 60_000, keepAliveTimeout: 10_000 });
