@@ -35,6 +35,13 @@ export class LocalObjectStore implements ObjectStore {
   private readonly urlKey: Buffer;
   /** Parts being written now (`<upload>/<n>`). */
   private readonly writing = new Set<string>();
+  /**
+   * Multipart uploads being completed. A part PUT writes in place through its own file handle, so
+   * one that opened the data file before completion renamed it would go on writing into the
+   * finished object: completion and part writes of one upload exclude each other (checked with no
+   * await in between; one process serves a `local` store).
+   */
+  private readonly completing = new Set<string>();
 
   /** `urlKey` signs the URLs: a key used for nothing else. */
   constructor(
@@ -123,6 +130,19 @@ export class LocalObjectStore implements ObjectStore {
 
   async completeMultipart(key: string, storeUploadId: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
     const dir = this.uploadDir(storeUploadId);
+    if (this.completing.has(storeUploadId)) throw new ObjectStoreError(409, 'this multipart upload is already being completed');
+    for (const slot of this.writing) {
+      if (slot.startsWith(`${storeUploadId}/`)) throw new ObjectStoreError(409, `part ${slot.slice(storeUploadId.length + 1)} is still being uploaded; complete after it finishes`);
+    }
+    this.completing.add(storeUploadId);
+    try {
+      await this.assemble(key, storeUploadId, dir, parts);
+    } finally {
+      this.completing.delete(storeUploadId);
+    }
+  }
+
+  private async assemble(key: string, storeUploadId: string, dir: string, parts: { partNumber: number; etag: string }[]): Promise<void> {
     const stored = new Map((await this.listParts(key, storeUploadId)).map((p) => [p.partNumber, p]));
     let total = 0;
     for (const p of parts) {
@@ -205,6 +225,7 @@ export class LocalObjectStore implements ObjectStore {
     const slot = `${uploadId}/${n}`;
     // Two writers of one part would interleave bytes in place.
     if (this.writing.has(slot)) throw new ObjectStoreError(409, `part ${n} is being uploaded by another request`);
+    if (this.completing.has(uploadId)) throw new ObjectStoreError(409, 'this multipart upload is being completed; its parts can no longer change');
     this.writing.add(slot);
     try {
       let names: string[];
