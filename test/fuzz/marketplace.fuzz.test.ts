@@ -11,7 +11,7 @@ import { captureLog } from '../helpers/log-capture.js';
 import { gitIn, localRepo } from '../helpers/notes-server.js';
 import { tempDir } from '../helpers/tmp.js';
 import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
-import { fuzz, settingsFromEnv, type FuzzReport } from './run.js';
+import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
 import type { Credential } from './mutate.js';
 
 const settings = settingsFromEnv(2_000);
@@ -167,10 +167,7 @@ beforeAll(async () => {
     settings,
     secrets,
   );
-  console.log(report.summary);
-  if (report.distinct.size) console.log(`distinct failures:\n\n${[...report.distinct.values()].join('\n\n')}`);
-  const errors = log().split('\n').filter((l) => /"level":(50|60)/.test(l));
-  if (errors.length) console.log(`server error log (${errors.length} lines), first ones:\n${errors.slice(0, 10).map((l) => l.slice(0, 600)).join('\n')}`);
+  printReport(report, log().split('\n'));
 });
 
 afterAll(async () => {

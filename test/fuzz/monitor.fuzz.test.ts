@@ -7,7 +7,7 @@ import { healthServer, type HealthServer } from '../helpers/monitor-fixtures.js'
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
-import { fuzz, settingsFromEnv, type FuzzReport } from './run.js';
+import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
 
 const TOKEN = 'fuzz-monitor-token-0123456789';
 const settings = settingsFromEnv(2_000);
@@ -53,10 +53,7 @@ beforeAll(async () => {
     settings,
     [TOKEN],
   );
-  console.log(report.summary);
-  if (report.distinct.size) console.log(`distinct failures:\n\n${[...report.distinct.values()].join('\n\n')}`);
-  const errors = mon.logs.filter((l) => /"level":(50|60)/.test(l));
-  if (errors.length) console.log(`server error log (${errors.length} lines), first ones:\n${errors.slice(0, 10).map((l) => l.slice(0, 600)).join('\n')}`);
+  printReport(report, mon.logs);
 });
 
 afterAll(async () => {

@@ -80,7 +80,7 @@ export async function fuzz(service: string, url: string, t: FuzzTarget, s: FuzzS
         else if (answer.status >= 400) count.client++;
         else count.ok++;
         // MKT_FUZZ_TRACE=1: one line per exchange, to see why valid requests are refused
-        if (process.env.MKT_FUZZ_TRACE) console.log(`${index} ${request.op} ${request.kind} ${request.auth} ${request.method} ${request.path.slice(0, 120)} -> ${answer.status} ${answer.body.slice(0, 160)}`);
+        if (process.env.MKT_FUZZ_TRACE) print(`${index} ${request.op} ${request.kind} ${request.auth} ${request.method} ${request.path.slice(0, 120)} -> ${answer.status} ${answer.body.slice(0, 160)}`);
         const problem = judge(request, answer);
         if (problem) failures.push({ index, problem, request, answer });
       } catch (err) {
@@ -104,4 +104,17 @@ export async function fuzz(service: string, url: string, t: FuzzTarget, s: FuzzS
   const rows = [...perOp].map(([id, c]) => `  ${id.padEnd(32)} ${String(c.sent).padStart(6)} ${String(c.ok).padStart(6)} ${String(c.client).padStart(6)} ${String(c.server).padStart(6)} ${String(c.none).padStart(6)}`);
   const summary = [`fuzz ${service}: seed ${s.seed}, ${sent} requests, ${failures.length} failures (${distinct.size} distinct)`, `  ${'operation'.padEnd(32)} ${'sent'.padStart(6)} ${'2xx'.padStart(6)} ${'4xx'.padStart(6)} ${'5xx'.padStart(6)} ${'none'.padStart(6)}`, ...rows].join('\n');
   return { sent, perOp, failures, distinct, summary };
+}
+
+/** Test output goes to stdout (vitest shows it beside the test): the summary must be seen. */
+function print(text: string): void {
+  process.stdout.write(text + '\n');
+}
+
+/** Prints the per-operation summary, one reproducer per distinct failure, and the server's error log lines. */
+export function printReport(report: FuzzReport, serverLog: string[]): void {
+  print(report.summary);
+  if (report.distinct.size) print(`distinct failures:\n\n${[...report.distinct.values()].join('\n\n')}`);
+  const errors = serverLog.filter((l) => /"level":(50|60)/.test(l));
+  if (errors.length) print(`server error log (${errors.length} lines), the first ones:\n${errors.slice(0, 10).map((l) => l.slice(0, 600)).join('\n')}`);
 }

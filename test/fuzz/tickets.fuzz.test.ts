@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { startNode, type TicketNode } from '../helpers/tickets-node.js';
 import { tempDir } from '../helpers/tmp.js';
 import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
-import { fuzz, settingsFromEnv, type FuzzReport } from './run.js';
+import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
 import type { FuzzTarget } from './mutate.js';
 
 const TOKEN = 'fuzz-tickets-token-0123456789';
@@ -63,10 +63,7 @@ beforeAll(async () => {
     credentials: [{ label: 'valid', headers: { authorization: `Bearer ${TOKEN}` } }],
   };
   report = await fuzz('tickets', node.url, target, settings, [TOKEN]);
-  console.log(report.summary);
-  if (report.distinct.size) console.log(`distinct failures:\n\n${[...report.distinct.values()].join('\n\n')}`);
-  const errors = node.logs.filter((l) => /"level":(50|60)/.test(l));
-  if (errors.length) console.log(`server error log (${errors.length} lines), first ones:\n${errors.slice(0, 10).map((l) => l.slice(0, 600)).join('\n')}`);
+  printReport(report, node.logs);
 });
 
 afterAll(async () => {
