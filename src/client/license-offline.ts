@@ -74,7 +74,7 @@ export function saveToken(env: NodeJS.ProcessEnv, entry: CachedToken): string {
   return file;
 }
 
-export type LoadResult = { ok: true; entry: CachedToken; file: string } | { ok: false; error: string; usage?: boolean };
+export type LoadResult = { ok: true; entry: CachedToken; file: string } | { ok: false; error: string; usage?: boolean; malformed?: boolean };
 
 /** The cached token for `item`, or the only one cached when no item is named. */
 export function loadToken(env: NodeJS.ProcessEnv, item: string | undefined): LoadResult {
@@ -93,7 +93,12 @@ export function loadToken(env: NodeJS.ProcessEnv, item: string | undefined): Loa
     file = join(dir, names[0]!);
   }
   try {
-    return { ok: true, entry: JSON.parse(readFileSync(file, 'utf8')) as CachedToken, file };
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as unknown;
+    // A hand-edited cache file is input like any other: a wrong shape is a failed check, not a crash.
+    if (typeof entry !== 'object' || entry === null || typeof (entry as CachedToken).token !== 'string' || typeof (entry as CachedToken).item !== 'string') {
+      return { ok: false, malformed: true, error: `${file} is not a stored license token; run \`mkt license verify\` again` };
+    }
+    return { ok: true, entry: entry as CachedToken, file };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { ok: false, error: `no stored license token for item ${item}; run \`mkt license verify\` first` };
     return { ok: false, error: `cannot read ${file}: ${(err as Error).message}` };
@@ -177,7 +182,6 @@ function fail(f: Failure, item: string | null = null): OfflineResult {
 export async function checkToken(entry: Pick<CachedToken, 'token'>, expect: OfflineExpectation): Promise<OfflineResult> {
   // jose is loaded here, not at the top: every license verb imports this module for the fingerprint.
   const [{ jwtVerify }, { decodeProtectedHeader }] = await Promise.all([import('jose/jwt/verify'), import('jose/decode/protected_header')]);
-  if (typeof entry.token !== 'string') return fail({ code: 'MALFORMED_TOKEN', error: 'the cached entry holds no token' });
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(entry.token).kid;

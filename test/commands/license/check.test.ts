@@ -179,12 +179,17 @@ describe('mkt license check: every claim is checked against what the caller expe
     expect((await check()).err).toMatch(/^mkt: WRONG_TYPE: /);
   });
 
-  it('a token without the license claims, or with alg none, is MALFORMED_TOKEN', async () => {
+  it('a token without the license claims, with alg none, or a cache file of the wrong shape is MALFORMED_TOKEN', async () => {
     const { fph: _fph, ...noFph } = real;
     plant('font-pro', await mint(noFph, serverKey()));
     expect((await check()).err).toMatch(/^mkt: MALFORMED_TOKEN: /);
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT', kid: serverKey().kid })).toString('base64url')}.${Buffer.from(JSON.stringify(real)).toString('base64url')}.`;
     plant('font-pro', none);
     expect((await check()).err).toMatch(/^mkt: MALFORMED_TOKEN: /);
+    // A hand-edited cache file of the wrong shape is a failed check, not a crash.
+    writeFileSync(join(tokenDir(env), 'font-pro.json'), 'null');
+    const odd = await check(['--json']);
+    expect(odd.code).toBe(1);
+    expect(JSON.parse(odd.out)).toMatchObject({ valid: false, code: 'MALFORMED_TOKEN' });
   });
 });
