@@ -26,7 +26,7 @@ async function whois(answer: string): Promise<{ address: string; queries: string
   );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   closers.push(() => new Promise((r) => server.close(() => r())));
-  return { address: `${host}:${(server.address() as AddressInfo).port}`, queries };
+  return { address: `127.0.0.1:${(server.address() as AddressInfo).port}`, queries };
 }
 
 const expiry = (): string => new Date(Date.now() + 90 * 86_400_000).toISOString().slice(0, 10) + 'T00:00:00Z';
