@@ -176,7 +176,7 @@ function operationArb(t: FuzzTarget, op: Operation): fc.Arbitrary<Omit<FuzzReque
     { weight: 2, arbitrary: missing },
     { weight: 2, arbitrary: wrongType },
     { weight: 3, arbitrary: hostile },
-    { weight: 1, arbitrary: deep },
+    { weight: 2, arbitrary: deep },
     { weight: 1, arbitrary: contentType },
     { weight: 1, arbitrary: malformed },
     { weight: 1, arbitrary: bytes },
