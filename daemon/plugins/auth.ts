@@ -26,6 +26,8 @@ export type Problem = { kind: 'missing' } | { kind: 'malformed'; reason: string 
 
 /** No credential is this long; a longer header is refused before any decoding or hashing. */
 export const MAX_CREDENTIAL_LENGTH = 4096;
+/** A Cookie header carries every cookie of the site, so it may be longer than any one credential. */
+export const MAX_COOKIE_HEADER_LENGTH = 16 * 1024;
 
 const SCHEME_WORDS: Record<string, Scheme> = { bearer: 'Bearer', token: 'token', basic: 'Basic', license: 'License' };
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{2,3})?$/;
@@ -68,13 +70,14 @@ export function parseAuthorization(header: string | undefined, schemes: readonly
 /** Reads one cookie; a value that is not valid percent-encoding (`%ZZ`) is malformed, never an exception. */
 export function parseCookie(header: string | undefined, name: string): Presented {
   if (header === undefined || header === '') return { kind: 'none' };
-  if (header.length > MAX_CREDENTIAL_LENGTH) return { kind: 'malformed', reason: 'Cookie header is too long' };
+  if (header.length > MAX_COOKIE_HEADER_LENGTH) return { kind: 'malformed', reason: 'Cookie header is too long' };
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq <= 0 || part.slice(0, eq).trim() !== name) continue;
     let raw = part.slice(eq + 1).trim();
     if (raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"')) raw = raw.slice(1, -1);
     if (raw === '') return { kind: 'none' };
+    if (raw.length > MAX_CREDENTIAL_LENGTH) return { kind: 'malformed', reason: `the ${name} cookie is too long` };
     try {
       return { kind: 'credential', credential: { kind: 'session', value: decodeURIComponent(raw) } };
     } catch {

@@ -3,7 +3,7 @@
 // service's shape, never a 500), verify once per request, and the notes API on a real marketplace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { Authenticator, installAuth, MAX_CREDENTIAL_LENGTH, parseAuthorization, parseCookie, type Problem } from '../../../daemon/plugins/auth.js';
+import { Authenticator, installAuth, MAX_COOKIE_HEADER_LENGTH, MAX_CREDENTIAL_LENGTH, parseAuthorization, parseCookie, type Problem } from '../../../daemon/plugins/auth.js';
 import { HttpError } from '../../../daemon/plugins/errors.js';
 import { buildServer } from '../../../daemon/server.js';
 import { captureLog } from '../../helpers/log-capture.js';
@@ -72,7 +72,12 @@ describe('parseCookie', () => {
   it('malformed percent-encoding and overlong headers are malformed, never an exception', () => {
     expect(parseCookie('mkt_session=%ZZ', 'mkt_session')).toEqual({ kind: 'malformed', reason: 'the mkt_session cookie is not valid percent-encoding' });
     expect(parseCookie('mkt_session=%E0%A4%A', 'mkt_session').kind).toBe('malformed');
-    expect(parseCookie(`mkt_session=${'a'.repeat(MAX_CREDENTIAL_LENGTH)}`, 'mkt_session').kind).toBe('malformed');
+    expect(parseCookie(`mkt_session=${'a'.repeat(MAX_CREDENTIAL_LENGTH + 1)}`, 'mkt_session').kind).toBe('malformed');
+    expect(parseCookie(`mkt_session=x; other=${'a'.repeat(MAX_COOKIE_HEADER_LENGTH)}`, 'mkt_session').kind).toBe('malformed');
+  });
+
+  it("a site's other cookies may make the header longer than one credential", () => {
+    expect(parseCookie(`theme=${'a'.repeat(8000)}; mkt_session=s3ss10n`, 'mkt_session')).toEqual({ kind: 'credential', credential: { kind: 'session', value: 's3ss10n' } });
   });
 });
 
