@@ -32,6 +32,7 @@ import type { HybridClock } from './hybrid-clock.js';
 import { decide } from './lww.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { normalizeStamp } from './stamp.js';
+import { quoteForError } from '../../../src/util/quote.js';
 
 export interface TicketRoutesDeps {
   store: TicketStore;
@@ -56,7 +57,7 @@ async function storage<T>(fn: () => Promise<T>): Promise<T> {
 function enumField<T>(name: string, raw: string | undefined, parse: (v: unknown) => T | undefined): T | undefined {
   if (raw === undefined) return undefined;
   const v = parse(raw);
-  if (v === undefined) throw new HttpError(400, `invalid ${name}: ${JSON.stringify(raw)}`);
+  if (v === undefined) throw new HttpError(400, `invalid ${name}: ${quoteForError(raw)}`);
   return v;
 }
 
@@ -85,8 +86,8 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
   async function find(id: string): Promise<Ticket> {
     const found = await storage(() => store.lookup(id));
     if (found.kind === 'found') return found.ticket;
-    if (found.kind === 'ambiguous') throw new HttpError(409, `ticket id ${JSON.stringify(id)} is ambiguous: it is the prefix of ${found.matches} tickets`);
-    throw new HttpError(404, `ticket not found: ${id}`);
+    if (found.kind === 'ambiguous') throw new HttpError(409, `ticket id ${quoteForError(id)} is ambiguous: it is the prefix of ${found.matches} tickets`);
+    throw new HttpError(404, `ticket not found: ${quoteForError(id)}`);
   }
 
   app.post<{ Body: NewTicket }>(
@@ -172,7 +173,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       if (changes.title === '') throw new HttpError(400, 'title must not be blank');
       if (changes.source === '') throw new HttpError(400, 'source must not be blank');
       const updated = await storage(() => store.update(current.id, changes, () => ({ updated_at: hlc.next(), updated_by: nodeId })));
-      if (!updated) throw new HttpError(404, `ticket not found: ${req.params.id}`);
+      if (!updated) throw new HttpError(404, `ticket not found: ${quoteForError(req.params.id)}`);
       if (updated.updated_at !== current.updated_at) req.log.info({ ticket: updated.short_id }, 'ticket updated');
       return updated;
     },

@@ -25,6 +25,7 @@ import { HttpError } from '../../../plugins/errors.js';
 import { parseAuthorization } from '../../../plugins/auth.js';
 import type { FailureWindow } from '../../../plugins/failure-window.js';
 import { isFailureGuess, type Licenses } from './licenses.js';
+import { quoteForError } from '../../../../src/util/quote.js';
 
 export interface LicenseRouteDeps {
   licenses: Licenses;
@@ -87,7 +88,7 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
       const key = presentedKey(req);
       // A presented key makes this a key lookup too, so it must not become an unlimited oracle.
       const { text } = key === undefined ? await licenses.licenseText(req.params.item_id, undefined) : await guarded(req, () => licenses.licenseText(req.params.item_id, key));
-      if (text === undefined) throw new HttpError(404, `item ${JSON.stringify(req.params.item_id)} not found or has no license configured`);
+      if (text === undefined) throw new HttpError(404, `item ${quoteForError(req.params.item_id)} not found or has no license configured`);
       return reply.type('text/plain; charset=utf-8').send(text.endsWith('\n') ? text : text + '\n');
     },
   );

@@ -5,6 +5,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { ErrorSchema, RegisterDeviceRequestSchema, SyncDeviceResponseSchema } from '../../../../src/schemas/sync.js';
 import { HttpError } from '../../../plugins/errors.js';
 import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
+import { quoteForError } from '../../../../src/util/quote.js';
 
 const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
@@ -45,7 +46,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: BearerRouteDeps):
       },
     },
     async (req, reply) => {
-      if (!(await store.deleteDevice(owner(req), req.params.id))) throw new HttpError(404, `device ${JSON.stringify(req.params.id)} not found`);
+      if (!(await store.deleteDevice(owner(req), req.params.id))) throw new HttpError(404, `device ${quoteForError(req.params.id)} not found`);
       return reply.code(204).send();
     },
   );
