@@ -2,6 +2,12 @@
 // 4xx) and the printing of failures so they can be replayed: seed, index, request, response.
 import type { FuzzRequest } from './mutate.js';
 
+/**
+ * The longest error text an answer may carry: the servers cap theirs at 300 characters plus a
+ * `… (N characters)` marker, so a 1 MiB field can never come back whole.
+ */
+export const MAX_ERROR_ANSWER = 340;
+
 export interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
@@ -29,6 +35,8 @@ export function judge(req: FuzzRequest, res: Answer): string | undefined {
       return `${res.status} without a JSON body`;
     }
     if (!parsed || typeof parsed !== 'object' || typeof (parsed as { error?: unknown }).error !== 'string') return `${res.status} without {"error": string}`;
+    const text = (parsed as { error: string }).error;
+    if (text.length > MAX_ERROR_ANSWER) return `${res.status} with an error text of ${text.length} characters (echoes input?)`;
   }
   return undefined;
 }

@@ -44,6 +44,7 @@ describe('fuzz harness', () => {
     expect(judge(req, { status: 400, headers: {}, body: 'Bad Request' })).toMatch(/without a JSON body/);
     expect(judge(req, { status: 404, headers: {}, body: '{"message":"x"}' })).toMatch(/without \{"error"/);
     expect(judge(req, { status: 404, headers: {}, body: '{"error":"no route"}' })).toBeUndefined();
+    expect(judge(req, { status: 400, headers: {}, body: JSON.stringify({ error: 'invalid status: ' + 'x'.repeat(5000) }) })).toMatch(/error text of 5016 characters/);
     expect(judge({ ...req, method: 'HEAD' }, { status: 404, headers: {}, body: '' })).toBeUndefined();
     expect(judge(req, { status: 200, headers: {}, body: 'anything' })).toBeUndefined();
   });
