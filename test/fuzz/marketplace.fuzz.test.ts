@@ -12,6 +12,7 @@ import { gitIn, localRepo } from '../helpers/notes-server.js';
 import { tempDir } from '../helpers/tmp.js';
 import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
 import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
+import { itKeepsTheContract } from './contract.js';
 import type { Credential } from './mutate.js';
 
 const settings = settingsFromEnv(2_000);
@@ -179,14 +180,7 @@ afterAll(async () => {
 });
 
 describe('marketplace fuzz (seed printed above; replay with MKT_FUZZ_SEED and MKT_FUZZ_ONLY)', () => {
-  it(`sends the requests (${settings.only ?? settings.runs}) and every operation of /openapi.json is hit`, () => {
-    expect(report.sent).toBe(settings.only !== undefined ? 1 : settings.runs);
-    if (settings.only === undefined) for (const [op, c] of report.perOp) expect(c.sent, op).toBeGreaterThan(0);
-  });
-
-  it('answers no 5xx, and a JSON {"error"} body on every 4xx', () => {
-    expect([...report.distinct.values()], `seed ${settings.seed}`).toEqual([]);
-  });
+  itKeepsTheContract(settings, () => report);
 
   it('is still alive', async () => {
     expect((await fetch(`${svc.url}/openapi.json`)).status).toBe(200);

@@ -8,6 +8,7 @@ import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
 import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
 import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
+import { itKeepsTheContract } from './contract.js';
 
 const TOKEN = 'fuzz-monitor-token-0123456789';
 const settings = settingsFromEnv(2_000);
@@ -63,14 +64,7 @@ afterAll(async () => {
 });
 
 describe('monitor fuzz (seed printed above; replay with MKT_FUZZ_SEED and MKT_FUZZ_ONLY)', () => {
-  it(`sends the requests (${settings.only ?? settings.runs}) and every operation of /openapi.json is hit`, () => {
-    expect(report.sent).toBe(settings.only !== undefined ? 1 : settings.runs);
-    if (settings.only === undefined) for (const [op, c] of report.perOp) expect(c.sent, op).toBeGreaterThan(0);
-  });
-
-  it('answers no 5xx, and a JSON {"error"} body on every 4xx', () => {
-    expect([...report.distinct.values()], `seed ${settings.seed}`).toEqual([]);
-  });
+  itKeepsTheContract(settings, () => report);
 
   it('is still alive, and /openapi.json still needs the token', async () => {
     expect((await mon.get('/api/health', null)).status).toBe(200);

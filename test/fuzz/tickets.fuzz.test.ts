@@ -6,6 +6,7 @@ import { startNode, type TicketNode } from '../helpers/tickets-node.js';
 import { tempDir } from '../helpers/tmp.js';
 import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
 import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
+import { itKeepsTheContract } from './contract.js';
 import type { FuzzTarget } from './mutate.js';
 
 const TOKEN = 'fuzz-tickets-token-0123456789';
@@ -72,14 +73,7 @@ afterAll(async () => {
 });
 
 describe('tickets fuzz (seed printed above; replay with MKT_FUZZ_SEED and MKT_FUZZ_ONLY)', () => {
-  it(`sends the requests (${settings.only ?? settings.runs}) and every operation of /openapi.json is hit`, () => {
-    expect(report.sent).toBe(settings.only !== undefined ? 1 : settings.runs);
-    if (settings.only === undefined) for (const [op, c] of report.perOp) expect(c.sent, op).toBeGreaterThan(0);
-  });
-
-  it('answers no 5xx, and a JSON {"error"} body on every 4xx', () => {
-    expect([...report.distinct.values()], `seed ${settings.seed}`).toEqual([]);
-  });
+  itKeepsTheContract(settings, () => report);
 
   it('is still alive', async () => {
     expect((await node.req('GET', '/openapi.json')).status).toBe(200);
