@@ -1,7 +1,9 @@
 // The failure-window guard (sync sign-in limit, license abuse limit): per client address, at most
 // `failures` failed attempts in a fixed window, then 429 with Retry-After until the window ends.
-// Every attempt reserves its slot in the store before the expensive work (password hash, key
-// lookup), so concurrent attempts never exceed the limit; a success gives its slot back.
+// Two ways to spend a slot, both atomic in the store so concurrent attempts never exceed the
+// limit: `reserve` before expensive work (a password hash), given back on success; `answer` for
+// cheap work whose answer is the secret (a key lookup): a failed answer takes its slot before it
+// is sent, or becomes the 429, so a success costs one read instead of two writes.
 import type { LimiterWindows } from '../../src/store/limiter-windows.js';
 import type { Clock } from '../../src/util/clock.js';
 import { HttpError } from './errors.js';
@@ -39,21 +41,47 @@ export class FailureWindow {
     if (!Number.isInteger(windowSeconds) || windowSeconds < 1) throw new Error(`${opts.scope}: the window must be a whole number of seconds of at least 1, not ${windowSeconds}`);
   }
 
-  /** Reserves one attempt for `client`, or throws 429 when its failures in this window are used up. */
-  async reserve(client: string): Promise<Attempt> {
+  /** Windows are aligned to the epoch, so every instance agrees where one starts. */
+  private window(): { now: number; start: number; windowMs: number } {
     const now = this.clock.now();
     const windowMs = this.opts.limit.windowSeconds * 1000;
-    // Windows are aligned to the epoch, so every instance agrees where one starts.
-    const start = now - (now % windowMs);
-    const r = await this.windows.reserve(this.opts.scope, client, { expiredBefore: start, opensAt: start, limit: this.opts.limit.failures });
-    if (this.prunedBefore !== start) {
-      this.prunedBefore = start;
-      await this.windows.prune(this.opts.scope, start);
+    return { now, start: now - (now % windowMs), windowMs };
+  }
+
+  private refused(windowStart: number, w: { now: number; windowMs: number }): HttpError {
+    const retryAfter = Math.max(1, Math.ceil((windowStart + w.windowMs - w.now) / 1000));
+    return new HttpError(429, this.opts.refusal(retryAfter), { 'retry-after': String(retryAfter) });
+  }
+
+  /** Takes one slot of `client`'s window, or throws 429 when its failures in this window are used up. */
+  private async take(client: string): Promise<{ windowStart: number }> {
+    const w = this.window();
+    const r = await this.windows.reserve(this.opts.scope, client, { expiredBefore: w.start, opensAt: w.start, limit: this.opts.limit.failures });
+    if (this.prunedBefore !== w.start) {
+      this.prunedBefore = w.start;
+      await this.windows.prune(this.opts.scope, w.start);
     }
-    if (!r.granted) {
-      const retryAfter = Math.max(1, Math.ceil((r.windowStart + windowMs - now) / 1000));
-      throw new HttpError(429, this.opts.refusal(retryAfter), { 'retry-after': String(retryAfter) });
-    }
+    if (!r.granted) throw this.refused(r.windowStart, w);
+    return { windowStart: r.windowStart };
+  }
+
+  /**
+   * Runs a cheap attempt whose answer must be limited (a key lookup is an oracle). A client whose
+   * failures are used up gets 429 before it runs; a failed answer takes its slot atomically before
+   * it is returned, and is replaced by 429 when the window filled meanwhile. Only attempts without
+   * side effects when they fail belong here.
+   */
+  async answer<T>(client: string, attempt: () => Promise<T>, failed: (result: T) => boolean): Promise<T> {
+    const w = this.window();
+    if ((await this.windows.taken(this.opts.scope, client, w.start)) >= this.opts.limit.failures) throw this.refused(w.start, w);
+    const result = await attempt();
+    if (failed(result)) await this.take(client);
+    return result;
+  }
+
+  /** Reserves one attempt before expensive work, or throws 429 when the client's failures are used up. */
+  async reserve(client: string): Promise<Attempt> {
+    const r = await this.take(client);
     let released = false;
     return {
       release: async () => {

@@ -28,6 +28,8 @@ export interface LimiterWindows {
    * a new one holding this slot; a current one grants the slot only while fewer than `limit` are taken.
    */
   reserve(scope: string, key: string, rule: WindowRule): Promise<Reservation>;
+  /** Slots taken in `key`'s current window (0 when it is over or absent), without taking one. */
+  taken(scope: string, key: string, expiredBefore: number): Promise<number>;
   /** Gives one slot back to the window that started at `windowStart` (a newer window is left alone). */
   release(scope: string, key: string, windowStart: number): Promise<void>;
   /** Forgets the scope's windows that started before `before`; returns how many. */
@@ -71,6 +73,11 @@ export class SqliteLimiterWindows implements LimiterWindows {
     if (taken) return { granted: true, windowStart: taken.window_start, count: taken.taken };
     const full = this.q.current.get(scope, key) as { window_start: number; taken: number };
     return { granted: false, windowStart: full.window_start, count: full.taken };
+  }
+
+  async taken(scope: string, key: string, expiredBefore: number): Promise<number> {
+    const row = this.q.current.get(scope, key) as { window_start: number; taken: number } | undefined;
+    return row && row.window_start >= expiredBefore ? row.taken : 0;
   }
 
   async release(scope: string, key: string, windowStart: number): Promise<void> {

@@ -37,6 +37,37 @@ async function failingAttempt(g: FailureWindow, client: string): Promise<'failed
   return 'failed';
 }
 
+/** A cheap lookup answered after a macrotask: a guess fails, a real key does not. */
+async function lookup(g: FailureWindow, client: string, real: boolean): Promise<'answered' | number> {
+  try {
+    await g.answer(client, () => new Promise<{ ok: boolean }>((r) => setTimeout(() => r({ ok: real }), 5)), (res) => !res.ok);
+    return 'answered';
+  } catch (err) {
+    return (err as HttpError).statusCode;
+  }
+}
+
+describe('FailureWindow.answer (lookups whose answer is the secret)', () => {
+  it('30 concurrent guesses: exactly the limit get their answer, the rest 429; then even a real key waits', async () => {
+    const clock = new ManualClock(Date.parse('2026-03-01T12:00:00Z'));
+    const g = guard(database(), clock, 7);
+    const outcomes = await Promise.all(Array.from({ length: 30 }, () => lookup(g, '10.0.0.9', false)));
+    expect(outcomes.filter((o) => o === 'answered')).toHaveLength(7);
+    expect(outcomes.filter((o) => o === 429)).toHaveLength(23);
+    expect(await lookup(g, '10.0.0.9', true)).toBe(429);
+    expect(await lookup(g, '10.0.0.10', false)).toBe('answered');
+  });
+
+  it('real keys take no slot: any number of them leave the window empty', async () => {
+    const clock = new ManualClock(Date.parse('2026-03-01T12:00:00Z'));
+    const db = database();
+    const g = guard(db, clock, 3);
+    const outcomes = await Promise.all(Array.from({ length: 30 }, () => lookup(g, '10.0.0.11', true)));
+    expect(outcomes.every((o) => o === 'answered')).toBe(true);
+    expect(await new SqliteLimiterWindows(db).taken('t-3', '10.0.0.11', 0)).toBe(0);
+  });
+});
+
 describe('FailureWindow', () => {
   it('30 concurrent failing attempts: exactly the limit get through, the rest 429 with Retry-After', async () => {
     const clock = new ManualClock(Date.parse('2026-03-01T12:00:00Z'));

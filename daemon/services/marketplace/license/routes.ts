@@ -53,19 +53,11 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
   const { licenses, guard, keyring } = deps;
 
   /**
-   * Runs one key operation under the abuse limit: the attempt is reserved before the lookup, and
-   * given back unless it was a guess (a malformed or unknown key).
+   * Runs one key operation under the abuse limit: a guess (a malformed or unknown key) takes its
+   * slot before its answer is sent, or is answered 429; a lookup of a real key costs one read.
    */
   async function guarded<T extends { code?: string }>(req: FastifyRequest, op: () => Promise<T>): Promise<T> {
-    const attempt = await guard.reserve(req.ip);
-    let res: T;
-    try {
-      res = await op();
-    } catch (err) {
-      await attempt.release();
-      throw err;
-    }
-    if (!isFailureGuess(res.code)) await attempt.release();
+    const res = await guard.answer(req.ip, op, (r) => isFailureGuess(r.code));
     // The outcome only: the key itself never reaches the log.
     req.log.debug({ outcome: res.code }, 'license key request');
     return res;
