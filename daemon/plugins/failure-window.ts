@@ -3,7 +3,7 @@
 // Two ways to spend a slot, both atomic in the store so concurrent attempts never exceed the
 // limit: `reserve` before expensive work (a password hash), given back on success; `answer` for
 // cheap work whose answer is the secret (a key lookup): a failed answer takes its slot before it
-// is sent, or becomes the 429, so a success costs one read instead of two writes.
+// is sent, or becomes the 429, so a success costs no write (and at most one read a second).
 import type { LimiterWindows } from '../../src/store/limiter-windows.js';
 import type { Clock } from '../../src/util/clock.js';
 import { HttpError } from './errors.js';
@@ -53,6 +53,26 @@ export class FailureWindow {
     return new HttpError(429, this.opts.refusal(retryAfter), { 'retry-after': String(retryAfter) });
   }
 
+  /**
+   * Recent counts per client, read from the store at most once a second: the check before a cheap
+   * lookup is advisory (it only turns a full window's real keys away), so it need not cost a query
+   * per request. The failures themselves are counted by the atomic take, never from here.
+   */
+  private readonly recent = new Map<string, { windowStart: number; taken: number; readAt: number }>();
+
+  private async recentlyTaken(client: string, w: { now: number; start: number }): Promise<number> {
+    const c = this.recent.get(client);
+    if (c && c.windowStart === w.start && w.now >= c.readAt && w.now - c.readAt < 1000) return c.taken;
+    const taken = await this.windows.taken(this.opts.scope, client, w.start);
+    this.remember(client, w.start, taken, w.now);
+    return taken;
+  }
+
+  private remember(client: string, windowStart: number, taken: number, now: number): void {
+    if (this.recent.size >= 10_000 && !this.recent.has(client)) this.recent.clear();
+    this.recent.set(client, { windowStart, taken, readAt: now });
+  }
+
   /** Takes one slot of `client`'s window, or throws 429 when its failures in this window are used up. */
   private async take(client: string): Promise<{ windowStart: number }> {
     const w = this.window();
@@ -61,6 +81,7 @@ export class FailureWindow {
       this.prunedBefore = w.start;
       await this.windows.prune(this.opts.scope, w.start);
     }
+    this.remember(client, r.windowStart, r.count, w.now);
     if (!r.granted) throw this.refused(r.windowStart, w);
     return { windowStart: r.windowStart };
   }
@@ -73,7 +94,7 @@ export class FailureWindow {
    */
   async answer<T>(client: string, attempt: () => Promise<T>, failed: (result: T) => boolean): Promise<T> {
     const w = this.window();
-    if ((await this.windows.taken(this.opts.scope, client, w.start)) >= this.opts.limit.failures) throw this.refused(w.start, w);
+    if ((await this.recentlyTaken(client, w)) >= this.opts.limit.failures) throw this.refused(w.start, w);
     const result = await attempt();
     if (failed(result)) await this.take(client);
     return result;
