@@ -181,7 +181,7 @@ function fail(f: Failure, item: string | null = null): OfflineResult {
  */
 export async function checkToken(entry: Pick<CachedToken, 'token'>, expect: OfflineExpectation): Promise<OfflineResult> {
   // jose is loaded here, not at the top: every license verb imports this module for the fingerprint.
-  const [{ jwtVerify }, { decodeProtectedHeader }] = await Promise.all([import('jose/jwt/verify'), import('jose/decode/protected_header')]);
+  const { jwtVerify, decodeProtectedHeader } = await import('./jose-verify.js');
   let kid: unknown;
   try {
     kid = decodeProtectedHeader(entry.token).kid;
