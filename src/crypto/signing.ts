@@ -1,6 +1,6 @@
 // Ed25519 signing keys (node:crypto) for offline license tokens: a keyring file (0600) in the
 // data dir with one current key and recently retired public keys, compact EdDSA JWTs, and JWKS.
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -155,39 +155,6 @@ export class SigningKeyring {
     const input = `${header}.${payload}`;
     return `${input}.${b64url(sign(null, Buffer.from(input), this.current.key))}`;
   }
-}
-
-export type JwtCheck =
-  | { ok: true; header: Record<string, unknown>; claims: Record<string, unknown> }
-  | { ok: false; code: 'MALFORMED_TOKEN' | 'UNKNOWN_KEY' | 'BAD_SIGNATURE' | 'TOKEN_EXPIRED'; error: string };
-
-/** Verifies a compact EdDSA JWT against a JWKS, offline: signature, `kid`, `alg`, and `exp`. */
-export function verifyJwt(token: string, jwks: Jwks, nowMs: number): JwtCheck {
-  const parts = token.split('.');
-  if (parts.length !== 3) return { ok: false, code: 'MALFORMED_TOKEN', error: 'the token is not a compact JWT' };
-  let header: Record<string, unknown>;
-  let claims: Record<string, unknown>;
-  try {
-    header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-    claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
-  } catch {
-    return { ok: false, code: 'MALFORMED_TOKEN', error: 'the token header or claims are not JSON' };
-  }
-  if (header.alg !== 'EdDSA') return { ok: false, code: 'MALFORMED_TOKEN', error: `unexpected token algorithm ${JSON.stringify(header.alg)}` };
-  const jwk = jwks.keys.find((k) => k.kid === header.kid);
-  if (!jwk) return { ok: false, code: 'UNKNOWN_KEY', error: `no public key with kid ${JSON.stringify(header.kid)}` };
-  let ok = false;
-  try {
-    const key = createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' });
-    ok = verify(null, Buffer.from(`${parts[0]}.${parts[1]}`), key, Buffer.from(parts[2]!, 'base64url'));
-  } catch {
-    ok = false;
-  }
-  if (!ok) return { ok: false, code: 'BAD_SIGNATURE', error: 'the token signature does not verify' };
-  if (typeof claims.exp !== 'number' || claims.exp * 1000 <= nowMs) {
-    return { ok: false, code: 'TOKEN_EXPIRED', error: `the token expired at ${typeof claims.exp === 'number' ? new Date(claims.exp * 1000).toISOString() : 'an unknown time'}` };
-  }
-  return { ok: true, header, claims };
 }
 
 /** The fingerprint claim: SHA-256 of the machine fingerprint, so the token does not carry it. */
