@@ -2,7 +2,7 @@
 // canonical form `YYYY-MM-DDTHH:MM:SS.sssZ`, and comparison as instants, never as strings.
 // `Date` alone is not enough: it rolls 02-31 over into March and formats year 10000 as
 // `+010000-...`, which is not RFC 3339 and sorts below every real stamp.
-import { MAX_TIMESTAMP_MS, parseTimestamp } from '../../../src/util/time.js';
+import { formatTimestamp, MAX_TIMESTAMP_MS, parseTimestamp } from '../../../src/util/time.js';
 
 /** The earliest stamp: the sync cursor's starting point, so nothing may sort before it. */
 export const MIN_STAMP_MS = 0;
@@ -23,8 +23,8 @@ export function parseStamp(s: unknown): number | undefined {
 
 /** The canonical form; a RangeError rather than ever writing a stamp outside it. */
 export function formatStamp(ms: number): string {
-  if (!Number.isInteger(ms) || ms < MIN_STAMP_MS || ms > MAX_STAMP_MS) throw new RangeError(`no RFC 3339 stamp for ${ms} ms`);
-  return new Date(ms).toISOString();
+  if (!Number.isInteger(ms) || ms < MIN_STAMP_MS) throw new RangeError(`no RFC 3339 stamp for ${ms} ms`);
+  return formatTimestamp(ms);
 }
 
 /** Any RFC 3339 stamp in range, in canonical form; undefined otherwise. */
