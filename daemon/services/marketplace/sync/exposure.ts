@@ -2,8 +2,8 @@
 // payment provider may run, and the public address signed and checkout URLs are built from.
 // The address is never taken from a request's Host header, which any client chooses.
 import type { FastifyRequest } from 'fastify';
-import { isIP } from 'node:net';
 import { ConfigError } from '../../../../src/config/yaml-reader.js';
+import { isLoopbackHost } from '../../../../src/util/loopback.js';
 
 export interface Exposure {
   /** `local` or `stripe` (or another name the caller rejects). */
@@ -12,15 +12,6 @@ export interface Exposure {
   publicUrl: string | undefined;
   /** Base of pre-signed and checkout URLs for a request: the public URL, else the socket's own address. */
   baseUrl(req: FastifyRequest): string;
-}
-
-/** 127.0.0.0/8, ::1 and `localhost`: only this machine can connect. */
-export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '');
-  if (h === 'localhost') return true;
-  const v4 = h.startsWith('::ffff:') && isIP(h.slice(7)) === 4 ? h.slice(7) : h;
-  if (isIP(v4) === 4) return v4.startsWith('127.');
-  return isIP(h) === 6 && /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(h);
 }
 
 function parsePublicUrl(raw: string): string {

@@ -51,11 +51,3 @@ export function isPublicAddress(ip: string): boolean {
   if (family === 0) return false;
   return family === 4 ? !nonPublic4.check(ip, 'ipv4') : !nonPublic6.check(ip, 'ipv6');
 }
-
-/** 127.0.0.0/8, ::1 and their IPv4-mapped forms. */
-export function isLoopbackAddress(ip: string): boolean {
-  const h = ip.toLowerCase();
-  const v4 = h.startsWith('::ffff:') && isIP(h.slice(7)) === 4 ? h.slice(7) : h;
-  if (isIP(v4) === 4) return v4.startsWith('127.');
-  return isIP(h) === 6 && /^(0{0,4}:){7}0{0,3}1$|^::1$/.test(h);
-}

@@ -5,7 +5,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { connect, isIP } from 'node:net';
 import type { WhoisCheckConfig } from '../../../../src/config/monitor.js';
-import { isLoopbackAddress, isPublicAddress } from './address.js';
+import { isLoopbackAddress, isLoopbackHost } from '../../../../src/util/loopback.js';
+import { isPublicAddress } from './address.js';
 
 export const WHOIS_MAX_REFERRALS = 2;
 
@@ -102,7 +103,7 @@ const systemLookup: Lookup = async (host) => (await dnsLookup(host, { all: true,
 /** The configured server is on loopback (a local test set-up): referrals may then stay on loopback. */
 export function isLoopbackServer(server: string): boolean {
   const hp = splitServer(server);
-  return hp !== undefined && (hp.host.toLowerCase() === 'localhost' || isLoopbackAddress(hp.host));
+  return hp !== undefined && isLoopbackHost(hp.host);
 }
 
 /**
