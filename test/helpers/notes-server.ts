@@ -90,3 +90,25 @@ export function gitUrl(server: NotesServer, repo: string, token?: string): strin
   }
   return u.toString();
 }
+
+export interface ApiCallOptions {
+  /** A bearer token. */
+  token?: string;
+  /** A whole Authorization header (wins over token). */
+  auth?: string;
+  cookie?: string;
+  /** Sent as JSON. */
+  body?: unknown;
+}
+
+/** One JSON request to a marketplace: its status and parsed body ({} when empty). */
+export async function apiCall(baseUrl: string, method: string, path: string, opts: ApiCallOptions = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const headers: Record<string, string> = {};
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.auth) headers.authorization = opts.auth;
+  if (opts.cookie) headers.cookie = opts.cookie;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}

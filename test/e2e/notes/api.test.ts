@@ -2,7 +2,7 @@
 // spec, notes interoperating with stock git over smart HTTP (both directions), SHA-256
 // repositories, attribution, concurrent writers, and private repositories staying invisible.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitIn, gitUrl, localRepo, type NotesServer } from '../../helpers/notes-server.js';
+import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, type NotesServer, type ApiCallOptions } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 let s: NotesServer;
@@ -10,16 +10,7 @@ let work: { path: string; remove(): void };
 let commits: string[];
 let clone: string;
 
-async function call(method: string, path: string, opts: { token?: string; cookie?: string; body?: unknown; auth?: string } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const headers: Record<string, string> = {};
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.auth) headers.authorization = opts.auth;
-  if (opts.cookie) headers.cookie = opts.cookie;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${s.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
+const call = (method: string, path: string, opts?: ApiCallOptions): ReturnType<typeof apiCall> => apiCall(s.url, method, path, opts);
 
 beforeAll(async () => {
   s = await startNotesServer();

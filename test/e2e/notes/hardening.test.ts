@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
+import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer, type ApiCallOptions } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { captureLog } from '../../helpers/log-capture.js';
 import { repoDir } from '../../../src/git/hosting.js';
@@ -24,14 +24,7 @@ function hostedGit(repo: string, args: string[], input?: string): string {
   return execFileSync('git', ['--git-dir', repoDir(s.dataDir, owner, name), ...args], { input, encoding: 'utf8', env: { ...process.env, ...GIT_ENV } }).trim();
 }
 
-async function call(method: string, path: string, opts: { token?: string; body?: unknown } = {}): Promise<{ status: number; body: Record<string, unknown> }> {
-  const headers: Record<string, string> = {};
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
-  if (opts.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${s.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
-}
+const call = (method: string, path: string, opts?: ApiCallOptions): ReturnType<typeof apiCall> => apiCall(s.url, method, path, opts);
 
 beforeAll(async () => {
   s = await startNotesServer();
