@@ -139,6 +139,9 @@ describe('rate limit under concurrency and restarts (issue 11: limiters reserve 
         const after = await second.get('/api/status');
         expect(after.status).toBe(429);
         expect(Number(after.headers.get('retry-after'))).toBeGreaterThan(3000);
+        // Spec A, authentication rule 4: the rate limit is checked before the token.
+        expect((await second.get('/api/status', 'wrong-token')).status).toBe(429);
+        expect((await second.get('/api/status', null)).status).toBe(429);
       } finally {
         await second.stop();
       }
