@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // One real PostgreSQL server for the run (or MKT_TEST_DATABASE_URL's).
+    globalSetup: ['test/helpers/pg-global.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',

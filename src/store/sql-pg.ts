@@ -1,0 +1,290 @@
+// The PostgreSQL engine of the SQL surface: node-postgres with a pool. Placeholders are numbered
+// here, 64-bit integers come back as numbers (row counts, byte counts and millisecond instants
+// all fit in 2^53), and a lost connection becomes StoreUnavailableError, which the server answers
+// with 503: the statement's transaction was not committed, so nothing acknowledged is lost.
+import { EventEmitter } from 'node:events';
+import pg from 'pg';
+import { numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
+
+// int8 (COUNT, SUM of integers, BIGINT columns) and numeric (SUM of bigint) as numbers.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+const RETRYABLE = new Set(['40001', '40P01']);
+const TX_ATTEMPTS = 8;
+
+/** Whether an error means the server or the connection is gone (not a bad statement). */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (!e || typeof e !== 'object') return false;
+  const code = typeof e.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'].includes(code)) return true;
+  // 57P01-03: the server is shutting down or starting; class 08: connection exceptions.
+  if (/^57P0[123]$/.test(code) || code.startsWith('08')) return true;
+  const msg = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|not queryable/i.test(msg);
+}
+
+function wrap(err: unknown): unknown {
+  if (isConnectionError(err)) return new StoreUnavailableError((err as Error).message || String(err));
+  return err;
+}
+
+/** The URL without its password, for logs and error lines. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'postgres://(unparsable URL)';
+  }
+}
+
+const converted = new Map<string, string>();
+function text(sql: string): string {
+  let t = converted.get(sql);
+  if (t === undefined) {
+    t = numberedPlaceholders(sql);
+    if (converted.size < 10_000) converted.set(sql, t);
+  }
+  return t;
+}
+
+type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+
+class PgExecutor implements SqlExecutor {
+  readonly engine = 'postgres' as const;
+  constructor(
+    private readonly q: Queryable,
+    private readonly inTx: boolean,
+  ) {}
+
+  protected async query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
+    try {
+      return await this.q.query(text(sql), params ? [...params] : []);
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return (await this.query(sql, params)).rows as T[];
+  }
+
+  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return (await this.query(sql, params)).rows[0] as T | undefined;
+  }
+
+  async value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    const row = (await this.query(sql, params)).rows[0] as Record<string, unknown> | undefined;
+    if (row === undefined) return undefined;
+    for (const k in row) return row[k] as T;
+    return undefined;
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    return { changes: (await this.query(sql, params)).rowCount ?? 0 };
+  }
+
+  async lock(key: string): Promise<void> {
+    if (!this.inTx) throw new Error('lock() outside a transaction');
+    await this.query('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [key]);
+  }
+}
+
+export class PgDatabase implements SqlDatabase {
+  readonly engine = 'postgres' as const;
+  readonly label: string;
+  private readonly pool: pg.Pool;
+  private readonly auto: PgExecutor;
+  private readonly events = new EventEmitter();
+  private listener: pg.Client | undefined;
+  private listening = new Set<string>();
+  private closed = false;
+
+  private constructor(private readonly url: string, max: number) {
+    this.label = redactUrl(url);
+    this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    // An idle client whose server went away: the pool drops it; the next query reconnects.
+    this.pool.on('error', () => undefined);
+    this.auto = new PgExecutor(this.pool, false);
+    this.events.setMaxListeners(0);
+  }
+
+  /** Connects (once, to fail fast with a clear error) and returns the database. */
+  static async open(url: string, opts: { max?: number } = {}): Promise<PgDatabase> {
+    const db = new PgDatabase(url, opts.max ?? 10);
+    try {
+      await db.pool.query('SELECT 1');
+    } catch (err) {
+      await db.pool.end().catch(() => undefined);
+      const why = (err as Error).message || String(err);
+      throw new Error(`cannot reach the database at ${db.label}: ${why}`);
+    }
+    return db;
+  }
+
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.auto.all<T>(sql, params);
+  }
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.auto.get<T>(sql, params);
+  }
+  value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.auto.value<T>(sql, params);
+  }
+  run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    return this.auto.run(sql, params);
+  }
+  lock(key: string): Promise<void> {
+    return this.auto.lock(key);
+  }
+
+  private async client(): Promise<pg.PoolClient> {
+    try {
+      return await this.pool.connect();
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const c = await this.client();
+      let broken = false;
+      try {
+        await c.query('BEGIN');
+        const out = await fn(new PgExecutor(c, true));
+        await c.query('COMMIT');
+        return out;
+      } catch (err) {
+        broken = isConnectionError(err) || err instanceof StoreUnavailableError;
+        if (!broken) await c.query('ROLLBACK').catch(() => (broken = true));
+        const code = (err as { code?: string }).code;
+        if (!broken && code && RETRYABLE.has(code) && attempt < TX_ATTEMPTS) {
+          await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+          continue;
+        }
+        throw wrap(err);
+      } finally {
+        c.release(broken);
+      }
+    }
+  }
+
+  async migrate(component: string, migrations: ComponentMigrations): Promise<void> {
+    const list = migrations.postgres;
+    const c = await this.client();
+    try {
+      // Instances starting together take turns; the second finds the work done.
+      await c.query("SELECT pg_advisory_lock(hashtextextended('mkt schema migrations', 0))");
+      try {
+        await c.query('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+        const row = (await c.query('SELECT version FROM schema_migrations WHERE component = $1', [component])).rows[0] as { version: number } | undefined;
+        const current = row?.version ?? 0;
+        if (current > list.length) {
+          throw new Error(`${component} schema version ${current} is newer than this mkt knows (${list.length}); upgrade mkt`);
+        }
+        for (let v = current; v < list.length; v++) {
+          const m = list[v]!;
+          await c.query('BEGIN');
+          try {
+            if (typeof m === 'string') await c.query(m);
+            else await m(new PgExecutor(c, true));
+            await c.query(
+              'INSERT INTO schema_migrations (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = excluded.version',
+              [component, v + 1],
+            );
+            await c.query('COMMIT');
+          } catch (err) {
+            await c.query('ROLLBACK').catch(() => undefined);
+            throw err;
+          }
+        }
+      } finally {
+        await c.query("SELECT pg_advisory_unlock(hashtextextended('mkt schema migrations', 0))").catch(() => undefined);
+      }
+    } catch (err) {
+      throw wrap(err);
+    } finally {
+      c.release();
+    }
+  }
+
+  async exclusive(name: string, fn: () => Promise<void>): Promise<boolean> {
+    const c = await this.client();
+    let held = false;
+    try {
+      held = (await c.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [name])).rows[0]?.ok === true;
+      if (!held) return false;
+      await fn();
+      return true;
+    } catch (err) {
+      throw wrap(err);
+    } finally {
+      if (held) await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch(() => undefined);
+      c.release();
+    }
+  }
+
+  async notify(channel: string, payload = ''): Promise<void> {
+    await this.auto.run('SELECT pg_notify(?, ?)', [channel, payload]);
+  }
+
+  async listen(channel: string, fn: (payload: string) => void): Promise<() => void> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`channel names are lower-case identifiers: ${channel}`);
+    this.events.on(channel, fn);
+    if (!this.listening.has(channel)) {
+      this.listening.add(channel);
+      const c = await this.listenClient().catch(() => undefined);
+      await c?.query(`LISTEN ${channel}`).catch(() => undefined);
+    }
+    return () => this.events.off(channel, fn);
+  }
+
+  /**
+   * One connection outside the pool holds the LISTENs. When it drops, it is reopened with every
+   * channel, and each channel hears an empty notification: a cache may have missed one meanwhile.
+   */
+  private async listenClient(): Promise<pg.Client> {
+    if (this.listener) return this.listener;
+    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+    this.listener = c;
+    c.on('notification', (n) => this.events.emit(n.channel, n.payload ?? ''));
+    c.on('error', () => this.dropListener(c));
+    c.on('end', () => this.dropListener(c));
+    try {
+      await c.connect();
+    } catch (err) {
+      this.dropListener(c);
+      throw err;
+    }
+    return c;
+  }
+
+  private dropListener(c: pg.Client): void {
+    if (this.listener !== c) return;
+    this.listener = undefined;
+    void c.end().catch(() => undefined);
+    if (this.closed) return;
+    const retry = setTimeout(() => {
+      if (this.closed) return;
+      this.listenClient()
+        .then(async (fresh) => {
+          for (const ch of this.listening) await fresh.query(`LISTEN ${ch}`);
+          for (const ch of this.listening) this.events.emit(ch, '');
+        })
+        .catch(() => undefined);
+    }, 1_000);
+    retry.unref();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const l = this.listener;
+    this.listener = undefined;
+    await l?.end().catch(() => undefined);
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,185 @@
+// The SQLite engine of the SQL surface: one better-sqlite3 connection (WAL), statements cached by
+// their text. better-sqlite3 is synchronous, so a transaction whose body awaits would let other
+// statements of this process run inside it; transactions therefore take turns, and a statement
+// outside them waits while one is open. BEGIN IMMEDIATE takes the write lock up front, so a
+// transaction's reads and writes see one state, as PostgreSQL's row and advisory locks give there.
+import { EventEmitter } from 'node:events';
+import type Database from 'better-sqlite3';
+import { openDatabase, type Db } from './sqlite.js';
+import type { ComponentMigrations, RunResult, SqlDatabase, SqlExecutor } from './sql.js';
+
+type Stmt = Database.Statement<unknown[]>;
+
+function bind(params: readonly unknown[] | undefined): unknown[] {
+  if (!params) return [];
+  return params.map((p) => (p === undefined ? null : p === true ? 1 : p === false ? 0 : p));
+}
+
+/** Statements on one connection; `inTx` says whether they belong to the open transaction. */
+class SqliteExecutor implements SqlExecutor {
+  readonly engine = 'sqlite' as const;
+  constructor(
+    private readonly owner: SqliteDatabase,
+    private readonly inTx: boolean,
+  ) {}
+
+  private async ready(): Promise<void> {
+    if (!this.inTx) await this.owner.idle();
+  }
+
+  async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    await this.ready();
+    const s = this.owner.prepare(sql);
+    if (!s.reader) {
+      s.run(...bind(params));
+      return [];
+    }
+    return s.all(...bind(params)) as T[];
+  }
+
+  async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    await this.ready();
+    const s = this.owner.prepare(sql);
+    if (!s.reader) {
+      s.run(...bind(params));
+      return undefined;
+    }
+    return s.get(...bind(params)) as T | undefined;
+  }
+
+  async value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    const row = await this.get<Record<string, unknown>>(sql, params);
+    if (row === undefined) return undefined;
+    for (const k in row) return row[k] as T;
+    return undefined;
+  }
+
+  async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    await this.ready();
+    const r = this.owner.prepare(sql).run(...bind(params));
+    return { changes: r.changes };
+  }
+
+  async lock(_key: string): Promise<void> {
+    if (!this.inTx) throw new Error('lock() outside a transaction');
+  }
+}
+
+export class SqliteDatabase implements SqlDatabase {
+  readonly engine = 'sqlite' as const;
+  readonly label: string;
+  readonly db: Db;
+  private readonly statements = new Map<string, Stmt>();
+  /** Resolves when the open transaction (if any) ends; transactions queue on it. */
+  private turn: Promise<void> = Promise.resolve();
+  private busy = 0;
+  private readonly running = new Set<string>();
+  private readonly events = new EventEmitter();
+  /** Autocommit statements (they wait while a transaction is open). */
+  private readonly auto: SqliteExecutor;
+
+  constructor(file: string) {
+    this.db = openDatabase(file);
+    this.label = file;
+    this.auto = new SqliteExecutor(this, false);
+    this.events.setMaxListeners(0);
+  }
+
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.auto.all<T>(sql, params);
+  }
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.auto.get<T>(sql, params);
+  }
+  value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.auto.value<T>(sql, params);
+  }
+  run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    return this.auto.run(sql, params);
+  }
+  lock(key: string): Promise<void> {
+    return this.auto.lock(key);
+  }
+
+  prepare(sql: string): Stmt {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  /** Waits until no transaction is open. */
+  async idle(): Promise<void> {
+    while (this.busy > 0) await this.turn;
+  }
+
+  async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const before = this.turn;
+    let done!: () => void;
+    this.turn = new Promise<void>((r) => (done = r));
+    this.busy++;
+    try {
+      await before;
+      this.db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(new SqliteExecutor(this, true));
+        this.db.exec('COMMIT');
+        return out;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw err;
+      }
+    } finally {
+      this.busy--;
+      done();
+    }
+  }
+
+  async migrate(component: string, migrations: ComponentMigrations): Promise<void> {
+    await this.idle();
+    const list = migrations.sqlite;
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+    const current = (this.db.prepare('SELECT version FROM schema_migrations WHERE component = ?').get(component) as { version: number } | undefined)?.version ?? 0;
+    if (current > list.length) {
+      throw new Error(`${component} schema version ${current} is newer than this mkt knows (${list.length}); upgrade mkt`);
+    }
+    for (let v = current; v < list.length; v++) {
+      const m = list[v]!;
+      await this.transaction(async (tx) => {
+        if (typeof m === 'string') this.db.exec(m);
+        else await m(tx);
+        await tx.run(
+          'INSERT INTO schema_migrations (component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version',
+          [component, v + 1],
+        );
+      });
+    }
+  }
+
+  async exclusive(name: string, fn: () => Promise<void>): Promise<boolean> {
+    if (this.running.has(name)) return false;
+    this.running.add(name);
+    try {
+      await fn();
+      return true;
+    } finally {
+      this.running.delete(name);
+    }
+  }
+
+  async notify(channel: string, payload = ''): Promise<void> {
+    this.events.emit(channel, payload);
+  }
+
+  async listen(channel: string, fn: (payload: string) => void): Promise<() => void> {
+    this.events.on(channel, fn);
+    return () => this.events.off(channel, fn);
+  }
+
+  async close(): Promise<void> {
+    await this.idle();
+    if (this.db.open) this.db.close();
+  }
+}

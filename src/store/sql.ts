@@ -1,0 +1,104 @@
+// The one SQL surface every store adapter is written against, whatever the engine: SQLite (the
+// embedded default, better-sqlite3) or PostgreSQL (node-postgres with a pool). Queries use `?`
+// placeholders and the SQL both engines share; an adapter branches on `engine` only where the
+// dialects differ (full-text search, a few functions). Rules live above this, in domain modules
+// that run inside `transaction()`; the adapters only answer questions and write rows.
+
+export type Engine = 'sqlite' | 'postgres';
+
+/** What a statement returns when it writes. */
+export interface RunResult {
+  changes: number;
+}
+
+/** Runs statements: the database itself (autocommit) or one open transaction. */
+export interface SqlExecutor {
+  readonly engine: Engine;
+  /** Every row. */
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /** The first row, or undefined. */
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** The first column of the first row, or undefined. */
+  value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  run(sql: string, params?: readonly unknown[]): Promise<RunResult>;
+  /**
+   * Inside a transaction: serialises every transaction that locks the same key until this one ends
+   * (a PostgreSQL transaction-scoped advisory lock). SQLite's write transactions are serial already,
+   * so there it costs nothing. Outside a transaction it is an error.
+   */
+  lock(key: string): Promise<void>;
+}
+
+/** A migration moves one component from version N-1 to N; append only. */
+export type SqlMigration = string | ((x: SqlExecutor) => Promise<void>);
+
+/** One component's migrations for each engine; the two lists version independently. */
+export interface ComponentMigrations {
+  sqlite: SqlMigration[];
+  postgres: SqlMigration[];
+}
+
+export interface SqlDatabase extends SqlExecutor {
+  /** Where it lives, without credentials (for logs and errors). */
+  readonly label: string;
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws.
+   * On PostgreSQL a serialization failure or deadlock reruns `fn` (a few times), so `fn` must
+   * have no effects outside the database.
+   */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+  /** Applies the component's pending migrations (instances starting together take turns). */
+  migrate(component: string, migrations: ComponentMigrations): Promise<void>;
+  /**
+   * Runs `fn` only if no other instance runs a job under `name` now (a PostgreSQL session advisory
+   * lock; in-process on SQLite, where one process owns the file). Returns false when skipped.
+   */
+  exclusive(name: string, fn: () => Promise<void>): Promise<boolean>;
+  /**
+   * Tells every instance on this database that `channel` changed (PostgreSQL NOTIFY; on SQLite,
+   * this process's own listeners). Listeners also hear their own instance's notifications.
+   */
+  notify(channel: string, payload?: string): Promise<void>;
+  /** Calls `fn` on every notification of `channel`; returns the unsubscribe function. */
+  listen(channel: string, fn: (payload: string) => void): Promise<() => void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The store is unreachable (connection refused, dropped, server shutting down). The server
+ * answers 503 for it; the request's effect was not committed.
+ */
+export class StoreUnavailableError extends Error {
+  readonly statusCode = 503;
+  readonly expose = true;
+  constructor(detail: string) {
+    super(`the database is unavailable; retry shortly (${detail})`);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Rewrites `?` placeholders as `$1, $2, …`, leaving quoted text and `?|`-style operators alone. */
+export function numberedPlaceholders(sql: string): string {
+  let out = '';
+  let n = 0;
+  let quote: string | undefined;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (quote) {
+      out += c;
+      if (c === quote) quote = undefined;
+      continue;
+    }
+    if (c === "'" || c === '"') {
+      quote = c;
+      out += c;
+      continue;
+    }
+    if (c === '?') {
+      out += `$${++n}`;
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}

