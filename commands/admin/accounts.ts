@@ -2,7 +2,7 @@
 // `reindex`: accounts and hosted repositories straight on the data dir. Flags and help only.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { dataDirFlag } from './flags.js';
+import { adminTarget } from './flags.js';
 
 export function registerAccountsAdmin(admin: Command, f: Factory): void {
   const user = admin
@@ -18,7 +18,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin user add ana --email ana@example.com\n  $ mkt admin user add bo --email bo@example.com < password.txt')
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
       const { userAddRun } = await import('./accounts/user-add.js');
-      await userAddRun({ factory: f, dataDir: dataDirFlag(cmd), name, ...(opts as { email: string; json?: boolean }) });
+      await userAddRun({ factory: f, ...adminTarget(cmd), name, ...(opts as { email: string; json?: boolean }) });
     });
 
   const token = admin
@@ -35,7 +35,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin token create ana --scope push --name laptop\n  $ TOKEN=$(mkt admin token create ci-bot --scope read)')
     .action(async (userName: string, opts: Record<string, unknown>, cmd: Command) => {
       const { tokenCreateRun } = await import('./accounts/token-create.js');
-      await tokenCreateRun({ factory: f, dataDir: dataDirFlag(cmd), user: userName, ...(opts as { scope: string; name?: string; json?: boolean }) });
+      await tokenCreateRun({ factory: f, ...adminTarget(cmd), user: userName, ...(opts as { scope: string; name?: string; json?: boolean }) });
     });
   token
     .command('revoke')
@@ -44,7 +44,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin token revoke 3f2a9c01d4e5\n  $ printf %s "$TOKEN" | mkt admin token revoke -')
     .action(async (given: string, _opts: unknown, cmd: Command) => {
       const { tokenRevokeRun } = await import('./accounts/token-revoke.js');
-      await tokenRevokeRun({ factory: f, dataDir: dataDirFlag(cmd), token: given });
+      await tokenRevokeRun({ factory: f, ...adminTarget(cmd), token: given });
     });
 
   admin
@@ -58,7 +58,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin session create ana\n  $ mkt admin session create ana --json')
     .action(async (userName: string, opts: { json?: boolean }, cmd: Command) => {
       const { sessionCreateRun } = await import('./accounts/session-create.js');
-      await sessionCreateRun({ factory: f, dataDir: dataDirFlag(cmd), user: userName, ...opts });
+      await sessionCreateRun({ factory: f, ...adminTarget(cmd), user: userName, ...opts });
     });
 
   const repo = admin
@@ -75,7 +75,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin repo create ana/app\n  $ mkt admin repo create ana/secret --private --object-format sha256')
     .action(async (full: string, opts: Record<string, unknown>, cmd: Command) => {
       const { repoCreateRun } = await import('./accounts/repo-create.js');
-      await repoCreateRun({ factory: f, dataDir: dataDirFlag(cmd), repo: full, ...(opts as { private?: boolean; objectFormat?: string; json?: boolean }) });
+      await repoCreateRun({ factory: f, ...adminTarget(cmd), repo: full, ...(opts as { private?: boolean; objectFormat?: string; json?: boolean }) });
     });
   repo
     .command('grant')
@@ -87,7 +87,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin repo grant ana/secret bo --read\n  $ mkt admin repo grant ana/app ci-bot --push')
     .action(async (full: string, userName: string, opts: { read?: boolean; push?: boolean }, cmd: Command) => {
       const { repoGrantRun } = await import('./accounts/repo-grant.js');
-      await repoGrantRun({ factory: f, dataDir: dataDirFlag(cmd), repo: full, user: userName, ...opts });
+      await repoGrantRun({ factory: f, ...adminTarget(cmd), repo: full, user: userName, ...opts });
     });
 
   admin
@@ -98,6 +98,6 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .addHelpText('after', '\nExamples:\n  $ mkt admin reindex\n  $ mkt admin reindex ana/app --json')
     .action(async (full: string | undefined, opts: { json?: boolean }, cmd: Command) => {
       const { reindexRun } = await import('./accounts/reindex.js');
-      await reindexRun({ factory: f, dataDir: dataDirFlag(cmd), repo: full, ...opts });
+      await reindexRun({ factory: f, ...adminTarget(cmd), repo: full, ...opts });
     });
 }

@@ -2,7 +2,7 @@
 // the data dir. Flags and help only; runners load on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { dataDirFlag } from './flags.js';
+import { adminTarget } from './flags.js';
 
 export function registerAppAdmin(admin: Command, f: Factory): void {
   const app = admin
@@ -29,7 +29,7 @@ Examples:
     )
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
       const { appCreateRun } = await import('./app/app-create.js');
-      await appCreateRun({ factory: f, dataDir: dataDirFlag(cmd), name, ...opts } as Parameters<typeof appCreateRun>[0]);
+      await appCreateRun({ factory: f, ...adminTarget(cmd), name, ...opts } as Parameters<typeof appCreateRun>[0]);
     });
   app
     .command('list')
@@ -38,6 +38,6 @@ Examples:
     .addHelpText('after', '\nExamples:\n  $ mkt admin app list\n  $ mkt admin app list --json | jq -r \'.[].name\'')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
       const { appListRun } = await import('./app/app-list.js');
-      await appListRun({ factory: f, dataDir: dataDirFlag(cmd), ...opts });
+      await appListRun({ factory: f, ...adminTarget(cmd), ...opts });
     });
 }

@@ -2,7 +2,7 @@
 // Flags and help only; the runner loads on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { dataDirFlag } from './flags.js';
+import { adminTarget } from './flags.js';
 
 export function registerBillingAdmin(admin: Command, f: Factory): void {
   const billing = admin
@@ -25,7 +25,6 @@ Examples:
     )
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const { billingRenewRun } = await import('./billing/renew.js');
-      const dataDir = dataDirFlag(cmd);
-      await billingRenewRun({ factory: f, dataDir, ...opts } as Parameters<typeof billingRenewRun>[0]);
+      await billingRenewRun({ factory: f, ...adminTarget(cmd), ...opts } as Parameters<typeof billingRenewRun>[0]);
     });
 }

@@ -1,5 +1,5 @@
-// `mkt admin`: local administration of a marketplace data directory (works on the store
-// directly, no server needed). Each group of verbs is declared by its own module.
+// `mkt admin`: local administration of a marketplace (works on its stores directly, SQLite in the
+// data dir or PostgreSQL, no server needed). Each group of verbs is declared by its own module.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { registerAccountsAdmin } from './accounts.js';
@@ -15,6 +15,7 @@ export function register(program: Command, f: Factory): void {
   const admin = program
     .command('admin')
     .description('administer a marketplace data directory (users, tokens, repos, items, keys, apps)')
-    .option('--data-dir <dir>', 'marketplace data directory (default: $MKT_DATA_DIR or ./.mkt-data)');
+    .option('--data-dir <dir>', 'marketplace data directory (default: $MKT_DATA_DIR or ./.mkt-data)')
+    .option('--database-url <url>', 'the marketplace's PostgreSQL database (default: $MKT_DATABASE_URL, else SQLite in the data dir)');
   for (const g of GROUPS) g(admin, f);
 }

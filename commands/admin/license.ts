@@ -2,7 +2,7 @@
 // license administration straight on the data dir. Flags and help only; runners load on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { dataDirFlag } from './flags.js';
+import { adminTarget } from './flags.js';
 
 export function registerLicenseAdmin(admin: Command, f: Factory): void {
   const item = admin
@@ -27,7 +27,7 @@ Examples:
     )
     .action(async (id: string, opts: Record<string, unknown>, cmd: Command) => {
       const { itemCreateRun } = await import('./license/item-create.js');
-      await itemCreateRun({ factory: f, dataDir: dataDirFlag(cmd), id, ...opts } as Parameters<typeof itemCreateRun>[0]);
+      await itemCreateRun({ factory: f, ...adminTarget(cmd), id, ...opts } as Parameters<typeof itemCreateRun>[0]);
     });
 
   const key = admin
@@ -52,7 +52,7 @@ Examples:
     )
     .action(async (itemId: string, opts: Record<string, unknown>, cmd: Command) => {
       const { keyIssueRun } = await import('./license/key-issue.js');
-      await keyIssueRun({ factory: f, dataDir: dataDirFlag(cmd), itemId, ...opts } as Parameters<typeof keyIssueRun>[0]);
+      await keyIssueRun({ factory: f, ...adminTarget(cmd), itemId, ...opts } as Parameters<typeof keyIssueRun>[0]);
     });
   key
     .command('list')
@@ -68,7 +68,7 @@ Examples:
     )
     .action(async (itemId: string, opts: Record<string, unknown>, cmd: Command) => {
       const { keyListRun } = await import('./license/key-list.js');
-      await keyListRun({ factory: f, dataDir: dataDirFlag(cmd), itemId, ...opts });
+      await keyListRun({ factory: f, ...adminTarget(cmd), itemId, ...opts });
     });
   key
     .command('revoke')
@@ -83,7 +83,7 @@ Examples:
     )
     .action(async (keyOrId: string, _opts: Record<string, unknown>, cmd: Command) => {
       const { keyRevokeRun } = await import('./license/key-revoke.js');
-      await keyRevokeRun({ factory: f, dataDir: dataDirFlag(cmd), key: keyOrId });
+      await keyRevokeRun({ factory: f, ...adminTarget(cmd), key: keyOrId });
     });
 
   admin
@@ -102,6 +102,6 @@ Examples:
     )
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const { signingKeyRotateRun } = await import('./license/signing-key-rotate.js');
-      await signingKeyRotateRun({ factory: f, dataDir: dataDirFlag(cmd), ...opts });
+      await signingKeyRotateRun({ factory: f, ...adminTarget(cmd), ...opts });
     });
 }

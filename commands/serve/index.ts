@@ -23,6 +23,7 @@ export function register(program: Command, f: Factory): void {
     .option('--idle-timeout <seconds>', 'seconds without a byte before a connection with a request in progress is closed (default: 60)')
     .option('--keep-alive-timeout <seconds>', 'seconds an idle keep-alive connection waits for its next request (default: 72)')
     .option('--public-url <url>', 'address clients reach the marketplace at; signed blob and checkout URLs use it (default: $MKT_PUBLIC_URL; required off loopback)')
+    .option('--database-url <url>', 'PostgreSQL for the marketplace stores, shared by several instances (default: $MKT_DATABASE_URL, else SQLite in the data dir; prefer the variable: argv is visible to other users)')
     .addOption(new Option('--payments <provider>', 'sync payment provider (marketplace; default: $MKT_SYNC_PAYMENTS, else local, which off loopback must be chosen explicitly)').choices(['local', 'stripe']))
     .addHelpText(
       'after',
@@ -32,6 +33,7 @@ Examples:
   $ mkt serve tickets --port 0 --peer http://10.0.0.2:7072 --peer http://10.0.0.3:7072
   $ mkt serve marketplace --idle-timeout 120 --keep-alive-timeout 5
   $ mkt serve marketplace --host 0.0.0.0 --public-url https://market.example.com --payments stripe
+  $ MKT_DATABASE_URL=postgres://mkt@db.internal/mkt mkt serve marketplace --data-dir /srv/mkt-shared
   $ mkt serve all`,
     )
     .action(async (service: string, opts: Record<string, unknown>) => {

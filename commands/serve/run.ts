@@ -22,6 +22,8 @@ export interface ServeRunOptions {
   /** Marketplace: base of signed and checkout URLs; `payments`: the sync payment provider. */
   publicUrl?: string;
   payments?: string;
+  /** Marketplace: PostgreSQL URL (else $MKT_DATABASE_URL, else SQLite). */
+  databaseUrl?: string;
 }
 
 function parsePort(s: string): number {
@@ -70,7 +72,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
           port: opts.port !== undefined ? parsePort(opts.port) : DEFAULT_PORTS[name],
           dataDir: dir,
           configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
-          flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000, publicUrl: opts.publicUrl, syncPayments: opts.payments },
+          flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000, publicUrl: opts.publicUrl, syncPayments: opts.payments, databaseUrl: opts.databaseUrl },
           env: io.env,
           timeouts,
           logger,

@@ -7,6 +7,7 @@ import type { CredentialStore } from '../config/credentials.js';
 import type { ClientConfig } from '../config/profiles.js';
 import type { ServiceName } from '../config/services.js';
 import type { HttpClient } from '../client/http.js';
+import type { MarketplaceStores } from '../../daemon/services/marketplace/stores.js';
 
 export interface ServerFlags {
   server?: string;
@@ -26,6 +27,11 @@ export interface Factory {
   /** Token from MKT_<SERVICE>_TOKEN or the saved credential for that server. */
   resolveToken(service: ServiceName, server: string): Promise<string | undefined>;
   http(service: ServiceName, flags: ServerFlags, opts?: { timeoutMs?: number; anonymous?: boolean }): Promise<HttpClient>;
+  /**
+   * The marketplace's stores for `mkt admin`, opened as the server opens them: PostgreSQL from
+   * `databaseUrl` (else $MKT_DATABASE_URL), otherwise SQLite in the data dir. The caller closes them.
+   */
+  marketplaceStores(target: { dataDir?: string; databaseUrl?: string }): Promise<MarketplaceStores>;
 }
 
 function validateUrl(raw: string, what: string): string {
@@ -74,6 +80,18 @@ export function createFactory(io: IOStreams = systemIO()): Factory {
       const token = opts.anonymous ? undefined : await f.resolveToken(service, url);
       const { HttpClient } = await import('../client/http.js');
       return new HttpClient({ baseUrl: url, token, timeoutMs: opts.timeoutMs ?? 30_000, connectTimeoutMs: 5_000 });
+    },
+    async marketplaceStores(target) {
+      const { dataDir } = await import('../config/paths.js');
+      const { databaseUrlFrom } = await import('../store/open.js');
+      let databaseUrl: string | undefined;
+      try {
+        databaseUrl = databaseUrlFrom(target.databaseUrl, io.env);
+      } catch (err) {
+        throw new UsageError((err as Error).message);
+      }
+      const { openMarketplaceStores } = await import('../../daemon/services/marketplace/stores.js');
+      return openMarketplaceStores({ dataDir: dataDir(target.dataDir, io.env, io.cwd), databaseUrl });
     },
   };
   return f;

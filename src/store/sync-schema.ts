@@ -1,9 +1,10 @@
-// Tables of the marketplace sync area (component `sync` in marketplace.db), shared by the
-// changelog/keys store (sync.ts) and the blob/billing store (sync-billing.ts). Append only.
-import { migrate, type Db } from './sqlite.js';
+// Tables of the marketplace sync area (component `sync`), shared by the changelog/keys store
+// (sync.ts) and the blob/billing store (sync-billing.ts), for both engines. Append only: SQLite
+// databases in the field are at some version of the first list; PostgreSQL starts at the second.
+import type { SqlDatabase } from './sql.js';
 import { ENTRY_BYTES_SQL } from './sync-usage.js';
 
-const MIGRATIONS = [
+const SQLITE = [
   `CREATE TABLE sync_apps (
      id TEXT PRIMARY KEY,
      name TEXT NOT NULL UNIQUE COLLATE NOCASE,
@@ -92,6 +93,87 @@ const MIGRATIONS = [
   'DROP TABLE IF EXISTS sync_auth_failures;',
 ];
 
-export function migrateSync(db: Db): void {
-  migrate(db, 'sync', MIGRATIONS);
+// The schema SQLite reaches after the migrations above, in one step. Byte counts and instants in
+// milliseconds are BIGINT; names compare case-insensitively through a unique index on lower(name).
+const POSTGRES = [
+  `CREATE TABLE sync_apps (
+     id TEXT PRIMARY KEY,
+     name TEXT NOT NULL,
+     api_key TEXT NOT NULL UNIQUE,
+     min_charge_cents BIGINT NOT NULL,
+     per_gb_tenths_of_cent_per_month BIGINT NOT NULL,
+     annual_multiplier BIGINT NOT NULL,
+     min_cap_bytes BIGINT NOT NULL,
+     max_cap_bytes BIGINT NOT NULL,
+     free_bytes BIGINT NOT NULL,
+     created_at TEXT NOT NULL
+   );
+   CREATE UNIQUE INDEX sync_apps_name ON sync_apps (lower(name));
+   CREATE TABLE sync_entries (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, seq BIGINT NOT NULL,
+     key_id BIGINT NOT NULL, device_id TEXT, tbl TEXT NOT NULL, op TEXT NOT NULL,
+     row_id TEXT NOT NULL, ts TEXT NOT NULL, data TEXT,
+     PRIMARY KEY (app_id, user_id, seq)
+   );
+   CREATE INDEX sync_entries_key ON sync_entries (app_id, user_id, key_id, seq);
+   CREATE TABLE sync_push_batches (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL, batch_id TEXT NOT NULL,
+     cursor BIGINT NOT NULL, accepted BIGINT NOT NULL, created_at TEXT NOT NULL,
+     PRIMARY KEY (app_id, user_id, device_id, batch_id)
+   );
+   CREATE TABLE sync_devices (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, name TEXT NOT NULL,
+     platform TEXT, created_at TEXT NOT NULL, last_seen_at TEXT NOT NULL,
+     UNIQUE (app_id, user_id, name)
+   );
+   CREATE TABLE sync_keys (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, encrypted_key TEXT NOT NULL,
+     key_version BIGINT NOT NULL, key_id BIGINT NOT NULL, updated_at TEXT NOT NULL,
+     PRIMARY KEY (app_id, user_id)
+   );
+   CREATE TABLE sync_rotations (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, device_id TEXT NOT NULL,
+     new_encrypted_key TEXT NOT NULL, new_key_id BIGINT NOT NULL, target_seq BIGINT NOT NULL,
+     state TEXT NOT NULL, created_at TEXT NOT NULL, last_activity_ms BIGINT NOT NULL
+   );
+   CREATE UNIQUE INDEX sync_rotations_active ON sync_rotations (app_id, user_id) WHERE state = 'active';
+   CREATE TABLE sync_blobs (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, hash TEXT NOT NULL, size_bytes BIGINT NOT NULL,
+     created_at TEXT NOT NULL, PRIMARY KEY (app_id, user_id, hash)
+   );
+   CREATE TABLE sync_uploads (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, hash TEXT NOT NULL,
+     size_bytes BIGINT NOT NULL, part_size BIGINT NOT NULL, part_count BIGINT NOT NULL,
+     state TEXT NOT NULL, created_at TEXT NOT NULL, last_activity_ms BIGINT NOT NULL
+   );
+   CREATE INDEX sync_uploads_owner ON sync_uploads (app_id, user_id, state);
+   CREATE TABLE sync_upload_parts (
+     upload_id TEXT NOT NULL, part_number BIGINT NOT NULL, size_bytes BIGINT NOT NULL, etag TEXT NOT NULL,
+     PRIMARY KEY (upload_id, part_number)
+   );
+   CREATE TABLE sync_subscriptions (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, status TEXT NOT NULL, cap_bytes BIGINT NOT NULL,
+     pending_cap_bytes BIGINT, interval TEXT NOT NULL, price_cents BIGINT NOT NULL,
+     provider_subscription_id TEXT NOT NULL, current_period_start TEXT NOT NULL,
+     current_period_end TEXT NOT NULL, last_event_created BIGINT NOT NULL, updated_at TEXT NOT NULL,
+     PRIMARY KEY (app_id, user_id)
+   );
+   CREATE TABLE sync_checkouts (
+     id TEXT PRIMARY KEY, app_id TEXT NOT NULL, user_id TEXT NOT NULL, cap_bytes BIGINT NOT NULL,
+     interval TEXT NOT NULL, price_cents BIGINT NOT NULL, state TEXT NOT NULL, created_at TEXT NOT NULL
+   );
+   CREATE TABLE sync_webhook_events (id TEXT PRIMARY KEY, type TEXT NOT NULL, received_at TEXT NOT NULL);
+   CREATE TABLE sync_retired_keys (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, key_id BIGINT NOT NULL, encrypted_key TEXT NOT NULL,
+     retired_at TEXT NOT NULL, PRIMARY KEY (app_id, user_id, key_id)
+   );
+   CREATE TABLE sync_changelog_usage (
+     app_id TEXT NOT NULL, user_id TEXT NOT NULL, bytes BIGINT NOT NULL,
+     PRIMARY KEY (app_id, user_id)
+   );`,
+];
+
+/** Brings the `sync` tables to the current version (idempotent; instances may run it together). */
+export async function migrateSync(db: SqlDatabase): Promise<void> {
+  await db.migrate('sync', { sqlite: SQLITE, postgres: POSTGRES });
 }

@@ -1,9 +1,7 @@
 // Storage use of a sync (app, user) as stored rows say it: confirmed blobs, changelog ciphertext,
 // stored parts and the reservations of pending uploads, with the cap in force. Read inside the
-// transactions of both sync adapters (sync.ts push, sync-billing.ts reserve/confirm); the rules
-// that weigh these figures live in the sync area's domain modules.
-import type Database from 'better-sqlite3';
-import type { Db } from './sqlite.js';
+// transactions of the sync domain modules (push, reserve, confirm), which weigh these figures.
+import type { SqlExecutor } from './sql.js';
 
 export interface Usage {
   /** What is stored and billed: blob_bytes + changelog_bytes + open_part_bytes (spec status `storage_used_bytes`). */
@@ -23,7 +21,7 @@ export interface Usage {
 /** Upload states whose signed size is reserved against the cap (see the sync area's quota.ts). */
 export const RESERVED_STATES = ['single', 'promoting', 'rejected', 'open', 'completed'] as const;
 
-/** SQL of one entry's stored size, over the columns of sync_entries (kept equal to entryBytes). */
+/** SQLite SQL of one entry's stored size, over the columns of sync_entries (kept equal to entryBytes). */
 export const ENTRY_BYTES_SQL = `COALESCE(length(CAST(data AS BLOB)), 0) + length(CAST(tbl AS BLOB)) + length(CAST(op AS BLOB)) + length(CAST(row_id AS BLOB)) + length(CAST(ts AS BLOB))`;
 
 /** Stored size of one changelog entry, as ENTRY_BYTES_SQL counts it. */
@@ -33,49 +31,28 @@ export function entryBytes(e: { table: string; op: string; row_id: string; times
   return (e.dataJson === null ? 0 : b(e.dataJson)) + b(e.table) + b(e.op) + b(e.row_id) + b(e.timestamp);
 }
 
-type Stmt = Database.Statement<unknown[]>;
-const readers = new WeakMap<Db, UsageReader>();
+const RESERVED_LIST = RESERVED_STATES.map((s) => `'${s}'`).join(', ');
 
-export class UsageReader {
-  private readonly s: Record<'blobs' | 'parts' | 'reserved' | 'changelog' | 'sub' | 'app', Stmt>;
-
-  /** One reader (and one set of prepared statements) per database. */
-  static for(db: Db): UsageReader {
-    let r = readers.get(db);
-    if (!r) readers.set(db, (r = new UsageReader(db)));
-    return r;
-  }
-
-  private constructor(db: Db) {
-    const reserved = RESERVED_STATES.map((s) => `'${s}'`).join(', ');
-    this.s = {
-      blobs: db.prepare('SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM sync_blobs WHERE app_id = ? AND user_id = ?'),
-      parts: db.prepare(
-        `SELECT COALESCE(SUM(p.size_bytes), 0) FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
-         WHERE u.app_id = ? AND u.user_id = ? AND u.state IN ('open', 'completed')`,
-      ).pluck(),
-      reserved: db.prepare(`SELECT COALESCE(SUM(size_bytes), 0) FROM sync_uploads WHERE app_id = ? AND user_id = ? AND state IN (${reserved})`).pluck(),
-      changelog: db.prepare('SELECT bytes FROM sync_changelog_usage WHERE app_id = ? AND user_id = ?').pluck(),
-      sub: db.prepare('SELECT status, cap_bytes FROM sync_subscriptions WHERE app_id = ? AND user_id = ?'),
-      app: db.prepare('SELECT free_bytes FROM sync_apps WHERE id = ?').pluck(),
-    };
-  }
-
-  read(appId: string, userId: string): Usage {
-    const b = this.s.blobs.get(appId, userId) as { n: number; bytes: number };
-    const parts = this.s.parts.get(appId, userId) as number;
-    const changelog = (this.s.changelog.get(appId, userId) as number | undefined) ?? 0;
-    const sub = this.s.sub.get(appId, userId) as { status: string; cap_bytes: number } | undefined;
-    const active = sub?.status === 'active';
-    return {
-      used_bytes: b.bytes + changelog + parts,
-      blob_bytes: b.bytes,
-      blob_count: b.n,
-      changelog_bytes: changelog,
-      open_part_bytes: parts,
-      reserved_bytes: this.s.reserved.get(appId, userId) as number,
-      cap_bytes: active ? sub.cap_bytes : ((this.s.app.get(appId) as number | undefined) ?? 0),
-      subscription_active: active,
-    };
-  }
+/** The (app, user)'s usage as `x` (a transaction or the database) sees it. */
+export async function readUsage(x: SqlExecutor, appId: string, userId: string): Promise<Usage> {
+  const b = (await x.get<{ n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM sync_blobs WHERE app_id = ? AND user_id = ?', [appId, userId]))!;
+  const parts = (await x.value<number>(
+    `SELECT COALESCE(SUM(p.size_bytes), 0) FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
+     WHERE u.app_id = ? AND u.user_id = ? AND u.state IN ('open', 'completed')`,
+    [appId, userId],
+  ))!;
+  const reserved = (await x.value<number>(`SELECT COALESCE(SUM(size_bytes), 0) FROM sync_uploads WHERE app_id = ? AND user_id = ? AND state IN (${RESERVED_LIST})`, [appId, userId]))!;
+  const changelog = (await x.value<number>('SELECT bytes FROM sync_changelog_usage WHERE app_id = ? AND user_id = ?', [appId, userId])) ?? 0;
+  const sub = await x.get<{ status: string; cap_bytes: number }>('SELECT status, cap_bytes FROM sync_subscriptions WHERE app_id = ? AND user_id = ?', [appId, userId]);
+  const active = sub?.status === 'active';
+  return {
+    used_bytes: b.bytes + changelog + parts,
+    blob_bytes: b.bytes,
+    blob_count: b.n,
+    changelog_bytes: changelog,
+    open_part_bytes: parts,
+    reserved_bytes: reserved,
+    cap_bytes: active ? sub.cap_bytes : ((await x.value<number>('SELECT free_bytes FROM sync_apps WHERE id = ?', [appId])) ?? 0),
+    subscription_active: active,
+  };
 }

@@ -24,3 +24,16 @@ export async function freshDatabaseUrl(): Promise<string> {
   u.pathname = `/${name}`;
   return u.toString();
 }
+
+/**
+ * The engine marketplace tests run on: SQLite by default; `MKT_TEST_ENGINE=postgres` (the
+ * `test:pg` script) runs every marketplace server the tests start on a fresh PostgreSQL database.
+ */
+export function marketplaceTestEngine(): 'sqlite' | 'postgres' {
+  return process.env.MKT_TEST_ENGINE === 'postgres' ? 'postgres' : 'sqlite';
+}
+
+/** A fresh database URL when the marketplace tests run on PostgreSQL, else undefined (SQLite). */
+export async function marketplaceDatabaseUrl(): Promise<string | undefined> {
+  return marketplaceTestEngine() === 'postgres' ? freshDatabaseUrl() : undefined;
+}

@@ -1,16 +1,15 @@
 // The contract between the marketplace service and its areas (notes, license, sync):
-// each area registers its routes into the one marketplace server and shares its database.
+// each area registers its routes into the one marketplace server and uses the shared stores.
 import type { FastifyInstance } from 'fastify';
-import type { Db } from '../../../src/store/sqlite.js';
-import type { AccountsStore } from '../../../src/store/accounts.js';
 import type { ServiceContext } from '../../service.js';
+import type { MarketplaceStores } from './stores.js';
 
 export interface MarketplaceShared {
   ctx: ServiceContext;
-  /** `<data-dir>/marketplace.db`; each area migrates its own component in it. */
-  db: Db;
+  /** Every marketplace store, on one database (SQLite in the data dir, or PostgreSQL). */
+  stores: MarketplaceStores;
+  /** Repositories, secrets and local blobs live here (a volume every instance mounts when there are several). */
   dataDir: string;
-  accounts: AccountsStore;
 }
 
 export interface MarketplaceArea {

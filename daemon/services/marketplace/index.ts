@@ -1,23 +1,24 @@
-// `mkt serve marketplace`: one server, one database (`marketplace.db`) shared by its areas
-// (notes, license keys, sync), each migrating its own component and registering its routes.
-import { join } from 'node:path';
+// `mkt serve marketplace`: one server, one database (SQLite `marketplace.db` in the data dir, or
+// PostgreSQL from --database-url / MKT_DATABASE_URL) shared by its areas (notes, license keys,
+// sync), each registering its routes over the shared stores.
 import type { ServiceModule, ServiceRuntime } from '../../service.js';
-import { openDatabase } from '../../../src/store/sqlite.js';
-import { SqliteAccountsStore } from '../../../src/store/accounts.js';
+import { databaseUrlFrom } from '../../../src/store/open.js';
+import { openMarketplaceStores } from './stores.js';
 import { VERSION } from '../../../src/version.js';
 import type { MarketplaceArea } from './area.js';
 import { AREAS } from './areas.js';
 
 export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<ServiceRuntime> {
   const dataDir = ctx.options.dataDir;
-  const db = openDatabase(join(dataDir, 'marketplace.db'));
+  const databaseUrl = databaseUrlFrom(ctx.options.flags.databaseUrl, ctx.options.env);
+  const stores = await openMarketplaceStores({ dataDir, databaseUrl });
+  ctx.logger.info({ database: stores.sql.label, engine: stores.sql.engine }, 'database open');
   const areas: MarketplaceArea[] = [];
   try {
-    const accounts = new SqliteAccountsStore(db);
-    for (const openArea of AREAS) areas.push(await openArea({ ctx, db, dataDir, accounts }));
+    for (const openArea of AREAS) areas.push(await openArea({ ctx, stores, dataDir }));
   } catch (err) {
     for (const a of areas.reverse()) await a.close().catch(() => undefined);
-    db.close();
+    await stores.close();
     throw err;
   }
   return {
@@ -35,7 +36,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     },
     async close() {
       for (const a of [...areas].reverse()) await a.close();
-      if (db.open) db.close();
+      await stores.close();
     },
   };
 }
