@@ -78,8 +78,9 @@ export class SqliteDatabase implements SqlDatabase {
   /** Autocommit statements (they wait while a transaction is open). */
   private readonly auto: SqliteExecutor;
 
-  constructor(file: string) {
-    this.db = openDatabase(file);
+  /** Opens (creating) the file; `connection` reuses a connection the caller opened and closes. */
+  constructor(file: string, connection?: Db) {
+    this.db = connection ?? openDatabase(file);
     this.label = file;
     this.auto = new SqliteExecutor(this, false);
     this.events.setMaxListeners(0);
