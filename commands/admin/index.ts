@@ -6,10 +6,11 @@ import { registerAccountsAdmin } from './accounts.js';
 import { registerAppAdmin } from './app.js';
 import { registerBillingAdmin } from './billing.js';
 import { registerLicenseAdmin } from './license.js';
+import { registerMigrateAdmin } from './migrate.js';
 
 type RegisterGroup = (admin: Command, f: Factory) => void;
 
-const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin];
+const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin, registerMigrateAdmin];
 
 export function register(program: Command, f: Factory): void {
   const admin = program

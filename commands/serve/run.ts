@@ -57,6 +57,13 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   const interval = opts.syncInterval === undefined ? undefined : Number(opts.syncInterval);
   if (interval !== undefined && (!Number.isFinite(interval) || interval <= 0)) throw new UsageError(`--sync-interval must be a positive number of seconds, got ${opts.syncInterval}`);
   const timeouts = parseTimeouts(opts);
+  const { databaseUrlFrom } = await import('../../src/store/open.js');
+  try {
+    // Checked before anything starts: a malformed URL is the operator's input.
+    databaseUrlFrom(opts.databaseUrl, io.env);
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message} (--database-url or MKT_DATABASE_URL)`);
+  }
 
   const { startService, runUntilSignalled, trapStopSignals } = await import('../../daemon/start.js');
   const stopSignal = trapStopSignals();

@@ -26,6 +26,12 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     bodyLimit: 8 * 1024 * 1024,
     async register(app) {
+      // For load balancers: 200 while this instance can reach its database, else 503 {"error"}
+      // (the error handler's answer to StoreUnavailableError), so traffic moves to the others.
+      app.get('/healthz', { schema: { hide: true } }, async () => {
+        await stores.sql.value('SELECT 1');
+        return { status: 'ok', engine: stores.sql.engine };
+      });
       for (const a of areas) await a.register(app);
     },
     async start(app) {

@@ -1,0 +1,26 @@
+// `mkt admin migrate`: brings the marketplace's schema (SQLite in the data dir, or PostgreSQL) to
+// this mkt's version, ahead of a rolling upgrade. Flags and help only; the runner loads on use.
+import type { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
+import { adminTarget } from './flags.js';
+
+export function registerMigrateAdmin(admin: Command, f: Factory): void {
+  admin
+    .command('migrate')
+    .description("apply the marketplace's pending schema migrations and print each component's version")
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Servers migrate at start too (instances starting together take turns); run this first to upgrade
+the schema before the instances of a cluster restart one by one.
+
+Examples:
+  $ mkt admin migrate
+  $ MKT_DATABASE_URL=postgres://mkt@db.internal/mkt mkt admin migrate --json`,
+    )
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      const { migrateRun } = await import('./migrate/run.js');
+      await migrateRun({ factory: f, ...adminTarget(cmd), ...opts });
+    });
+}
