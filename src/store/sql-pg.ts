@@ -4,7 +4,7 @@
 // with 503: the statement's transaction was not committed, so nothing acknowledged is lost.
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
+import { claimPeriod, numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 // int8 (COUNT, SUM of integers, BIGINT columns) and numeric (SUM of bigint) as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -212,12 +212,13 @@ export class PgDatabase implements SqlDatabase {
     }
   }
 
-  async exclusive(name: string, fn: () => Promise<void>): Promise<boolean> {
+  async exclusive(name: string, fn: () => Promise<void>, opts: { period?: number } = {}): Promise<boolean> {
     const c = await this.client();
     let held = false;
     try {
       held = (await c.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [name])).rows[0]?.ok === true;
       if (!held) return false;
+      if (opts.period !== undefined && !(await claimPeriod(this, name, opts.period))) return false;
       await fn();
       return true;
     } catch (err) {

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import { openDatabase, type Db } from './sqlite.js';
-import type { ComponentMigrations, RunResult, SqlDatabase, SqlExecutor } from './sql.js';
+import { claimPeriod, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 type Stmt = Database.Statement<unknown[]>;
 
@@ -159,10 +159,11 @@ export class SqliteDatabase implements SqlDatabase {
     }
   }
 
-  async exclusive(name: string, fn: () => Promise<void>): Promise<boolean> {
+  async exclusive(name: string, fn: () => Promise<void>, opts: { period?: number } = {}): Promise<boolean> {
     if (this.running.has(name)) return false;
     this.running.add(name);
     try {
+      if (opts.period !== undefined && !(await claimPeriod(this, name, opts.period))) return false;
       await fn();
       return true;
     } finally {

@@ -52,8 +52,11 @@ export interface SqlDatabase extends SqlExecutor {
   /**
    * Runs `fn` only if no other instance runs a job under `name` now (a PostgreSQL session advisory
    * lock; in-process on SQLite, where one process owns the file). Returns false when skipped.
+   * With `period` (the start of the job's schedule period, ms since the epoch), it also runs only
+   * if no instance has run `name` for that period or a later one yet: instances whose timers fire
+   * a little apart still run a scheduled job once per period.
    */
-  exclusive(name: string, fn: () => Promise<void>): Promise<boolean>;
+  exclusive(name: string, fn: () => Promise<void>, opts?: { period?: number }): Promise<boolean>;
   /**
    * Tells every instance on this database that `channel` changed (PostgreSQL NOTIFY; on SQLite,
    * this process's own listeners). Listeners also hear their own instance's notifications.
@@ -75,6 +78,19 @@ export class StoreUnavailableError extends Error {
     super(`the database is unavailable; retry shortly (${detail})`);
     this.name = 'StoreUnavailableError';
   }
+}
+
+/** The table `exclusive(…, { period })` claims periods in; the same DDL on both engines. */
+export const JOB_RUNS_DDL = 'CREATE TABLE IF NOT EXISTS job_runs (job TEXT PRIMARY KEY, last_period BIGINT NOT NULL)';
+
+/**
+ * Claims `period` of `job` for this instance: true when no run of that period or a later one was
+ * recorded. One statement each, so two instances never both claim a period.
+ */
+export async function claimPeriod(x: SqlExecutor, job: string, period: number): Promise<boolean> {
+  await x.run(JOB_RUNS_DDL);
+  if ((await x.run('UPDATE job_runs SET last_period = ? WHERE job = ? AND last_period < ?', [period, job, period])).changes === 1) return true;
+  return (await x.run('INSERT INTO job_runs (job, last_period) VALUES (?, ?) ON CONFLICT (job) DO NOTHING', [job, period])).changes === 1;
 }
 
 /** Rewrites `?` placeholders as `$1, $2, …`, leaving quoted text and `?|`-style operators alone. */

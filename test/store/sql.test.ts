@@ -70,3 +70,19 @@ describeEngines('SqlDatabase', (open) => {
     stop();
   });
 });
+
+describeEngines('SqlDatabase scheduled jobs', (open) => {
+  it('runs a job once per period, even when instances fire one after another', async () => {
+    const db = await open();
+    let runs = 0;
+    const job = async () => void runs++;
+    expect(await db.exclusive('reaper', job, { period: 1000 })).toBe(true);
+    expect(await db.exclusive('reaper', job, { period: 1000 })).toBe(false);
+    // A late instance with an older period does not run it again.
+    expect(await db.exclusive('reaper', job, { period: 500 })).toBe(false);
+    expect(await db.exclusive('reaper', job, { period: 2000 })).toBe(true);
+    const racing = await Promise.all(Array.from({ length: 10 }, () => db.exclusive('reaper', job, { period: 3000 })));
+    expect(racing.filter(Boolean)).toHaveLength(1);
+    expect(runs).toBe(3);
+  });
+});
