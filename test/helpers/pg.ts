@@ -37,3 +37,17 @@ export function marketplaceTestEngine(): 'sqlite' | 'postgres' {
 export async function marketplaceDatabaseUrl(): Promise<string | undefined> {
   return marketplaceTestEngine() === 'postgres' ? freshDatabaseUrl() : undefined;
 }
+
+const urlsByDataDir = new Map<string, Promise<string>>();
+
+/**
+ * Environment for a `mkt serve marketplace` / `mkt admin` process on `dataDir`: under
+ * MKT_TEST_ENGINE=postgres, MKT_DATABASE_URL of a database that belongs to that data dir (the
+ * same one again when the test restarts a server on it); otherwise nothing (SQLite in the dir).
+ */
+export async function marketplaceEnvFor(dataDir: string): Promise<Record<string, string>> {
+  if (marketplaceTestEngine() !== 'postgres') return {};
+  let url = urlsByDataDir.get(dataDir);
+  if (!url) urlsByDataDir.set(dataDir, (url = freshDatabaseUrl()));
+  return { MKT_DATABASE_URL: await url };
+}

@@ -4,6 +4,7 @@
 import { expect } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 const mkt = join(import.meta.dirname, '../../../bin/mkt');
 
@@ -15,8 +16,10 @@ export interface Served {
 
 /** Starts `mkt serve <service> --port 0 --data-dir DIR` and waits for `listening on`. */
 export async function serve(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<Served> {
+  // Under MKT_TEST_ENGINE=postgres the marketplace runs on the data dir's own PostgreSQL database.
+  const engineEnv = service === 'marketplace' ? await marketplaceEnvFor(dataDir) : {};
   const child = spawn(process.execPath, [mkt, 'serve', service, '--port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, MKT_LOG_LEVEL: 'warn', ...env },
+    env: { ...process.env, MKT_LOG_LEVEL: 'warn', ...engineEnv, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
