@@ -1,8 +1,8 @@
 // Server secrets kept in the data dir: 32 random bytes as base64url text in a 0600 file,
 // created on first use; when two processes (the server and `mkt admin`) race to create it,
-// both end up with the one that was written first.
+// both end up with the one that was written first. Or read from a file the operator provisions.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const SECRET_BYTES = 32;
@@ -28,4 +28,24 @@ export function loadSecretFile(dataDir: string, name: string): Buffer {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return read();
     throw err;
   }
+}
+
+/**
+ * A secret the operator provisions at `file` (a systemd credential, a mounted secret, a file on
+ * the shared volume) so every instance signs with the same one: the same base64url text of 32
+ * bytes, never created here, and refused while group or others may read or write it (as the
+ * 0600 files above are made).
+ */
+export function readProvisionedSecretFile(file: string, what: string): Buffer {
+  let st;
+  try {
+    st = statSync(file);
+  } catch (err) {
+    throw new Error(`${what} ${file} cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  if (!st.isFile()) throw new Error(`${what} ${file} is not a file`);
+  if ((st.mode & 0o077) !== 0) throw new Error(`${what} ${file} is open to group or others (mode ${(st.mode & 0o777).toString(8)}); make it 0600 or 0400`);
+  const secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
+  if (secret.length !== SECRET_BYTES) throw new Error(`${what} ${file} does not hold a ${SECRET_BYTES}-byte secret (base64url text; make one with: head -c 32 /dev/urandom | basenc --base64url)`);
+  return secret;
 }
