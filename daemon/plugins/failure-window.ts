@@ -1,10 +1,12 @@
 // The failure-window guard (sync sign-in limit, license abuse limit): per client address, at most
 // `failures` failed attempts in a fixed window, then 429 with Retry-After until the window ends.
-// Two ways to spend a slot, both atomic in the store so concurrent attempts never exceed the
-// limit: `reserve` before expensive work (a password hash), given back on success; `answer` for
-// cheap work whose answer is the secret (a key lookup): a failed answer takes its slot before it
-// is sent, or becomes the 429, so a success costs no write (and at most one read a second).
+// Two ways to spend a slot, both reserved in a transaction that locks the window (limiter-window.ts)
+// so concurrent attempts on any instance never exceed the limit: `reserve` before expensive work
+// (a password hash), given back on success; `answer` for cheap work whose answer is the secret (a
+// key lookup): a failed answer takes its slot before it is sent, or becomes the 429, so a success
+// costs no write (and at most one read a second).
 import type { LimiterWindows } from '../../src/store/limiter-windows.js';
+import { reserve, takenNow } from './limiter-window.js';
 import type { Clock } from '../../src/util/clock.js';
 import { HttpError } from './errors.js';
 
@@ -63,7 +65,7 @@ export class FailureWindow {
   private async recentlyTaken(client: string, w: { now: number; start: number }): Promise<number> {
     const c = this.recent.get(client);
     if (c && c.windowStart === w.start && w.now >= c.readAt && w.now - c.readAt < 1000) return c.taken;
-    const taken = await this.windows.taken(this.opts.scope, client, w.start);
+    const taken = await takenNow(this.windows, this.opts.scope, client, w.start);
     this.remember(client, w.start, taken, w.now);
     return taken;
   }
@@ -76,7 +78,7 @@ export class FailureWindow {
   /** Takes one slot of `client`'s window, or throws 429 when its failures in this window are used up. */
   private async take(client: string): Promise<{ windowStart: number }> {
     const w = this.window();
-    const r = await this.windows.reserve(this.opts.scope, client, { expiredBefore: w.start, opensAt: w.start, limit: this.opts.limit.failures });
+    const r = await reserve(this.windows, this.opts.scope, client, { expiredBefore: w.start, opensAt: w.start, limit: this.opts.limit.failures });
     if (this.prunedBefore !== w.start) {
       this.prunedBefore = w.start;
       await this.windows.prune(this.opts.scope, w.start);

@@ -1,8 +1,10 @@
 // A fixed-window rate limiter with one counter shared by every caller (the monitor spec's rule):
 // a window opens with the first request after the previous one has fully passed, and a request is
 // allowed while fewer than `limit` were allowed before it. The window lives in the store and each
-// request reserves its place atomically, so concurrent requests and restarts never exceed the limit.
+// request reserves its place in a transaction that locks the window (limiter-window.ts), so
+// concurrent requests, several instances and restarts never exceed the limit.
 import type { LimiterWindows } from '../../src/store/limiter-windows.js';
+import { reserve } from './limiter-window.js';
 
 export interface RateDecision {
   allowed: boolean;
@@ -36,7 +38,7 @@ export class FixedWindowLimiter {
   async take(): Promise<RateDecision> {
     const now = this.opts.now();
     // "More than windowMs since the window start" ends it: start < now - windowMs.
-    const r = await this.opts.windows.reserve(this.opts.scope, SHARED, { expiredBefore: now - this.windowMs, opensAt: now, limit: this.limit });
+    const r = await reserve(this.opts.windows, this.opts.scope, SHARED, { expiredBefore: now - this.windowMs, opensAt: now, limit: this.limit });
     if (r.granted) return { allowed: true, retryAfterS: 0, remaining: this.limit - r.count };
     return { allowed: false, retryAfterS: Math.max(1, Math.ceil((r.windowStart + this.windowMs + 1 - now) / 1000)), remaining: 0 };
   }

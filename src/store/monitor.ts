@@ -1,7 +1,8 @@
 // MonitorStore: the health monitor's history — check snapshots, route/DNS/TLS/WHOIS results,
 // test runs and incidents — with windowed statistics computed in SQL or in one streamed pass.
 import { migrate, openDatabase, type Db } from './sqlite.js';
-import { SqliteLimiterWindows, type LimiterWindows } from './limiter-windows.js';
+import type { LimiterWindows } from './limiter-windows.js';
+import { SqlLimiterWindows } from './limiter-windows-sql.js';
 
 export type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
 import type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
@@ -165,7 +166,7 @@ export class SqliteMonitorStore implements MonitorStore {
   constructor(file: string) {
     this.db = openDatabase(file);
     migrate(this.db, 'monitor', MIGRATIONS);
-    this.windows = new SqliteLimiterWindows(this.db);
+    this.windows = SqlLimiterWindows.onSqliteConnection(file, this.db);
     const db = this.db;
     this.q = {
       insertSnap: db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error) VALUES (?, ?, ?, ?, ?, ?, ?)'),
