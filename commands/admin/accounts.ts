@@ -1,5 +1,5 @@
 // `mkt admin user add`, `token create|revoke`, `session create`, `repo create|grant|list`,
-// `reindex`: accounts and hosted repositories straight on the data dir. Flags and help only.
+// `reindex`: accounts and hosted repositories, on the marketplace stores. Flags and help only.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { adminTarget } from './flags.js';

@@ -1,5 +1,7 @@
-// What the account and repository admin verbs share: opening the data dir's administration and
-// turning its input errors into one-line usage errors.
+// What the account and repository admin verbs share: the accounts administration on the
+// marketplace's stores (SQLite in the data dir, or PostgreSQL by --database-url /
+// MKT_DATABASE_URL, opened by the Factory as the server opens them), and its input errors turned
+// into one-line usage errors.
 import type { AdminFlags } from '../flags.js';
 import { NegativeError } from '../../../src/cli/errors.js';
 import { dataDir } from '../../../src/config/paths.js';
@@ -7,17 +9,17 @@ import type { AccountsAdmin } from '../../../daemon/services/marketplace/notes/a
 
 export type { AdminFlags } from '../flags.js';
 
-/** Runs `fn` with the accounts administration of the data dir, closing it afterwards. */
+/** Runs `fn` with the accounts administration, closing the stores afterwards. */
 export async function withAccounts<T>(opts: AdminFlags, fn: (admin: AccountsAdmin, dir: string) => Promise<T>): Promise<T> {
   const dir = dataDir(opts.dataDir, opts.factory.io.env, opts.factory.io.cwd);
   const { AccountsAdmin, AdminInputError } = await import('../../../daemon/services/marketplace/notes/admin.js');
-  const admin = new AccountsAdmin(dir);
+  const stores = await opts.factory.marketplaceStores(opts);
   try {
-    return await fn(admin, dir);
+    return await fn(new AccountsAdmin(stores, dir), dir);
   } catch (err) {
     if (err instanceof AdminInputError) throw new NegativeError(err.message);
     throw err;
   } finally {
-    await admin.close();
+    await stores.close();
   }
 }

@@ -56,21 +56,21 @@ export class Access {
     return (await this.auth.optional(req)) ?? ANONYMOUS;
   }
 
-  canRead(repo: Repo, caller: Caller): boolean {
+  async canRead(repo: Repo, caller: Caller): Promise<boolean> {
     if (!repo.private) return true;
     if (!caller.user) return false;
-    return caller.user.id === repo.owner_id || this.repos.permissionOf(repo.id, caller.user.id) !== undefined;
+    return caller.user.id === repo.owner_id || (await this.repos.permissionOf(repo.id, caller.user.id)) !== undefined;
   }
 
   /** Whether the account may push at all (the credential is judged by requirePush). */
-  accountCanPush(repo: Repo, user: User): boolean {
-    return user.id === repo.owner_id || this.repos.permissionOf(repo.id, user.id) === 'push';
+  async accountCanPush(repo: Repo, user: User): Promise<boolean> {
+    return user.id === repo.owner_id || (await this.repos.permissionOf(repo.id, user.id)) === 'push';
   }
 
   /** The repository if the caller may see it; 404 otherwise (private ones are invisible). */
-  visibleRepo(owner: string, name: string, caller: Caller): Repo {
-    const repo = this.repos.findRepo(owner, name);
-    if (!repo || !this.canRead(repo, caller)) throw new HttpError(404, `repository ${owner}/${name} not found`);
+  async visibleRepo(owner: string, name: string, caller: Caller): Promise<Repo> {
+    const repo = await this.repos.findRepo(owner, name);
+    if (!repo || !(await this.canRead(repo, caller))) throw new HttpError(404, `repository ${owner}/${name} not found`);
     return repo;
   }
 
@@ -78,11 +78,11 @@ export class Access {
    * The spec's write rules: no credential 401; a session cookie, a read-only token or an account
    * that cannot push 403. Visibility comes first so a private repository stays a 404.
    */
-  requirePush(repo: Repo, caller: Caller): User {
+  async requirePush(repo: Repo, caller: Caller): Promise<User> {
     if (!caller.user) throw unauthorized({ kind: 'missing' });
     if (caller.via === 'session') throw new HttpError(403, 'a session cookie can only read; use a personal access token with push scope');
     if (caller.scope !== 'push') throw new HttpError(403, 'this token has read scope; writing notes needs push scope');
-    if (!this.accountCanPush(repo, caller.user)) throw new HttpError(403, `${caller.user.name} cannot push to ${repo.owner}/${repo.name}`);
+    if (!(await this.accountCanPush(repo, caller.user))) throw new HttpError(403, `${caller.user.name} cannot push to ${repo.owner}/${repo.name}`);
     return caller.user;
   }
 }

@@ -1,34 +1,51 @@
 // Local administration of marketplace accounts and hosted repositories (what `mkt admin user|
-// token|session|repo|reindex` run, straight on the data dir): users with password hashes,
-// tokens and sessions shown once, bare repositories created with git, grants, index rebuilds.
-import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { openDatabase, type Db } from '../../../../src/store/sqlite.js';
-import { SqliteAccountsStore, type TokenInfo, type TokenScope, type User } from '../../../../src/store/accounts.js';
-import { SqliteRepoStore, type ObjectFormat, type Repo, type RepoPermission } from '../../../../src/store/repos.js';
-import { SqliteNotesIndex } from '../../../../src/store/notes.js';
+// token|session|repo|reindex` run, on the marketplace's stores and the data dir's repositories):
+// users with password hashes, tokens and sessions shown once, bare repositories created with git,
+// grants, index rebuilds. Works on whichever database the stores sit on (SQLite or PostgreSQL).
+import { randomBytes } from 'node:crypto';
+import { existsSync, renameSync, rmSync } from 'node:fs';
+import type { AccountsStore, TokenInfo, TokenScope, User } from '../../../../src/store/accounts.js';
+import type { ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from '../../../../src/store/repos.js';
+import type { NotesIndex } from '../../../../src/store/notes.js';
 import { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { initBareRepo, nameProblem, repoDir } from '../../../../src/git/hosting.js';
 import { hashPassword } from '../../../../src/crypto/password.js';
+import type { MarketplaceStores } from '../stores.js';
 
 /** A failure of an admin verb that the user can fix (shown as one line). */
 export class AdminInputError extends Error {}
 
-export class AccountsAdmin {
-  private readonly db: Db;
-  readonly accounts: SqliteAccountsStore;
-  readonly repos: SqliteRepoStore;
-  private readonly index: SqliteNotesIndex;
+/** The stores the administration works on. */
+export type AccountsAdminStores = Pick<MarketplaceStores, 'accounts' | 'repos' | 'notes'>;
 
-  constructor(private readonly dataDir: string) {
-    this.db = openDatabase(join(dataDir, 'marketplace.db'));
-    this.accounts = new SqliteAccountsStore(this.db);
-    this.repos = new SqliteRepoStore(this.db);
-    this.index = new SqliteNotesIndex(this.db);
+export class AccountsAdmin {
+  readonly accounts: AccountsStore;
+  readonly repos: RepoStore;
+  private readonly index: NotesIndex;
+
+  /**
+   * `dataDir` holds the bare repositories; `onClose` releases the stores when this administration
+   * opened them itself (see open()); stores passed in stay the caller's to close.
+   */
+  constructor(
+    stores: AccountsAdminStores,
+    private readonly dataDir: string,
+    private readonly onClose?: () => Promise<void>,
+  ) {
+    this.accounts = stores.accounts;
+    this.repos = stores.repos;
+    this.index = stores.notes;
+  }
+
+  /** Opens the marketplace stores (SQLite in the data dir, or PostgreSQL) for this administration alone. */
+  static async open(target: { dataDir: string; databaseUrl?: string }): Promise<AccountsAdmin> {
+    const { openMarketplaceStores } = await import('../stores.js');
+    const stores = await openMarketplaceStores({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
+    return new AccountsAdmin(stores, target.dataDir, () => stores.close());
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    await this.onClose?.();
   }
 
   private async user(name: string): Promise<User> {
@@ -41,11 +58,17 @@ export class AccountsAdmin {
     const problem = nameProblem('owner', input.name);
     if (problem) throw new AdminInputError(problem.replace('owner name', 'user name'));
     if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new AdminInputError(`not an email address: ${JSON.stringify(input.email)}`);
-    if (await this.accounts.findUserByName(input.name)) throw new AdminInputError(`user ${input.name} already exists`);
-    if (await this.accounts.findUserByEmail(input.email)) throw new AdminInputError(`email ${input.email} is already used`);
     if (input.password !== undefined && input.password.length < 8) throw new AdminInputError('password must be at least 8 characters');
+    // Hashed before the transaction: scrypt is slow and would hold every other add waiting.
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
-    return this.accounts.addUser({ name: input.name, email: input.email, passwordHash });
+    return this.accounts.transaction(async (tx) => {
+      // Adds take turns on every instance, so the loser of a race hears which part is taken
+      // rather than a unique-index error.
+      await tx.lock('accounts:users');
+      if (await tx.findUserByName(input.name)) throw new AdminInputError(`user ${input.name} already exists`);
+      if (await tx.findUserByEmail(input.email)) throw new AdminInputError(`email ${input.email} is already used`);
+      return tx.addUser({ name: input.name, email: input.email, passwordHash });
+    });
   }
 
   async createToken(userName: string, scope: TokenScope, name?: string): Promise<{ token: string; info: TokenInfo }> {
@@ -68,9 +91,9 @@ export class AccountsAdmin {
     return { owner: m[1]!, name: m[2]!.replace(/\.git$/i, '') };
   }
 
-  private findRepo(full: string): Repo {
+  private async findRepo(full: string): Promise<Repo> {
     const { owner, name } = this.parseRepo(full);
-    const repo = this.repos.findRepo(owner, name);
+    const repo = await this.repos.findRepo(owner, name);
     if (!repo) throw new AdminInputError(`no repository ${owner}/${name}`);
     return repo;
   }
@@ -80,32 +103,53 @@ export class AccountsAdmin {
     const problem = nameProblem('repository', name);
     if (problem) throw new AdminInputError(problem);
     const u = await this.user(owner);
-    if (this.repos.findRepo(owner, name)) throw new AdminInputError(`repository ${owner}/${name} already exists`);
     const dir = repoDir(this.dataDir, u.name, name);
-    if (existsSync(dir)) throw new AdminInputError(`${dir} already exists on disk; move it away first`);
-    await initBareRepo(dir, opts.objectFormat);
+    const taken = async (rows: RepoRows, onDisk: boolean): Promise<void> => {
+      if (await rows.findRepo(owner, name)) throw new AdminInputError(`repository ${owner}/${name} already exists`);
+      if (onDisk && existsSync(dir)) throw new AdminInputError(`${dir} already exists on disk; move it away first`);
+    };
+    await taken(this.repos, true);
+    // git runs outside the transaction (it would hold the database's write lock while it runs) on a
+    // staging directory that the transaction renames into place just before the row is written.
+    const staging = `${dir}.mkt-${randomBytes(6).toString('hex')}.tmp`;
+    let placed = false;
     try {
-      return { repo: this.repos.createRepo({ ownerId: u.id, owner: u.name, name, private: opts.private, objectFormat: opts.objectFormat }), dir };
+      await initBareRepo(staging, opts.objectFormat);
+      return await this.repos.transaction(async (tx) => {
+        // Creates of one name take turns (on every instance): the second finds the first's row and
+        // never touches the directory the first placed.
+        await tx.lock(`repos:${u.name.toLowerCase()}/${name.toLowerCase()}`);
+        await taken(tx, !placed);
+        if (!placed) {
+          renameSync(staging, dir);
+          placed = true;
+        }
+        const repo = await tx.createRepo({ ownerId: u.id, owner: u.name, name, private: opts.private, objectFormat: opts.objectFormat });
+        return { repo, dir };
+      });
     } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
+      // No row records the directory: remove it so the name can be created again.
+      if (placed) rmSync(dir, { recursive: true, force: true });
       throw err;
+    } finally {
+      rmSync(staging, { recursive: true, force: true });
     }
   }
 
   async grant(full: string, userName: string, permission: RepoPermission): Promise<Repo> {
-    const repo = this.findRepo(full);
+    const repo = await this.findRepo(full);
     const u = await this.user(userName);
-    this.repos.grant(repo.id, u.id, permission);
+    await this.repos.grant(repo.id, u.id, permission);
     return repo;
   }
 
-  listRepos(): Repo[] {
+  listRepos(): Promise<Repo[]> {
     return this.repos.listRepos();
   }
 
   /** Rebuilds the notes index of one repository, or of all of them. */
   async reindex(full?: string): Promise<{ repo: string; namespaces: number; notes: number }[]> {
-    const targets = full ? [this.findRepo(full)] : this.repos.listRepos();
+    const targets = full ? [await this.findRepo(full)] : await this.repos.listRepos();
     const indexer = new NotesIndexer(this.index);
     const out = [];
     for (const repo of targets) {

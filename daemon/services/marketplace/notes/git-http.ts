@@ -41,13 +41,13 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
       if (err instanceof HttpError && err.statusCode === 401) throw new HttpError(401, err.message, CHALLENGE);
       throw err;
     }
-    const repo = deps.repos.findRepo(req.params.owner, name);
+    const repo = await deps.repos.findRepo(req.params.owner, name);
     const push = service === 'git-receive-pack';
     // A missing repository challenges like a private one: a 404 here would tell anonymous callers
     // which private repositories exist.
     if (!caller.user && (push || !repo || repo.private)) throw new HttpError(401, 'authentication required', CHALLENGE);
-    if (!repo || !deps.access.canRead(repo, caller)) throw new HttpError(404, `repository ${req.params.owner}/${name} not found`);
-    if (push) deps.access.requirePush(repo, caller);
+    if (!repo || !(await deps.access.canRead(repo, caller))) throw new HttpError(404, `repository ${req.params.owner}/${name} not found`);
+    if (push) await deps.access.requirePush(repo, caller);
     return { repo, caller };
   }
 

@@ -1,10 +1,8 @@
-// The marketplace's git-notes area: hosted repositories (store + bare repos under
-// `<data-dir>/repos/`), the notes index, the notes API and git smart HTTP. At start every
+// The marketplace's git-notes area: hosted repositories (the shared stores' records + bare repos
+// under `<data-dir>/repos/`), the notes index, the notes API and git smart HTTP. At start every
 // hosted repository's index is caught up in the background, so notes changed while the
 // server was down are found again; every repository gets the current pre-receive hook first.
 import type { OpenArea } from '../area.js';
-import { SqliteRepoStore } from '../../../../src/store/repos.js';
-import { SqliteNotesIndex } from '../../../../src/store/notes.js';
 import { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { NoteWriter } from '../../../../src/notes/writer.js';
 import { repoDir } from '../../../../src/git/hosting.js';
@@ -15,16 +13,15 @@ import { notesRoutes } from './routes.js';
 import { gitHttpRoutes } from './git-http.js';
 
 export const openNotesArea: OpenArea = async (shared) => {
-  const { ctx, db, dataDir, accounts } = shared;
-  const repos = new SqliteRepoStore(db);
-  const index = new SqliteNotesIndex(db);
+  const { ctx, dataDir } = shared;
+  const { accounts, repos, notes: index } = shared.stores;
   const indexer = new NotesIndexer(index);
   const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000));
   const access = new Access(accounts, repos);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access });
   // Repositories created before the hook existed (or with an older one) get the current hook
   // before the first push is served.
-  for (const repo of repos.listRepos()) {
+  for (const repo of await repos.listRepos()) {
     try {
       installHooks(repoDir(dataDir, repo.owner, repo.name));
     } catch (err) {
@@ -40,13 +37,13 @@ export const openNotesArea: OpenArea = async (shared) => {
     },
     start() {
       catchUp = (async () => {
-        for (const repo of repos.listRepos()) {
+        for (const repo of await repos.listRepos()) {
           if (closed) return;
           await indexer
             .ensureCurrent({ id: repo.id, dir: repoDir(dataDir, repo.owner, repo.name) })
             .catch((err: unknown) => ctx.logger.error({ err, repo: `${repo.owner}/${repo.name}` }, 'notes index catch-up failed'));
         }
-      })();
+      })().catch((err: unknown) => ctx.logger.error({ err }, 'listing repositories for the notes index catch-up failed'));
     },
     async close() {
       closed = true;
