@@ -1,5 +1,6 @@
-// `mkt admin app create|list`: sync apps (their public API key and pricing constants) straight on
-// the data dir. Flags and help only; runners load on use.
+// `mkt admin app create|list`: sync apps (their public API key and pricing constants) in the
+// marketplace's database (`mkt admin --database-url` or the data dir's SQLite file). Flags and help
+// only; runners load on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { adminTarget } from './flags.js';
@@ -25,7 +26,8 @@ export function registerAppAdmin(admin: Command, f: Factory): void {
       `
 Examples:
   $ mkt admin app create Notes
-  $ mkt admin --data-dir /var/lib/mkt app create Photos --min-charge-cents 200 --per-gb-tenths-of-cent 40 --max-cap 2TiB --json`,
+  $ mkt admin --data-dir /var/lib/mkt app create Photos --min-charge-cents 200 --per-gb-tenths-of-cent 40 --max-cap 2TiB --json
+  $ mkt admin --database-url postgres://mkt@db/mkt app create Notes`,
     )
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
       const { appCreateRun } = await import('./app/app-create.js');

@@ -1,22 +1,17 @@
-// What the app admin verbs share: opening the data dir's sync administration.
-import type { Factory } from '../../../src/cli/factory.js';
-import { dataDir } from '../../../src/config/paths.js';
+// What the app admin verbs share: the sync administration over the marketplace stores the Factory
+// opens (SQLite in the data dir, or PostgreSQL from --database-url / MKT_DATABASE_URL).
+import type { AdminFlags } from '../flags.js';
 import type { SyncAdmin } from '../../../daemon/services/marketplace/sync/admin.js';
 
-export interface AppAdminFlags {
-  factory: Factory;
-  dataDir?: string;
-  json?: boolean;
-}
+export type AppAdminFlags = AdminFlags;
 
-/** Runs `fn` with the sync administration of the data dir, closing it afterwards. */
+/** Runs `fn` with the sync administration of the marketplace's stores, closing them afterwards. */
 export async function withSyncAdmin<T>(opts: AppAdminFlags, fn: (admin: SyncAdmin) => Promise<T>): Promise<T> {
-  const dir = dataDir(opts.dataDir, opts.factory.io.env, opts.factory.io.cwd);
-  const { SyncAdmin } = await import('../../../daemon/services/marketplace/sync/admin.js');
-  const admin = new SyncAdmin(dir, () => opts.factory.now().getTime());
+  const stores = await opts.factory.marketplaceStores(opts);
   try {
-    return await fn(admin);
+    const { SyncAdmin } = await import('../../../daemon/services/marketplace/sync/admin.js');
+    return await fn(new SyncAdmin(stores, () => opts.factory.now().getTime()));
   } finally {
-    await admin.close();
+    await stores.close();
   }
 }

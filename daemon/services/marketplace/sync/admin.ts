@@ -1,8 +1,8 @@
-// Local administration of sync apps (what `mkt admin app ...` runs, straight on the data dir):
-// create an app with its pricing constants (its public API key is shown once), list apps.
-import { join } from 'node:path';
-import { openDatabase, type Db } from '../../../../src/store/sqlite.js';
-import { SqliteSyncStore, type SyncApp, type SyncAppPricing } from '../../../../src/store/sync.js';
+// Administration of sync apps (what `mkt admin app ...` runs, on the marketplace stores the
+// Factory opens, SQLite or PostgreSQL): create an app with its pricing constants (its public API
+// key is shown once), list apps.
+import type { SyncApp, SyncAppPricing, SyncStore } from '../../../../src/store/sync.js';
+import type { MarketplaceStores } from '../stores.js';
 import { appKeyHash, newAppKey } from '../../../../src/crypto/sync-app-key.js';
 
 const GIB = 1024 ** 3;
@@ -27,15 +27,22 @@ export function pricingProblem(p: SyncAppPricing): string | undefined {
 }
 
 export class SyncAdmin {
-  readonly store: SqliteSyncStore;
-  private readonly db: Db;
+  readonly store: SyncStore;
 
   constructor(
-    dataDir: string,
+    stores: Pick<MarketplaceStores, 'sync'>,
     private readonly now: () => number = Date.now,
+    /** Closes what the admin opened itself (see `open`); stores given to it are the caller's. */
+    private readonly onClose: () => Promise<void> = async () => undefined,
   ) {
-    this.db = openDatabase(join(dataDir, 'marketplace.db'));
-    this.store = new SqliteSyncStore(this.db);
+    this.store = stores.sync;
+  }
+
+  /** An admin on stores it opens (and closes) itself: SQLite in `dataDir`, or PostgreSQL at `databaseUrl`. */
+  static async open(target: { dataDir: string; databaseUrl?: string }, now: () => number = Date.now): Promise<SyncAdmin> {
+    const { openMarketplaceStores } = await import('../stores.js');
+    const stores = await openMarketplaceStores({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
+    return new SyncAdmin(stores, now, () => stores.close());
   }
 
   /** The new app and its API key (stored only as a hash: this is the one time it is known); undefined when the name is taken. */
@@ -45,16 +52,21 @@ export class SyncAdmin {
     if (problem) throw new Error(problem);
     if ((await this.store.listApps()).some((a) => a.name.toLowerCase() === name.toLowerCase())) return undefined;
     const apiKey = newAppKey();
-    const app = await this.store.createApp({ name, apiKeyHash: appKeyHash(apiKey), pricing: full, now: new Date(this.now()).toISOString() });
-    return { app, apiKey };
+    try {
+      const app = await this.store.createApp({ name, apiKeyHash: appKeyHash(apiKey), pricing: full, now: new Date(this.now()).toISOString() });
+      return { app, apiKey };
+    } catch (err) {
+      // Another admin (or instance) created the name between the check and the insert.
+      if ((await this.store.listApps()).some((a) => a.name.toLowerCase() === name.toLowerCase())) return undefined;
+      throw err;
+    }
   }
 
   listApps(): Promise<SyncApp[]> {
     return this.store.listApps();
   }
 
-  async close(): Promise<void> {
-    await this.store.close();
-    if (this.db.open) this.db.close();
+  close(): Promise<void> {
+    return this.onClose();
   }
 }

@@ -1,9 +1,10 @@
-// Bearer authentication of the sync area: the 0600 sync secret in the data dir, the key that
-// signs access tokens (derived from it), and the `verify` and 401 it gives the auth plugin.
+// Bearer authentication of the sync area: the sync secret (one for every instance: the 0600 file
+// in the shared data dir, or the file MKT_SYNC_SECRET_FILE names), the key that signs access
+// tokens (derived from it), and the `verify` and 401 it gives the auth plugin.
 import { createHmac } from 'node:crypto';
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { verifySyncToken } from '../../../../src/crypto/sync-token.js';
-import { loadSecretFile } from '../../../../src/crypto/secret-file.js';
+import { loadSecretFile, readProvisionedSecretFile } from '../../../../src/crypto/secret-file.js';
 import { Authenticator, type Problem } from '../../../plugins/auth.js';
 import { HttpError } from '../../../plugins/errors.js';
 
@@ -15,8 +16,15 @@ export interface SyncCaller {
 
 const SECRET_FILE = 'sync-secret';
 
-/** The sync area's 32-byte secret (`<dataDir>/sync-secret`, base64url text, mode 0600), created once. */
-export function loadSyncSecret(dataDir: string): Buffer {
+/**
+ * The sync area's 32-byte secret. Every instance must hold the same one (a token signed by one is
+ * checked by another), so it is either `<dataDir>/sync-secret` (base64url text, mode 0600, created
+ * once, on the volume every instance mounts) or, when MKT_SYNC_SECRET_FILE is set, the file the
+ * operator provisioned there (a systemd credential, a mounted secret), never created here.
+ */
+export function loadSyncSecret(dataDir: string, env: NodeJS.ProcessEnv = {}): Buffer {
+  const provisioned = env.MKT_SYNC_SECRET_FILE?.trim();
+  if (provisioned) return readProvisionedSecretFile(provisioned, 'the sync secret file (MKT_SYNC_SECRET_FILE)');
   return loadSecretFile(dataDir, SECRET_FILE);
 }
 

@@ -1,9 +1,7 @@
-// The marketplace's sync area (spec marketplace-sync): the SyncStore in the shared database, the
-// sync secret in the data dir, the anonymous app/auth routes, the bearer routes (changelog,
+// The marketplace's sync area (spec marketplace-sync): the sync stores of the shared database, the
+// sync secret every instance shares, the anonymous app/auth routes, the bearer routes (changelog,
 // devices, account and status, keys and rotation) and the blob/billing routes of storage.ts.
 import type { OpenArea } from '../area.js';
-import { SqliteSyncStore } from '../../../../src/store/sync.js';
-import { SqliteSyncStorageStore } from '../../../../src/store/sync-billing.js';
 import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
 import { dummyPasswordHash } from '../../../../src/crypto/password.js';
 import { loadSyncSecret, requireSyncAuth } from './auth.js';
@@ -14,7 +12,6 @@ import { accountRoutes } from './routes-account.js';
 import { keyRoutes } from './routes-keys.js';
 import { rotationRoutes } from './routes-rotation.js';
 import { registerStorageRoutes } from './storage.js';
-import { SqliteLimiterWindows } from '../../../../src/store/limiter-windows.js';
 import { FailureWindow } from '../../../plugins/failure-window.js';
 
 /** Service flags this area reads (all optional). */
@@ -38,13 +35,12 @@ function tokenLifetime(flags: SyncFlags, env: NodeJS.ProcessEnv): number {
 }
 
 export const openSyncArea: OpenArea = async (shared) => {
-  const { ctx, db, dataDir, accounts } = shared;
+  const { ctx, stores, dataDir } = shared;
+  const { accounts } = stores;
   const flags = ctx.options.flags as SyncFlags;
   const lifetime = tokenLifetime(flags, ctx.options.env);
-  const store = new SqliteSyncStore(db);
-  // Status reports storage use as blob confirm reckons it: one definition, in the blob store.
-  const usageStore = new SqliteSyncStorageStore(db);
-  const secret = loadSyncSecret(dataDir);
+  const store = stores.sync;
+  const secret = loadSyncSecret(dataDir, ctx.options.env);
   // Made now, in the background, so the first unknown email does not pay for it (timing).
   void dummyPasswordHash();
   const clock = ctx.clock;
@@ -54,7 +50,7 @@ export const openSyncArea: OpenArea = async (shared) => {
   });
   let storage: { close(): Promise<void> } | undefined;
   const deps = { store, accounts, clock };
-  const guard = new FailureWindow(new SqliteLimiterWindows(db), clock, {
+  const guard = new FailureWindow(stores.limiter, clock, {
     scope: 'sync-sign-in',
     limit: {
       failures: flags.syncSignInFailures ?? DEFAULT_SIGN_IN_LIMIT.failures,
@@ -70,17 +66,18 @@ export const openSyncArea: OpenArea = async (shared) => {
         scope.addHook('onRequest', auth);
         await changelogRoutes(scope, deps);
         await deviceRoutes(scope, deps);
-        await accountRoutes(scope, { ...deps, usage: (appId, userId) => usageStore.usage(appId, userId) });
+        // Status reports storage use as blob confirm reckons it: one definition, in the blob store.
+        await accountRoutes(scope, { ...deps, usage: (appId, userId) => stores.storage.usage(appId, userId) });
         await keyRoutes(scope, deps);
         await rotationRoutes(scope, deps);
       });
       await app.register(async (scope) => {
-        storage = await registerStorageRoutes(scope, { db, dataDir, ctx, secret, auth, accounts });
+        storage = await registerStorageRoutes(scope, { stores, dataDir, ctx, secret, auth });
       });
     },
     async close() {
+      // The stores are the marketplace's to close.
       await storage?.close();
-      await store.close();
     },
   };
 };

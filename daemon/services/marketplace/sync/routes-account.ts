@@ -1,11 +1,12 @@
 // Account and status routes (sync_account, sync_status): who the token belongs to, and the sync
 // metadata of the (user, app): cursor, counts, key state, storage use and cap.
 import type { FastifyInstance } from 'fastify';
-import type { Usage } from '../../../../src/store/sync-billing.js';
+import type { Usage } from '../../../../src/store/sync-usage.js';
 import { SyncAccountResponseSchema, SyncStatusResponseSchema, type SyncStatusResponse } from '../../../../src/schemas/sync.js';
 import { HttpError } from '../../../plugins/errors.js';
 import { syncCaller } from './auth.js';
 import { BEARER, TAGS, bearerErrors, type BearerRouteDeps } from './common.js';
+import { syncCounts } from './counts.js';
 
 export interface AccountRouteDeps extends BearerRouteDeps {
   /** Storage use and cap of the (app, user), as blob confirm reckons them. */
@@ -41,7 +42,7 @@ export async function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps
     },
     async (req): Promise<SyncStatusResponse> => {
       const c = syncCaller(req);
-      const [n, u] = await Promise.all([store.counts({ appId: c.appId, userId: c.userId }), usage(c.appId, c.userId)]);
+      const [n, u] = await Promise.all([syncCounts(store, { appId: c.appId, userId: c.userId }), usage(c.appId, c.userId)]);
       return {
         user_id: c.userId,
         app_id: c.appId,

@@ -6,6 +6,7 @@ import { ErrorSchema, RegisterDeviceRequestSchema, SyncDeviceResponseSchema } fr
 import { HttpError } from '../../../plugins/errors.js';
 import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
 import { quoteForError } from '../../../../src/util/quote.js';
+import { deleteDevice, registerDevice } from './devices.js';
 
 const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
@@ -30,7 +31,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: BearerRouteDeps):
         response: { 200: SyncDeviceResponseSchema, ...bearerErrors },
       },
     },
-    async (req) => store.registerDevice(owner(req), { name: req.body.name, platform: req.body.platform, now: isoNow(clock) }),
+    async (req) => registerDevice(store, owner(req), { name: req.body.name, platform: req.body.platform, now: isoNow(clock) }),
   );
 
   app.delete<{ Params: Static<typeof DeviceParams> }>(
@@ -46,7 +47,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: BearerRouteDeps):
       },
     },
     async (req, reply) => {
-      if (!(await store.deleteDevice(owner(req), req.params.id))) throw new HttpError(404, `device ${quoteForError(req.params.id)} not found`);
+      if (!(await deleteDevice(store, owner(req), req.params.id))) throw new HttpError(404, `device ${quoteForError(req.params.id)} not found`);
       return reply.code(204).send();
     },
   );

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import { ErrorSchema, GetKeyResponseSchema, PutKeyRequestSchema } from '../../../../src/schemas/sync.js';
 import { HttpError } from '../../../plugins/errors.js';
+import { getKey, putKey } from './keys.js';
 import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
 
 export async function keyRoutes(app: FastifyInstance, deps: BearerRouteDeps): Promise<void> {
@@ -21,7 +22,7 @@ export async function keyRoutes(app: FastifyInstance, deps: BearerRouteDeps): Pr
       },
     },
     async (req) => {
-      const k = await store.getKey(owner(req));
+      const k = await getKey(store, owner(req));
       if (!k) throw new HttpError(404, 'no key stored');
       return k;
     },
@@ -41,7 +42,7 @@ export async function keyRoutes(app: FastifyInstance, deps: BearerRouteDeps): Pr
       },
     },
     async (req, reply) => {
-      const r = await store.putKey(owner(req), { encryptedKey: req.body.encrypted_key, expectedVersion: req.body.expected_key_version, now: isoNow(clock) });
+      const r = await putKey(store, owner(req), { encryptedKey: req.body.encrypted_key, expectedVersion: req.body.expected_key_version, now: isoNow(clock) });
       if (r.kind === 'version_mismatch') throw new HttpError(409, `key version mismatch: the stored version is ${r.current}, not ${req.body.expected_key_version}`);
       if (r.kind === 'rotating') throw new HttpError(409, 'a key rotation is in progress: complete it (or cancel it when stale) first');
       return reply.code(204).send();

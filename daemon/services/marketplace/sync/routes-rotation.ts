@@ -17,6 +17,7 @@ import {
 import { HttpError } from '../../../plugins/errors.js';
 import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 import { DEFAULT_PULL_LIMIT } from './routes-changelog.js';
+import { beginRotation, cancelStaleRotation, completeRotation, rotationBatch, rotationEntries } from './rotation.js';
 
 /** A rotation with no begin, entries, batch or complete call for longer than this is stale. */
 export const ROTATION_STALE_MS = 24 * 60 * 60 * 1000;
@@ -41,7 +42,7 @@ export async function rotationRoutes(app: FastifyInstance, deps: BearerRouteDeps
     },
     async (req) => {
       const b = req.body;
-      const r = await store.beginRotation(owner(req), { deviceId: b.device_id, newEncryptedKey: b.new_encrypted_key, expectedVersion: b.expected_key_version, nowMs: clock.now() });
+      const r = await beginRotation(store, owner(req), { deviceId: b.device_id, newEncryptedKey: b.new_encrypted_key, expectedVersion: b.expected_key_version, nowMs: clock.now() });
       switch (r.kind) {
         case 'ok':
           return { rotation_id: r.rotation_id, target_seq: r.target_seq, new_key_id: r.new_key_id };
@@ -76,7 +77,7 @@ export async function rotationRoutes(app: FastifyInstance, deps: BearerRouteDeps
     },
     async (req, reply) => {
       const now = clock.now();
-      if (!(await store.cancelStaleRotation(owner(req), { idleSinceMs: now - ROTATION_STALE_MS - 1, nowMs: now }))) {
+      if (!(await cancelStaleRotation(store, owner(req), { idleSinceMs: now - ROTATION_STALE_MS - 1, nowMs: now }))) {
         throw new HttpError(404, 'no stale rotation: a rotation can be cancelled after 24 hours without activity');
       }
       return reply.code(204).send();
@@ -98,7 +99,7 @@ export async function rotationRoutes(app: FastifyInstance, deps: BearerRouteDeps
     },
     async (req) => {
       const b = req.body;
-      const r = await store.rotationEntries(owner(req), { rotationId: b.rotation_id, afterSeq: b.after_seq ?? 0, limit: b.limit ?? DEFAULT_PULL_LIMIT, nowMs: clock.now() });
+      const r = await rotationEntries(store, owner(req), { rotationId: b.rotation_id, afterSeq: b.after_seq ?? 0, limit: b.limit ?? DEFAULT_PULL_LIMIT, nowMs: clock.now() });
       if (r.kind === 'not_found') throw new HttpError(404, NOT_FOUND);
       return { entries: r.entries, has_more: r.has_more, remaining: r.remaining };
     },
@@ -119,7 +120,7 @@ export async function rotationRoutes(app: FastifyInstance, deps: BearerRouteDeps
     },
     async (req) => {
       const b = req.body;
-      const r = await store.rotationBatch(owner(req), { rotationId: b.rotation_id, entries: b.entries, nowMs: clock.now() });
+      const r = await rotationBatch(store, owner(req), { rotationId: b.rotation_id, entries: b.entries, nowMs: clock.now() });
       if (r.kind === 'not_found') throw new HttpError(404, NOT_FOUND);
       if (r.kind === 'not_in_rotation') throw new HttpError(409, `entry ${r.seq} is not part of this rotation (it does not exist or is newer than target_seq); nothing was changed`);
       return { updated: r.updated, remaining: r.remaining };
@@ -140,7 +141,7 @@ export async function rotationRoutes(app: FastifyInstance, deps: BearerRouteDeps
       },
     },
     async (req, reply) => {
-      const r = await store.completeRotation(owner(req), { rotationId: req.body.rotation_id, nowMs: clock.now() });
+      const r = await completeRotation(store, owner(req), { rotationId: req.body.rotation_id, nowMs: clock.now() });
       if (r.kind === 'not_found') throw new HttpError(404, NOT_FOUND);
       if (r.kind === 'remaining') throw new HttpError(409, `${r.remaining} entries still need re-encryption`);
       return reply.code(204).send();

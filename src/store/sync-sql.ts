@@ -1,0 +1,272 @@
+// The SyncStore adapter over the SQL surface, one class for SQLite and PostgreSQL: reads and
+// writes the sync changelog, device, key and rotation rows with bound parameters. It decides
+// nothing; the sync area's domain modules do, inside `transaction()`.
+import { randomUUID } from 'node:crypto';
+import type { SqlDatabase, SqlExecutor } from './sql.js';
+import { migrateSync } from './sync-schema.js';
+import { readUsage, type Usage } from './sync-usage.js';
+import type { StoredChangeEntry } from '../schemas/sync.js';
+import type {
+  BatchRow,
+  KeyRow,
+  NewEntry,
+  Owner,
+  PullPage,
+  RetiredKey,
+  RotationRow,
+  RotationState,
+  SyncApp,
+  SyncAppPricing,
+  SyncDevice,
+  SyncRows,
+  SyncStore,
+} from './sync.js';
+
+interface EntryRow {
+  seq: number;
+  key_id: number;
+  device_id: string | null;
+  tbl: string;
+  op: string;
+  row_id: string;
+  ts: string;
+  data: string | null;
+}
+
+const APP_COLUMNS = 'id, name, min_charge_cents, per_gb_tenths_of_cent_per_month, annual_multiplier, min_cap_bytes, max_cap_bytes, free_bytes, created_at';
+const DEVICE_COLUMNS = 'id, name, platform, created_at, last_seen_at';
+const ENTRY_COLUMNS = 'seq, key_id, device_id, tbl, op, row_id, ts, data';
+const ROTATION_COLUMNS = 'id, device_id, new_encrypted_key, new_key_id, target_seq, state, last_activity_ms';
+const OWNER = 'app_id = ? AND user_id = ?';
+
+function toEntry(r: EntryRow): StoredChangeEntry {
+  return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data: r.data === null ? null : (JSON.parse(r.data) as unknown) };
+}
+
+/** One row more than asked tells whether more remain without a second query. */
+function paged(rows: EntryRow[], limit: number): { entries: StoredChangeEntry[]; has_more: boolean } {
+  const has_more = rows.length > limit;
+  return { entries: (has_more ? rows.slice(0, limit) : rows).map(toEntry), has_more };
+}
+
+/** Row operations on one executor: the database itself, or one open transaction. */
+class Rows implements SyncRows {
+  constructor(protected readonly x: SqlExecutor) {}
+
+  /** The UTF-8 byte length of a text column, in the executor's dialect. */
+  private bytesOf(column: string): string {
+    return this.x.engine === 'postgres' ? `octet_length(${column})` : `length(CAST(${column} AS BLOB))`;
+  }
+
+  lock(key: string): Promise<void> {
+    return this.x.lock(key);
+  }
+
+  // Apps.
+  async createApp(input: { name: string; apiKeyHash: string; pricing: SyncAppPricing; now: string }): Promise<SyncApp> {
+    const app: SyncApp = { id: randomUUID(), name: input.name, created_at: input.now, ...input.pricing };
+    const p = input.pricing;
+    await this.x.run(
+      `INSERT INTO sync_apps (id, name, api_key, min_charge_cents, per_gb_tenths_of_cent_per_month, annual_multiplier, min_cap_bytes, max_cap_bytes, free_bytes, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [app.id, app.name, input.apiKeyHash, p.min_charge_cents, p.per_gb_tenths_of_cent_per_month, p.annual_multiplier, p.min_cap_bytes, p.max_cap_bytes, p.free_bytes, app.created_at],
+    );
+    return app;
+  }
+  appByKeyHash(apiKeyHash: string): Promise<SyncApp | undefined> {
+    return this.x.get<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps WHERE api_key = ?`, [apiKeyHash]);
+  }
+  getApp(id: string): Promise<SyncApp | undefined> {
+    return this.x.get<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps WHERE id = ?`, [id]);
+  }
+  listApps(): Promise<SyncApp[]> {
+    // lower(name) first: names are unique ignoring case on both engines, so list them that way too.
+    return this.x.all<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps ORDER BY lower(name), name`);
+  }
+
+  // Changelog.
+  async maxSeq(o: Owner): Promise<number> {
+    return (await this.x.value<number>(`SELECT COALESCE(MAX(seq), 0) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+  }
+  async insertEntries(o: Owner, rows: NewEntry[]): Promise<void> {
+    for (const r of rows) {
+      const e = r.entry;
+      await this.x.run('INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
+        o.appId,
+        o.userId,
+        r.seq,
+        r.keyId,
+        r.deviceId,
+        e.table,
+        e.op,
+        e.row_id,
+        e.timestamp,
+        r.dataJson,
+      ]);
+    }
+  }
+  async page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage> {
+    const rows = await this.x.all<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
+    const { entries, has_more } = paged(rows, input.limit);
+    return { entries, cursor: entries.length ? entries[entries.length - 1]!.seq : input.cursor, has_more };
+  }
+  async entryCount(o: Owner): Promise<number> {
+    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+  }
+  entryKeyId(o: Owner, seq: number): Promise<number | undefined> {
+    return this.x.value<number>(`SELECT key_id FROM sync_entries WHERE ${OWNER} AND seq = ?`, [o.appId, o.userId, seq]);
+  }
+  async entryDataBytes(o: Owner, seq: number): Promise<number> {
+    return (await this.x.value<number>(`SELECT COALESCE(${this.bytesOf('data')}, 0) FROM sync_entries WHERE ${OWNER} AND seq = ?`, [o.appId, o.userId, seq])) ?? 0;
+  }
+  async resealEntry(o: Owner, seq: number, keyId: number, dataJson: string): Promise<void> {
+    await this.x.run(`UPDATE sync_entries SET key_id = ?, data = ? WHERE ${OWNER} AND seq = ?`, [keyId, dataJson, o.appId, o.userId, seq]);
+  }
+  async unsealedPage(o: Owner, input: { afterSeq: number; upToSeq: number; newKeyId: number; limit: number }): Promise<{ entries: StoredChangeEntry[]; has_more: boolean }> {
+    const rows = await this.x.all<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? AND seq <= ? AND key_id <> ? ORDER BY seq LIMIT ?`, [
+      o.appId,
+      o.userId,
+      input.afterSeq,
+      input.upToSeq,
+      input.newKeyId,
+      input.limit + 1,
+    ]);
+    return paged(rows, input.limit);
+  }
+  async countUnsealed(o: Owner, upToSeq: number, keyId: number): Promise<number> {
+    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND seq <= ? AND key_id <> ?`, [o.appId, o.userId, upToSeq, keyId])) ?? 0;
+  }
+  async countWithKey(o: Owner, keyId: number): Promise<number> {
+    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND key_id = ?`, [o.appId, o.userId, keyId])) ?? 0;
+  }
+  batch(o: Owner, deviceId: string, batchId: string): Promise<BatchRow | undefined> {
+    return this.x.get<BatchRow>(`SELECT cursor, accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?`, [o.appId, o.userId, deviceId, batchId]);
+  }
+  async insertBatch(o: Owner, input: { deviceId: string; batchId: string; cursor: number; accepted: number; now: string }): Promise<void> {
+    await this.x.run('INSERT INTO sync_push_batches (app_id, user_id, device_id, batch_id, cursor, accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      o.appId,
+      o.userId,
+      input.deviceId,
+      input.batchId,
+      input.cursor,
+      input.accepted,
+      input.now,
+    ]);
+  }
+  async addChangelogBytes(o: Owner, delta: number): Promise<void> {
+    await this.x.run(
+      `INSERT INTO sync_changelog_usage (app_id, user_id, bytes) VALUES (?, ?, ?)
+       ON CONFLICT (app_id, user_id) DO UPDATE SET bytes = sync_changelog_usage.bytes + excluded.bytes`,
+      [o.appId, o.userId, delta],
+    );
+  }
+  usage(o: Owner): Promise<Usage> {
+    return readUsage(this.x, o.appId, o.userId);
+  }
+
+  // Devices.
+  device(o: Owner, id: string): Promise<SyncDevice | undefined> {
+    return this.x.get<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id]);
+  }
+  deviceByName(o: Owner, name: string): Promise<SyncDevice | undefined> {
+    return this.x.get<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} AND name = ?`, [o.appId, o.userId, name]);
+  }
+  async insertDevice(o: Owner, d: SyncDevice): Promise<void> {
+    await this.x.run('INSERT INTO sync_devices (id, app_id, user_id, name, platform, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+      d.id,
+      o.appId,
+      o.userId,
+      d.name,
+      d.platform,
+      d.created_at,
+      d.last_seen_at,
+    ]);
+  }
+  async updateDevice(o: Owner, id: string, input: { platform: string | null; now: string }): Promise<void> {
+    await this.x.run(`UPDATE sync_devices SET platform = COALESCE(?, platform), last_seen_at = ? WHERE ${OWNER} AND id = ?`, [input.platform, input.now, o.appId, o.userId, id]);
+  }
+  async touchDevice(o: Owner, id: string, now: string): Promise<void> {
+    await this.x.run(`UPDATE sync_devices SET last_seen_at = ? WHERE ${OWNER} AND id = ?`, [now, o.appId, o.userId, id]);
+  }
+  listDevices(o: Owner): Promise<SyncDevice[]> {
+    return this.x.all<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} ORDER BY created_at, name`, [o.appId, o.userId]);
+  }
+  async deleteDevice(o: Owner, id: string): Promise<boolean> {
+    return (await this.x.run(`DELETE FROM sync_devices WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id])).changes > 0;
+  }
+  async deviceCount(o: Owner): Promise<number> {
+    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_devices WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+  }
+
+  // Keys.
+  key(o: Owner): Promise<KeyRow | undefined> {
+    return this.x.get<KeyRow>(`SELECT encrypted_key, key_version, key_id FROM sync_keys WHERE ${OWNER}`, [o.appId, o.userId]);
+  }
+  async insertKey(o: Owner, k: KeyRow, now: string): Promise<void> {
+    await this.x.run('INSERT INTO sync_keys (app_id, user_id, encrypted_key, key_version, key_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [o.appId, o.userId, k.encrypted_key, k.key_version, k.key_id, now]);
+  }
+  async updateKey(o: Owner, k: KeyRow, now: string): Promise<void> {
+    await this.x.run(`UPDATE sync_keys SET encrypted_key = ?, key_version = ?, key_id = ?, updated_at = ? WHERE ${OWNER}`, [k.encrypted_key, k.key_version, k.key_id, now, o.appId, o.userId]);
+  }
+  retiredKeys(o: Owner): Promise<RetiredKey[]> {
+    return this.x.all<RetiredKey>(`SELECT encrypted_key, key_id FROM sync_retired_keys WHERE ${OWNER} ORDER BY key_id`, [o.appId, o.userId]);
+  }
+  async retireKey(o: Owner, k: RetiredKey, now: string): Promise<void> {
+    await this.x.run(
+      `INSERT INTO sync_retired_keys (app_id, user_id, key_id, encrypted_key, retired_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (app_id, user_id, key_id) DO UPDATE SET encrypted_key = excluded.encrypted_key, retired_at = excluded.retired_at`,
+      [o.appId, o.userId, k.key_id, k.encrypted_key, now],
+    );
+  }
+  async dropUnusedRetiredKeys(o: Owner): Promise<void> {
+    await this.x.run(
+      `DELETE FROM sync_retired_keys WHERE ${OWNER}
+       AND NOT EXISTS (SELECT 1 FROM sync_entries e WHERE e.app_id = sync_retired_keys.app_id AND e.user_id = sync_retired_keys.user_id AND e.key_id = sync_retired_keys.key_id)`,
+      [o.appId, o.userId],
+    );
+  }
+
+  // Rotations.
+  activeRotation(o: Owner): Promise<RotationRow | undefined> {
+    return this.x.get<RotationRow>(`SELECT ${ROTATION_COLUMNS} FROM sync_rotations WHERE ${OWNER} AND state = 'active'`, [o.appId, o.userId]);
+  }
+  rotation(o: Owner, id: string): Promise<RotationRow | undefined> {
+    return this.x.get<RotationRow>(`SELECT ${ROTATION_COLUMNS} FROM sync_rotations WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id]);
+  }
+  async maxRotationKeyId(o: Owner): Promise<number> {
+    return (await this.x.value<number>(`SELECT COALESCE(MAX(new_key_id), 0) FROM sync_rotations WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+  }
+  async insertRotation(o: Owner, r: Omit<RotationRow, 'state'>, createdAt: string): Promise<void> {
+    await this.x.run(
+      `INSERT INTO sync_rotations (id, app_id, user_id, device_id, new_encrypted_key, new_key_id, target_seq, state, created_at, last_activity_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'active', ?, ?)`,
+      [r.id, o.appId, o.userId, r.device_id, r.new_encrypted_key, r.new_key_id, r.target_seq, createdAt, r.last_activity_ms],
+    );
+  }
+  async touchRotation(o: Owner, id: string, nowMs: number): Promise<void> {
+    await this.x.run(`UPDATE sync_rotations SET last_activity_ms = ? WHERE ${OWNER} AND id = ?`, [nowMs, o.appId, o.userId, id]);
+  }
+  async setRotationState(o: Owner, id: string, state: RotationState, nowMs: number): Promise<void> {
+    await this.x.run(`UPDATE sync_rotations SET state = ?, last_activity_ms = ? WHERE ${OWNER} AND id = ?`, [state, nowMs, o.appId, o.userId, id]);
+  }
+}
+
+export class SqlSyncStore extends Rows implements SyncStore {
+  private constructor(private readonly sql: SqlDatabase) {
+    super(sql);
+  }
+
+  /** The store on `sql`, its `sync` tables migrated. */
+  static async open(sql: SqlDatabase): Promise<SqlSyncStore> {
+    await migrateSync(sql);
+    return new SqlSyncStore(sql);
+  }
+
+  transaction<T>(fn: (tx: SyncRows) => Promise<T>): Promise<T> {
+    return this.sql.transaction((x) => fn(new Rows(x)));
+  }
+
+  async close(): Promise<void> {
+    // The database belongs to whoever opened it (the marketplace, or an admin command).
+  }
+}
