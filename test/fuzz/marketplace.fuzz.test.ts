@@ -51,7 +51,7 @@ beforeAll(async () => {
 
   // Accounts: ana owns the seed repository and carol the seed sync data; the fuzzer holds only
   // bo's tokens and session (notes) and dan's sync sign-in.
-  const accounts = new AccountsAdmin(dir.path);
+  const accounts = await AccountsAdmin.open({ dataDir: dir.path });
   admins.push(accounts);
   await accounts.addUser({ name: 'ana', email: 'ana@example.com' });
   await accounts.addUser({ name: 'bo', email: 'bo@example.com' });

@@ -24,7 +24,7 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
   const dir = tempDir('mkt-notes-');
   const { logger, text: log } = captureLog('debug');
   const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: {}, logger, clock: opts.clock, out: { write: () => true } as unknown as NodeJS.WritableStream });
-  const admin = new AccountsAdmin(dir.path);
+  const admin = await AccountsAdmin.open({ dataDir: dir.path });
   await admin.addUser({ name: 'ana', email: 'ana@example.com' });
   await admin.addUser({ name: 'bo', email: 'bo@example.com' });
   const tokens = {

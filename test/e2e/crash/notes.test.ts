@@ -39,7 +39,7 @@ describe('notes survive SIGKILL', () => {
     const dir = tempDir('mkt-crash-notes-');
     const work = tempDir('mkt-crash-notes-work-');
     cleanups.push(() => dir.remove(), () => work.remove());
-    const admin = new AccountsAdmin(dir.path);
+    const admin = await AccountsAdmin.open({ dataDir: dir.path });
     await admin.addUser({ name: 'ana', email: 'ana@example.com' });
     const token = (await admin.createToken('ana', 'push')).token;
     await admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });

@@ -18,7 +18,7 @@ describe('sync push survives SIGKILL', () => {
     const sync = new SyncAdmin(dir.path);
     const { apiKey } = (await sync.createApp('Notes'))!;
     await sync.close();
-    const accounts = new AccountsAdmin(dir.path);
+    const accounts = await AccountsAdmin.open({ dataDir: dir.path });
     await accounts.addUser({ name: 'ana', email: 'ana@example.com', password: 'pw-ana-long' });
     await accounts.close();
 
