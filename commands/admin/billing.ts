@@ -1,5 +1,5 @@
-// `mkt admin billing renew`: sync subscription administration straight on the data dir.
-// Flags and help only; the runner loads on use.
+// `mkt admin billing renew`: sync subscription administration on the marketplace's database
+// (`mkt admin --database-url` or the data dir's SQLite file). Flags and help only; the runner loads on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { adminTarget } from './flags.js';
@@ -21,7 +21,8 @@ export function registerBillingAdmin(admin: Command, f: Factory): void {
       `
 Examples:
   $ mkt admin billing renew
-  $ mkt admin --data-dir /var/lib/mkt billing renew --user ada@example.com --early --json`,
+  $ mkt admin --data-dir /var/lib/mkt billing renew --user ada@example.com --early --json
+  $ mkt admin --database-url postgres://mkt@db/mkt billing renew`,
     )
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
       const { billingRenewRun } = await import('./billing/renew.js');

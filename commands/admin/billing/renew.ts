@@ -1,30 +1,27 @@
 // billingRenewRun: `mkt admin billing renew` — renews due local-provider subscriptions and
-// prints what became of each (renewed, not due, ...).
-import type { Factory } from '../../../src/cli/factory.js';
+// prints what became of each (renewed, not due, ...). Works on the marketplace stores the Factory
+// opens: SQLite in the data dir, or PostgreSQL from --database-url / MKT_DATABASE_URL.
 import { NegativeError } from '../../../src/cli/errors.js';
 import { printJson, printTable } from '../../../src/cli/output.js';
-import { dataDir } from '../../../src/config/paths.js';
+import type { AdminFlags } from '../flags.js';
 
-export interface BillingRenewOptions {
-  factory: Factory;
-  dataDir?: string;
+export interface BillingRenewOptions extends AdminFlags {
   app?: string;
   user?: string;
   early?: boolean;
-  json?: boolean;
 }
 
 export async function billingRenewRun(opts: BillingRenewOptions): Promise<void> {
-  const dir = dataDir(opts.dataDir, opts.factory.io.env, opts.factory.io.cwd);
-  const { BillingAdmin } = await import('../../../daemon/services/marketplace/sync/billing-admin.js');
-  const admin = new BillingAdmin(dir, () => opts.factory.now().getTime());
+  const stores = await opts.factory.marketplaceStores(opts);
   let results;
   try {
+    const { BillingAdmin } = await import('../../../daemon/services/marketplace/sync/billing-admin.js');
+    const admin = new BillingAdmin(stores, () => opts.factory.now().getTime());
     results = await admin.renew({ app: opts.app, user: opts.user, early: opts.early === true });
   } catch (err) {
     throw new NegativeError((err as Error).message);
   } finally {
-    await admin.close();
+    await stores.close();
   }
   if (opts.json) {
     printJson(opts.factory.io, results);

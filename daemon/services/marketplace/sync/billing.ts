@@ -160,7 +160,8 @@ export async function billingRoutes(app: FastifyInstance, c: StorageContext, aut
       if (cap_bytes < usage.used_bytes) throw new HttpError(409, `cap_bytes ${cap_bytes} is below the ${usage.used_bytes} bytes in use: delete blobs first`);
       const pending = cap_bytes === sub.cap_bytes ? null : cap_bytes;
       await c.payments.reprice(sub, pending ?? sub.cap_bytes, quoteCents(p, pending ?? sub.cap_bytes, sub.interval));
-      return subscriptionStatus(await c.store.queueCap(caller.appId, caller.userId, pending, nowIso(c.clock)));
+      await c.store.setPendingCap(caller.appId, caller.userId, pending, nowIso(c.clock));
+      return subscriptionStatus(await c.store.subscription(caller.appId, caller.userId));
     },
   );
 }

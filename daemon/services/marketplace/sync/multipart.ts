@@ -21,7 +21,7 @@ import { HttpError } from '../../../plugins/errors.js';
 import { assertRoom } from './quota.js';
 import { syncCaller, type SyncCaller } from './auth.js';
 import { nowIso, type StorageContext } from './storage-context.js';
-import { reserveUpload, uploadObject } from './uploads.js';
+import { moveUpload, reserveUpload, touchUpload, uploadObject } from './uploads.js';
 
 const TAGS = ['sync'];
 const BEARER = [{ bearer: [] }];
@@ -137,7 +137,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       const key = uploadObject(s);
       // Billing follows what is stored: refresh the session's parts while it is active.
       const stored = await c.objects.listParts(key, s.store_upload_id!);
-      await c.store.touchUpload(s.id, c.clock.now(), stored.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
+      await touchUpload(c.store, s.id, c.clock.now(), stored.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
       const geometry = { part_size: s.part_size, part_count: s.part_count };
       const base = c.baseUrl(req);
       const parts = [];
@@ -183,7 +183,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       }
       const key = uploadObject(s);
       const stored = new Map((await c.objects.listParts(key, s.store_upload_id!)).map((p) => [p.partNumber, p]));
-      await c.store.touchUpload(s.id, c.clock.now(), [...stored.values()].map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
+      await touchUpload(c.store, s.id, c.clock.now(), [...stored.values()].map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
       const missing: number[] = [];
       const mismatched: number[] = [];
       const geometry = { part_size: s.part_size, part_count: s.part_count };
@@ -197,7 +197,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       if (mismatched.length > 0) throw new HttpError(409, `cannot complete: the ETag or size of parts ${listParts(mismatched)} does not match what is stored (uploaded again since?)`);
       const order = [...Array(s.part_count).keys()].map((i) => ({ partNumber: i + 1, etag: stored.get(i + 1)!.etag, checksum: stored.get(i + 1)!.checksum }));
       await c.objects.completeMultipart(key, s.store_upload_id!, order);
-      await c.store.moveUpload(s.id, ['open'], 'completed', c.clock.now());
+      await moveUpload(c.store, s.id, ['open'], 'completed', c.clock.now());
       return reply.code(204).send();
     },
   );
@@ -224,7 +224,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       }
       if (s.state === 'aborted' || s.state === 'reaped') return reply.code(204).send();
       if (s.state !== 'open') throw new HttpError(409, `multipart upload ${s.id} is already completed`);
-      if (await c.store.moveUpload(s.id, ['open'], 'aborted', c.clock.now())) {
+      if (await moveUpload(c.store, s.id, ['open'], 'aborted', c.clock.now())) {
         await c.objects.abortMultipart(uploadObject(s), s.store_upload_id!);
       }
       return reply.code(204).send();

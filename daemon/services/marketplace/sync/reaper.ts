@@ -1,11 +1,13 @@
 // The upload reaper: a cron job that aborts multipart sessions (and deletes unconfirmed one-shot
 // objects) idle longer than the documented idle time, so abandoned uploads stop billing; settles
 // one-shot grants once their URL has expired (releasing their reservation); and re-reads the
-// parts of open sessions, so the bill follows what the store holds.
+// parts of open sessions, so the bill follows what the store holds. With several instances on
+// one database, each period's sweep runs on one of them only (startReaper).
 import { CronJob } from 'cron';
+import type { SqlDatabase } from '../../../../src/store/sql.js';
 import type { UploadSession } from '../../../../src/store/sync-billing.js';
 import type { StorageContext } from './storage-context.js';
-import { grantTarget, uploadObject } from './uploads.js';
+import { grantTarget, moveUpload, recordParts, uploadObject } from './uploads.js';
 
 /** Every ten minutes, at second 0. */
 export const DEFAULT_REAPER_SCHEDULE = '0 */10 * * * *';
@@ -19,7 +21,7 @@ type ReaperContext = Pick<StorageContext, 'store' | 'objects' | 'clock' | 'limit
 export async function recordStoredParts(c: Pick<StorageContext, 'store' | 'objects'>, s: UploadSession): Promise<void> {
   if (s.state !== 'open' || !s.store_upload_id) return;
   const parts = await c.objects.listParts(uploadObject(s), s.store_upload_id);
-  await c.store.recordParts(s.id, parts.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
+  await recordParts(c.store, s.id, parts.map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
 }
 
 /** Re-reads the stored parts of every open session. */
@@ -46,7 +48,7 @@ async function release(c: ReaperContext, s: UploadSession, was: UploadSession['s
 
 async function reap(c: ReaperContext, s: UploadSession): Promise<boolean> {
   // The state moves first: a racing complete or confirm then finds the session gone, not half-deleted.
-  if (!(await c.store.moveUpload(s.id, [s.state], 'reaped', c.clock.now()))) return false;
+  if (!(await moveUpload(c.store, s.id, [s.state], 'reaped', c.clock.now()))) return false;
   try {
     await release(c, s, s.state);
   } catch (err) {
@@ -100,20 +102,44 @@ export async function reapIdleUploads(c: ReaperContext): Promise<number> {
   return reaped;
 }
 
-export function startReaper(c: ReaperContext, schedule: string): { stop(): Promise<void> } {
+/** The job name under which instances take turns running the reaper (SqlDatabase.exclusive). */
+export const REAPER_JOB = 'sync-upload-reaper';
+
+/**
+ * One sweep a period across every instance: each instance's cron fires, and the sweep runs only
+ * where `exclusive` holds the job's lock and claims the period (the tick's scheduled time), both
+ * on the database, so nothing about it lives in one process.
+ */
+export function startReaper(c: ReaperContext, schedule: string, sql: Pick<SqlDatabase, 'exclusive'>): { stop(): Promise<void> } {
   let running: Promise<unknown> | undefined;
+  const sweep = (period: number): Promise<boolean> =>
+    sql.exclusive(
+      REAPER_JOB,
+      async () => {
+        c.logger.debug({ job: REAPER_JOB, period: new Date(period).toISOString() }, 'upload reaper run');
+        await reapIdleUploads(c);
+        await refreshOpenParts(c);
+      },
+      { period },
+    );
+  // The scheduled time of the coming tick: every instance names a period by it, whenever its timer fires.
+  let upcoming = 0;
   const job = CronJob.from({
     cronTime: schedule,
-    start: true,
+    start: false,
     onTick: () => {
+      const period = upcoming;
+      // A timer that fires a little early still sees this tick as next: take the first one after it.
+      upcoming = job.nextDates(2).map((d) => d.toMillis()).find((t) => t > period) ?? period + 1;
       // One sweep at a time; a slow sweep makes the next tick a no-op.
       if (running) return;
-      running = reapIdleUploads(c)
-        .then(() => refreshOpenParts(c))
+      running = sweep(period)
         .catch((err: unknown) => c.logger.error({ err: (err as Error).message }, 'upload reaper failed'))
         .finally(() => (running = undefined));
     },
   });
+  upcoming = job.nextDate().toMillis();
+  job.start();
   return {
     async stop() {
       await job.stop();

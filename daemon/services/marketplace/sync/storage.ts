@@ -1,10 +1,9 @@
 // Blob storage and billing of the sync area: opens the storage store, the object store and the
 // payment provider chosen by flags, registers the blob, multipart, subscription, webhook (and the
-// local adapters' own) routes, and runs the upload reaper. Called by sync/index.ts.
+// local adapters' own) routes, and runs the upload reaper (one instance a period, when several
+// share the database). Called by sync/index.ts.
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
-import type { Db } from '../../../../src/store/sqlite.js';
-import type { AccountsStore } from '../../../../src/store/accounts.js';
-import { SqliteSyncStorageStore } from '../../../../src/store/sync-billing.js';
+import type { MarketplaceStores } from '../stores.js';
 import { LocalObjectStore } from '../../../../src/sync-objects/local.js';
 import type { ObjectStore } from '../../../../src/sync-objects/store.js';
 import type { S3StoreOptions } from '../../../../src/sync-objects/s3.js';
@@ -20,18 +19,20 @@ import { multipartRoutes } from './multipart.js';
 import { localObjectRoutes } from './objects.js';
 import { LocalPaymentProvider, localWebhookSecret, type PaymentProvider } from './payments.js';
 import { DEFAULT_REAPER_SCHEDULE, recordStoredParts, startReaper } from './reaper.js';
+import { touchUpload } from './uploads.js';
 import type { StorageContext } from './storage-context.js';
 import { webhookRoutes } from './webhook.js';
 
 export interface StorageDeps {
-  db: Db;
+  /** The marketplace's stores: `storage` for blobs and billing, `accounts` for checkout e-mails, `sql` for the reaper's turns. */
+  stores: MarketplaceStores;
+  /** Local objects live under it (a volume every instance mounts, when several share a `local` store). */
   dataDir: string;
   ctx: ServiceContext;
   /** The sync secret (see auth.ts `deriveSyncKey` for purpose-bound keys). */
   secret: Buffer;
   /** The bearer preHandler (requireSyncAuth) to put on every bearer route. */
   auth: preHandlerHookHandler;
-  accounts: AccountsStore;
 }
 
 /** Service flags (or environment variables) of blob storage and billing; all optional. */
@@ -100,7 +101,7 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
   } else throw new ConfigError([`unknown sync payment provider ${JSON.stringify(payKind)} (expected local or stripe)`]);
 
   const c: StorageContext = {
-    store: new SqliteSyncStorageStore(deps.db),
+    store: deps.stores.storage,
     objects,
     payments,
     clock,
@@ -114,7 +115,7 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
 
   await blobRoutes(app, c, deps.auth);
   await multipartRoutes(app, c, deps.auth);
-  await billingRoutes(app, c, deps.auth, deps.accounts);
+  await billingRoutes(app, c, deps.auth, deps.stores.accounts);
   await webhookRoutes(app, c);
   if (local) {
     await localObjectRoutes(app, local);
@@ -123,7 +124,7 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
       try {
         const s = await c.store.uploadByStoreId(storeUploadId);
         if (!s) return;
-        await c.store.touchUpload(s.id, clock.now());
+        await touchUpload(c.store, s.id, clock.now());
         await recordStoredParts(c, s);
       } catch (err) {
         ctx.logger.warn({ err: (err as Error).message }, 'could not record an uploaded part');
@@ -133,13 +134,13 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
   if (localPay) await localCheckoutRoutes(app, c, localPay);
   if (stripeReturnPath) await checkoutReturnRoutes(app, stripeReturnPath);
 
-  const reaper = startReaper(c, pick(flags.syncReaperSchedule, env.MKT_SYNC_REAPER_SCHEDULE) ?? DEFAULT_REAPER_SCHEDULE);
+  const reaper = startReaper(c, pick(flags.syncReaperSchedule, env.MKT_SYNC_REAPER_SCHEDULE) ?? DEFAULT_REAPER_SCHEDULE, deps.stores.sql);
   ctx.logger.info({ object_store: objects.kind, payments: payments.kind }, 'sync storage ready');
   return {
     async close() {
       await reaper.stop();
       await objects.close();
-      await c.store.close();
+      // The stores belong to the marketplace, which closes them.
     },
   };
 }

@@ -1,7 +1,8 @@
 // Upload rules of sync blobs (issue 11 defect 1): every upload writes its own object, reserves
 // its full signed size against the cap until it is settled, and blob confirm promotes exactly one
-// upload's object, after which no signed URL can change the bytes the blob serves.
-import type { BlobRecord, UploadSession } from '../../../../src/store/sync-billing.js';
+// upload's object, after which no signed URL can change the bytes the blob serves. The rules run
+// in the store's transactions under PostgreSQL advisory locks, so they hold across instances.
+import type { BlobRecord, ConfirmOutcome, StoredPartRow, SyncStorageStore, UploadSession, UploadState } from '../../../../src/store/sync-billing.js';
 import { blobKey, stagingKey } from '../../../../src/sync-objects/store.js';
 import { HttpError } from '../../../plugins/errors.js';
 import { fits, MAX_PENDING_PER_BLOB, overCap } from './quota.js';
@@ -21,22 +22,95 @@ export function blobObject(appId: string, userId: string, hash: string, b: BlobR
   return b.object_key ?? blobKey(appId, userId, hash);
 }
 
+/** The lock of every read-decide-write over an (app, user)'s usage (the changelog push takes it too). */
+export const ownerLock = (appId: string, userId: string): string => `sync:${appId}:${userId}`;
+/** The lock of one upload's parts and state moves. */
+export const uploadLock = (id: string): string => `sync-upload:${id}`;
+
 /**
  * Records a new upload if it fits: what is stored plus every pending upload's signed size must
  * stay within the cap, and one blob has at most MAX_PENDING_PER_BLOB pending uploads. Decided in
- * the store's transaction, so concurrent requests never reserve past the cap. 'exists' when the
- * blob was confirmed meanwhile.
+ * one transaction holding the owner's lock, so concurrent requests (on any instance) never
+ * reserve past the cap. 'exists' when the blob was confirmed meanwhile.
  */
-export async function reserveUpload(c: StorageContext, u: UploadSession): Promise<'reserved' | 'exists'> {
-  const r = await c.store.reserveUpload(u, (usage, pending) => {
-    if (pending >= MAX_PENDING_PER_BLOB) return 'too_many';
-    return fits(usage, u.size_bytes) ? undefined : 'over_cap';
+export async function reserveUpload(c: Pick<StorageContext, 'store'>, u: UploadSession): Promise<'reserved' | 'exists'> {
+  const r = await c.store.transaction(async (tx) => {
+    await tx.lock(ownerLock(u.app_id, u.user_id));
+    if (await tx.blob(u.app_id, u.user_id, u.hash)) return { kind: 'exists' as const };
+    if ((await tx.pendingUploads(u.app_id, u.user_id, u.hash)) >= MAX_PENDING_PER_BLOB) return { kind: 'too_many' as const };
+    const usage = await tx.usage(u.app_id, u.user_id);
+    if (!fits(usage, u.size_bytes)) return { kind: 'over_cap' as const, usage };
+    await tx.insertUpload(u);
+    return { kind: 'reserved' as const };
   });
-  if (r.kind === 'refused') {
-    if (r.reason === 'too_many') throw new HttpError(409, `blob ${u.hash} already has ${MAX_PENDING_PER_BLOB} pending uploads: confirm one, abort its multipart sessions, or wait until their URLs expire`);
-    throw overCap(r.usage, u.size_bytes);
-  }
+  if (r.kind === 'too_many') throw new HttpError(409, `blob ${u.hash} already has ${MAX_PENDING_PER_BLOB} pending uploads: confirm one, abort its multipart sessions, or wait until their URLs expire`);
+  if (r.kind === 'over_cap') throw overCap(r.usage, u.size_bytes);
   return r.kind;
+}
+
+/**
+ * Moves an upload from one of `from` to `to`; false when it was in another state. An upload that
+ * ends (aborted, reaped) drops its recorded parts: they no longer exist, so they no longer bill.
+ */
+export async function moveUpload(store: SyncStorageStore, id: string, from: readonly UploadState[], to: UploadState, nowMs: number): Promise<boolean> {
+  return store.transaction(async (tx) => {
+    await tx.lock(uploadLock(id));
+    const moved = await tx.setUploadState(id, from, to, nowMs);
+    if (moved && (to === 'aborted' || to === 'reaped')) await tx.replaceParts(id, []);
+    return moved;
+  });
+}
+
+/**
+ * Activity on an open session (it is not idle); `parts`, when given, is what the object store
+ * holds now and becomes what bills. Nothing changes once the session is no longer open.
+ */
+export async function touchUpload(store: SyncStorageStore, id: string, nowMs: number, parts?: readonly StoredPartRow[]): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.lock(uploadLock(id));
+    if (!(await tx.touchOpenUpload(id, nowMs)) || !parts) return;
+    await tx.replaceParts(id, parts);
+  });
+}
+
+/** Records what the object store holds of a session that is still open, without counting it as activity. */
+export async function recordParts(store: SyncStorageStore, id: string, parts: readonly StoredPartRow[]): Promise<void> {
+  await store.transaction(async (tx) => {
+    await tx.lock(uploadLock(id));
+    if ((await tx.upload(id))?.state !== 'open') return;
+    await tx.replaceParts(id, parts);
+  });
+}
+
+/**
+ * The cap rule at confirm, in one transaction holding the owner's lock: the `promoting` upload
+ * becomes `confirmed` and its blob is recorded at its authoritative size if that fits (its own
+ * reservation is released into stored bytes); it becomes `rejected` when over the cap or when
+ * the blob exists; `gone` when the upload is no longer `promoting` (reaped meanwhile).
+ */
+export async function settleConfirm(
+  store: SyncStorageStore,
+  input: { upload_id: string; app_id: string; user_id: string; hash: string; size_bytes: number; object_key: string; at: string; now_ms: number },
+): Promise<ConfirmOutcome> {
+  const { app_id, user_id, hash, upload_id, now_ms } = input;
+  return store.transaction(async (tx): Promise<ConfirmOutcome> => {
+    await tx.lock(ownerLock(app_id, user_id));
+    const up = await tx.upload(upload_id);
+    if (!up || up.state !== 'promoting') return { kind: 'gone' };
+    if (await tx.blob(app_id, user_id, hash)) {
+      if (!(await tx.setUploadState(upload_id, ['promoting'], 'rejected', now_ms))) return { kind: 'gone' };
+      return { kind: 'exists', usage: await tx.usage(app_id, user_id) };
+    }
+    const usage = await tx.usage(app_id, user_id);
+    if (!fits(usage, input.size_bytes, up.size_bytes)) {
+      if (!(await tx.setUploadState(upload_id, ['promoting'], 'rejected', now_ms))) return { kind: 'gone' };
+      return { kind: 'over_cap', usage };
+    }
+    // Conditional: a reaper that moved it meanwhile wins, and no blob points at a deleted object.
+    if (!(await tx.setUploadState(upload_id, ['promoting'], 'confirmed', now_ms))) return { kind: 'gone' };
+    await tx.insertBlob({ app_id, user_id, hash, size_bytes: input.size_bytes, created_at: input.at, object_key: input.object_key });
+    return { kind: 'created', usage: await tx.usage(app_id, user_id) };
+  });
 }
 
 /**
@@ -56,7 +130,7 @@ export async function confirmUpload(c: StorageContext, appId: string, userId: st
     }
   }
   if (!chosen) throw new HttpError(409, `no object was uploaded for blob ${hash}: upload it (or complete its multipart upload) before confirming`);
-  if (!(await c.store.moveUpload(chosen.id, [chosen.state], 'promoting', c.clock.now()))) {
+  if (!(await moveUpload(c.store, chosen.id, [chosen.state], 'promoting', c.clock.now()))) {
     if (await c.store.blob(appId, userId, hash)) return;
     throw new HttpError(409, `blob ${hash} is being confirmed by another request: try again`);
   }
@@ -64,13 +138,10 @@ export async function confirmUpload(c: StorageContext, appId: string, userId: st
   if (chosen.state === 'single' && chosen.object_key) await c.objects.promote(grantTarget(chosen), object);
   const head = await c.objects.head(object);
   if (!head) {
-    await c.store.moveUpload(chosen.id, ['promoting'], chosen.state, c.clock.now());
+    await moveUpload(c.store, chosen.id, ['promoting'], chosen.state, c.clock.now());
     throw new HttpError(409, `no object was uploaded for blob ${hash}: upload it (or complete its multipart upload) before confirming`);
   }
-  const res = await c.store.confirmBlob(
-    { upload_id: chosen.id, app_id: appId, user_id: userId, hash, size_bytes: head.size, object_key: object, at: nowIso(c.clock), now_ms: c.clock.now() },
-    (usage, released) => fits(usage, head.size, released),
-  );
+  const res = await settleConfirm(c.store, { upload_id: chosen.id, app_id: appId, user_id: userId, hash, size_bytes: head.size, object_key: object, at: nowIso(c.clock), now_ms: c.clock.now() });
   if (res.kind === 'created') return;
   // Unrecorded bytes are neither reachable nor billed: do not keep them (legacy objects may be the blob's own).
   if (chosen.object_key) await c.objects.delete(object);
