@@ -1,80 +1,122 @@
 // `mkt admin user add`, `token create|revoke`, `session create`, `repo create|grant`, `reindex`
-// on a data dir, checked through the stores and the bare repositories they leave behind.
-import { existsSync, statSync } from 'node:fs';
+// on a data dir, with the stores on SQLite (the data dir's marketplace.db) and on PostgreSQL
+// (`--database-url`, or MKT_DATABASE_URL), checked through the stores and the bare repositories
+// they leave behind.
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { adminCli } from '../../helpers/admin-cli.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminCli, type AdminCli } from '../../helpers/admin-cli.js';
+import { ENGINES } from '../../helpers/engines.js';
+import { freshDatabaseUrl } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
 import { verifyPassword } from '../../../src/crypto/password.js';
 
-const dir = tempDir('mkt-accounts-admin-');
-const data = join(dir.path, 'data');
-afterAll(() => dir.remove());
+for (const engine of ENGINES) {
+  describe(`mkt admin accounts and repositories [${engine}]`, () => {
+    const dir = tempDir('mkt-accounts-admin-');
+    const data = join(dir.path, 'data');
+    let databaseUrl: string | undefined;
+    let mkt: AdminCli;
+    beforeAll(async () => {
+      databaseUrl = engine === 'postgres' ? await freshDatabaseUrl() : undefined;
+      mkt = adminCli(dir.path, data, { databaseUrl });
+    });
+    afterAll(() => dir.remove());
 
-const mkt = adminCli(dir.path, data);
+    async function withAdmin<T>(fn: (a: AccountsAdmin) => Promise<T>): Promise<T> {
+      const a = await AccountsAdmin.open({ dataDir: data, databaseUrl });
+      try {
+        return await fn(a);
+      } finally {
+        await a.close();
+      }
+    }
 
-async function withAdmin<T>(fn: (a: AccountsAdmin) => Promise<T>): Promise<T> {
-  const a = new AccountsAdmin(data);
-  try {
-    return await fn(a);
-  } finally {
-    await a.close();
-  }
+    it('user add stores a password hash read from stdin; duplicates and bad input exit non-zero', async () => {
+      const added = await mkt(['user', 'add', 'ana', '--email', 'ana@example.com'], { stdin: 'correct horse battery\n' });
+      expect(added.code, added.err).toBe(0);
+      const hash = await withAdmin(async (a) => a.accounts.getPasswordHash((await a.accounts.findUserByName('ana'))!.id));
+      expect(await verifyPassword('correct horse battery', hash!)).toBe(true);
+      expect((await mkt(['user', 'add', 'bo', '--email', 'bo@example.com'], { tty: true })).code).toBe(0);
+      const dup = await mkt(['user', 'add', 'ANA', '--email', 'x@example.com'], { tty: true });
+      expect(dup.code).toBe(1);
+      expect(dup.err).toMatch(/already exists/);
+      const dupEmail = await mkt(['user', 'add', 'cy', '--email', 'ANA@example.com'], { tty: true });
+      expect(dupEmail.code).toBe(1);
+      expect(dupEmail.err).toMatch(/already used/);
+      expect((await mkt(['user', 'add', '../x', '--email', 'x@example.com'], { tty: true })).code).toBe(1);
+      expect((await mkt(['user', 'add', 'cy', '--email', 'not-an-email'], { tty: true })).code).toBe(1);
+      if (engine === 'sqlite') expect(statSync(join(data, 'marketplace.db')).mode & 0o777).toBe(0o600);
+      // On PostgreSQL nothing of the stores lands in the data dir.
+      else expect(existsSync(join(data, 'marketplace.db'))).toBe(false);
+    });
+
+    it('concurrent adds of one name: exactly one succeeds, the others say it exists', async () => {
+      const results = await withAdmin((a) =>
+        Promise.allSettled(Array.from({ length: 8 }, (_, i) => a.addUser({ name: i % 2 ? 'Dee' : 'dee', email: `dee${i}@example.com` }))),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results) if (r.status === 'rejected') expect(String(r.reason)).toMatch(/already exists/);
+    });
+
+    it('token create prints the token once and stores only a hash; revoke stops it', async () => {
+      const r = await mkt(['token', 'create', 'ana', '--scope', 'push', '--json']);
+      expect(r.code, r.err).toBe(0);
+      const { token, id, scope } = JSON.parse(r.out) as { token: string; id: string; scope: string };
+      expect(scope).toBe('push');
+      expect(token).toMatch(/^mkt_[A-Za-z0-9_-]{43}$/);
+      expect(await withAdmin(async (a) => (await a.accounts.authenticateToken(token))?.user.name)).toBe('ana');
+      expect((await mkt(['token', 'create', 'ana', '--scope', 'admin'])).code).toBe(2);
+      expect((await mkt(['token', 'create', 'nobody', '--scope', 'read'])).code).toBe(1);
+      expect((await mkt(['token', 'revoke', id])).code).toBe(0);
+      expect(await withAdmin((a) => a.accounts.authenticateToken(token))).toBeUndefined();
+      expect((await mkt(['token', 'revoke', id])).code).toBe(1);
+      const plain = await mkt(['token', 'create', 'bo', '--scope', 'read']);
+      expect((await mkt(['token', 'revoke', '-'], { stdin: plain.out })).code).toBe(0);
+    });
+
+    it('session create mints a cookie value that authenticates the user', async () => {
+      // The database also comes from MKT_DATABASE_URL when no flag names one.
+      const run = databaseUrl ? adminCli(dir.path, data) : mkt;
+      const r = await run(['session', 'create', 'ana'], { env: databaseUrl ? { MKT_DATABASE_URL: databaseUrl } : {} });
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).toMatch(/mkt_session=/);
+      expect(await withAdmin(async (a) => (await a.accounts.authenticateSession(r.out.trim()))?.name)).toBe('ana');
+    });
+
+    it('repo create makes a bare repository of the asked object format; grant and reindex work', async () => {
+      const r = await mkt(['repo', 'create', 'ana/app', '--private', '--object-format', 'sha256', '--json']);
+      expect(r.code, r.err).toBe(0);
+      const created = JSON.parse(r.out) as { path: string; private: boolean; object_format: string };
+      expect(created).toMatchObject({ private: true, object_format: 'sha256' });
+      expect(existsSync(join(created.path, 'HEAD'))).toBe(true);
+      expect((await mkt(['repo', 'create', 'ana/app'])).code).toBe(1);
+      expect((await mkt(['repo', 'create', 'ANA/App'])).err).toMatch(/already exists/);
+      expect((await mkt(['repo', 'create', 'nobody/app'])).code).toBe(1);
+      expect((await mkt(['repo', 'create', 'ana/-bad'])).code).toBe(1);
+      expect((await mkt(['repo', 'create', 'ana/lib.git'])).out).toMatch(/ana\/lib at /);
+      expect((await mkt(['repo', 'create', 'ana/y', '--object-format', 'md5'])).code).toBe(2);
+      // No staging directory is left behind by creates that succeeded or failed.
+      expect(readdirSync(join(data, 'repos', 'ana')).sort()).toEqual(['app.git', 'lib.git']);
+      expect((await mkt(['repo', 'grant', 'ana/app', 'bo', '--read'])).code).toBe(0);
+      expect((await mkt(['repo', 'grant', 'ana/app', 'bo'])).code).toBe(2);
+      expect((await mkt(['repo', 'grant', 'ana/nope', 'bo', '--read'])).code).toBe(1);
+      expect(
+        await withAdmin(async (a) => a.repos.permissionOf((await a.repos.findRepo('ana', 'app'))!.id, (await a.accounts.findUserByName('bo'))!.id)),
+      ).toBe('read');
+      const re = await mkt(['reindex', '--json']);
+      expect(re.code, re.err).toBe(0);
+      expect(JSON.parse(re.out)).toEqual([{ repo: 'ana/app', namespaces: 0, notes: 0 }, { repo: 'ana/lib', namespaces: 0, notes: 0 }]);
+    });
+
+    it('concurrent creates of one repository: one row, one directory', async () => {
+      const results = await withAdmin((a) =>
+        Promise.allSettled(Array.from({ length: 4 }, () => a.createRepo('bo/race', { private: false, objectFormat: 'sha1' }))),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect(readdirSync(join(data, 'repos', 'bo'))).toEqual(['race.git']);
+      expect(existsSync(join(data, 'repos', 'bo', 'race.git', 'HEAD'))).toBe(true);
+    });
+  });
 }
-
-describe('mkt admin accounts and repositories', () => {
-  it('user add stores a password hash read from stdin; duplicates and bad input exit non-zero', async () => {
-    expect((await mkt(['user', 'add', 'ana', '--email', 'ana@example.com'], { stdin: 'correct horse battery\n' })).code).toBe(0);
-    const hash = await withAdmin(async (a) => a.accounts.getPasswordHash((await a.accounts.findUserByName('ana'))!.id));
-    expect(await verifyPassword('correct horse battery', hash!)).toBe(true);
-    expect((await mkt(['user', 'add', 'bo', '--email', 'bo@example.com'], { tty: true })).code).toBe(0);
-    const dup = await mkt(['user', 'add', 'ANA', '--email', 'x@example.com'], { tty: true });
-    expect(dup.code).toBe(1);
-    expect(dup.err).toMatch(/already exists/);
-    expect((await mkt(['user', 'add', '../x', '--email', 'x@example.com'], { tty: true })).code).toBe(1);
-    expect((await mkt(['user', 'add', 'cy', '--email', 'not-an-email'], { tty: true })).code).toBe(1);
-    expect(statSync(join(data, 'marketplace.db')).mode & 0o777).toBe(0o600);
-  });
-
-  it('token create prints the token once and stores only a hash; revoke stops it', async () => {
-    const r = await mkt(['token', 'create', 'ana', '--scope', 'push', '--json']);
-    expect(r.code, r.err).toBe(0);
-    const { token, id, scope } = JSON.parse(r.out) as { token: string; id: string; scope: string };
-    expect(scope).toBe('push');
-    expect(token).toMatch(/^mkt_[A-Za-z0-9_-]{43}$/);
-    expect(await withAdmin(async (a) => (await a.accounts.authenticateToken(token))?.user.name)).toBe('ana');
-    expect((await mkt(['token', 'create', 'ana', '--scope', 'admin'])).code).toBe(2);
-    expect((await mkt(['token', 'create', 'nobody', '--scope', 'read'])).code).toBe(1);
-    expect((await mkt(['token', 'revoke', id])).code).toBe(0);
-    expect(await withAdmin((a) => a.accounts.authenticateToken(token))).toBeUndefined();
-    expect((await mkt(['token', 'revoke', id])).code).toBe(1);
-    const plain = await mkt(['token', 'create', 'bo', '--scope', 'read']);
-    expect((await mkt(['token', 'revoke', '-'], { stdin: plain.out })).code).toBe(0);
-  });
-
-  it('session create mints a cookie value that authenticates the user', async () => {
-    const r = await mkt(['session', 'create', 'ana']);
-    expect(r.code).toBe(0);
-    expect(r.err).toMatch(/mkt_session=/);
-    expect(await withAdmin(async (a) => (await a.accounts.authenticateSession(r.out.trim()))?.name)).toBe('ana');
-  });
-
-  it('repo create makes a bare repository of the asked object format; grant and reindex work', async () => {
-    const r = await mkt(['repo', 'create', 'ana/app', '--private', '--object-format', 'sha256', '--json']);
-    expect(r.code, r.err).toBe(0);
-    const created = JSON.parse(r.out) as { path: string; private: boolean; object_format: string };
-    expect(created).toMatchObject({ private: true, object_format: 'sha256' });
-    expect(existsSync(join(created.path, 'HEAD'))).toBe(true);
-    expect((await mkt(['repo', 'create', 'ana/app'])).code).toBe(1);
-    expect((await mkt(['repo', 'create', 'nobody/app'])).code).toBe(1);
-    expect((await mkt(['repo', 'create', 'ana/-bad'])).code).toBe(1);
-    expect((await mkt(['repo', 'create', 'ana/lib.git'])).out).toMatch(/ana\/lib at /);
-    expect((await mkt(['repo', 'create', 'ana/y', '--object-format', 'md5'])).code).toBe(2);
-    expect((await mkt(['repo', 'grant', 'ana/app', 'bo', '--read'])).code).toBe(0);
-    expect((await mkt(['repo', 'grant', 'ana/app', 'bo'])).code).toBe(2);
-    expect(await withAdmin(async (a) => a.repos.permissionOf(a.repos.findRepo('ana', 'app')!.id, (await a.accounts.findUserByName('bo'))!.id))).toBe('read');
-    const re = await mkt(['reindex', '--json']);
-    expect(JSON.parse(re.out)).toEqual([{ repo: 'ana/app', namespaces: 0, notes: 0 }, { repo: 'ana/lib', namespaces: 0, notes: 0 }]);
-  });
-});
