@@ -17,6 +17,6 @@ export function register(program: Command, f: Factory): void {
     .command('admin')
     .description('administer a marketplace data directory (users, tokens, repos, items, keys, apps)')
     .option('--data-dir <dir>', 'marketplace data directory (default: $MKT_DATA_DIR or ./.mkt-data)')
-    .option('--database-url <url>', 'the marketplace's PostgreSQL database (default: $MKT_DATABASE_URL, else SQLite in the data dir)');
+    .option('--database-url <url>', 'the marketplace\'s PostgreSQL database (default: $MKT_DATABASE_URL, else SQLite in the data dir)');
   for (const g of GROUPS) g(admin, f);
 }
