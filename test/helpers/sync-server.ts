@@ -1,13 +1,15 @@
 // A real `mkt serve marketplace` (startService) for sync tests: temp data dir, a ManualClock,
 // the log captured at trace level (to prove ciphertext and secrets stay out of it), an app and
-// users created through the admin path on the same data dir, and small JSON request helpers.
+// users created through the admin path on the same stores, and small JSON request helpers. The
+// database is the data dir's own: SQLite in it, or under MKT_TEST_ENGINE=postgres a PostgreSQL
+// database that belongs to the data dir (the same again when a test restarts a server on it).
+// Two servers share one database when given the same `databaseUrl` (and data dir, for the secret).
 import { Writable } from 'node:stream';
-import { join } from 'node:path';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { captureLog } from './log-capture.js';
 import { SyncAdmin } from '../../daemon/services/marketplace/sync/admin.js';
-import { openDatabase } from '../../src/store/sqlite.js';
-import { SqliteAccountsStore } from '../../src/store/accounts.js';
+import { openMarketplaceStores } from '../../daemon/services/marketplace/stores.js';
+import { marketplaceEnvFor } from './pg.js';
 import { hashPassword } from '../../src/crypto/password.js';
 import type { SyncAppPricing } from '../../src/store/sync.js';
 import { ManualClock } from '../../src/util/clock.js';
@@ -21,6 +23,8 @@ export interface Answer<T = Record<string, unknown>> {
 export interface SyncServer {
   url: string;
   dataDir: string;
+  /** The PostgreSQL database the server runs on, undefined on SQLite (in the data dir). */
+  databaseUrl: string | undefined;
   clock: ManualClock;
   svc: RunningService;
   log(): string;
@@ -33,21 +37,40 @@ export interface SyncServer {
   close(): Promise<void>;
 }
 
-export async function startSyncServer(opts: { flags?: Record<string, unknown>; now?: string; dataDir?: string } = {}): Promise<SyncServer> {
+export interface SyncServerOptions {
+  flags?: Record<string, unknown>;
+  now?: string;
+  /** The data dir (the caller's to remove); default a fresh temp dir. */
+  dataDir?: string;
+  /** The PostgreSQL database to run on (another server's, to share it); default the data dir's own. */
+  databaseUrl?: string;
+  /** The server's environment (MKT_SYNC_SECRET_FILE, ...); default empty. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export async function startSyncServer(opts: SyncServerOptions = {}): Promise<SyncServer> {
   // A given data dir is the caller's to remove.
   const dir = opts.dataDir ? { path: opts.dataDir, remove: () => undefined } : tempDir('mkt-sync-');
   const clock = new ManualClock(Date.parse(opts.now ?? '2026-03-01T12:00:00.000Z'));
   const { logger, text: log } = captureLog();
   let svc: RunningService;
+  let databaseUrl: string | undefined;
   try {
-    svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env: {}, logger, clock, out: new Writable({ write: (_c, _e, cb) => cb() }) });
+    databaseUrl = opts.databaseUrl ?? (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL;
+    const flags = { ...opts.flags, ...(databaseUrl ? { databaseUrl } : {}) };
+    svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags, env: opts.env ?? {}, logger, clock, out: new Writable({ write: (_c, _e, cb) => cb() }) });
   } catch (err) {
     dir.remove();
     throw err;
   }
-  const admin = new SyncAdmin(dir.path, () => clock.now());
-  const db = openDatabase(join(dir.path, 'marketplace.db'));
-  const accounts = new SqliteAccountsStore(db);
+  // The admin path's own stores, as `mkt admin` opens them beside a running server.
+  const stores = await openMarketplaceStores({ dataDir: dir.path, databaseUrl }).catch(async (err: unknown) => {
+    await svc.close();
+    dir.remove();
+    throw err;
+  });
+  const admin = new SyncAdmin(stores, () => clock.now());
+  const accounts = stores.accounts;
 
   const call = async <T,>(method: string, path: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Answer<T>> => {
     const headers: Record<string, string> = { ...o.headers };
@@ -61,6 +84,7 @@ export async function startSyncServer(opts: { flags?: Record<string, unknown>; n
   return {
     url: svc.url,
     dataDir: dir.path,
+    databaseUrl,
     clock,
     svc,
     log,
@@ -81,8 +105,7 @@ export async function startSyncServer(opts: { flags?: Record<string, unknown>; n
     call,
     async close() {
       await svc.close();
-      await admin.close();
-      db.close();
+      await stores.close();
       dir.remove();
     },
   };
