@@ -97,13 +97,17 @@ class Rows implements AccountsRows {
     ]);
     return user;
   }
-  findUserByName(name: string): Promise<User | undefined> {
+  async findUserByName(name: string): Promise<User | undefined> {
+    // PostgreSQL text cannot hold NUL (binding one is an error); no stored name or email holds one.
+    if (name.includes('\0')) return undefined;
     return this.x.get<User>(`SELECT ${USER} FROM users WHERE ${this.matchCase('name')}`, [name]);
   }
-  findUserByEmail(email: string): Promise<User | undefined> {
+  async findUserByEmail(email: string): Promise<User | undefined> {
+    if (email.includes('\0')) return undefined;
     return this.x.get<User>(`SELECT ${USER} FROM users WHERE ${this.matchCase('email')}`, [email]);
   }
-  getUser(id: string): Promise<User | undefined> {
+  async getUser(id: string): Promise<User | undefined> {
+    if (id.includes('\0')) return undefined;
     return this.x.get<User>(`SELECT ${USER} FROM users WHERE id = ?`, [id]);
   }
   async getPasswordHash(userId: string): Promise<string | undefined> {
@@ -134,6 +138,7 @@ class Rows implements AccountsRows {
     return { token, info };
   }
   async revokeToken(idOrToken: string): Promise<boolean> {
+    if (idOrToken.includes('\0')) return false;
     // One statement, so revoking twice (or from two instances) revokes once and answers false after.
     const r = await this.x.run('UPDATE tokens SET revoked_at = ? WHERE (id = ? OR digest = ?) AND revoked_at IS NULL', [
       new Date().toISOString(),

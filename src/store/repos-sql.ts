@@ -81,6 +81,9 @@ class Rows implements RepoRows {
     return repo;
   }
   async findRepo(owner: string, name: string): Promise<Repo | undefined> {
+    // PostgreSQL text cannot hold NUL (binding one is an error, a 500 for a hostile URL); no
+    // stored name holds one on either engine, so the answer is known.
+    if (owner.includes('\0') || name.includes('\0')) return undefined;
     // NOCASE columns on SQLite; the lower() index on PostgreSQL.
     const where = this.x.engine === 'postgres' ? 'lower(owner) = lower(?) AND lower(name) = lower(?)' : 'owner = ? AND name = ?';
     const row = await this.x.get<RepoRow>(`SELECT ${COLUMNS} FROM repos WHERE ${where}`, [owner, name]);

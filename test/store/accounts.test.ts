@@ -26,6 +26,11 @@ describeEngines('SqlAccountsStore', (open) => {
     expect((await store.findUserByName('bO'))?.name).toBe('Bo');
     expect(await store.findUserByName('nobody')).toBeUndefined();
     expect(await store.getUser('nobody')).toBeUndefined();
+    // NUL (which PostgreSQL text cannot hold) finds nothing rather than failing.
+    expect(await store.findUserByName('ana\0')).toBeUndefined();
+    expect(await store.findUserByEmail('\0')).toBeUndefined();
+    expect(await store.getUser('\0')).toBeUndefined();
+    expect(await store.revokeToken('\0')).toBe(false);
   });
 
   it('opens twice on one database (the migration runs once)', async () => {

@@ -25,6 +25,9 @@ describeEngines('SqlRepoStore', (open) => {
     expect(await repos.findRepo('ana', 'app')).toEqual(app);
     expect(await repos.findRepo('ANA', 'APP')).toEqual(app);
     expect(await repos.findRepo('ana', 'other')).toBeUndefined();
+    // NUL (which PostgreSQL text cannot hold) finds nothing rather than failing.
+    expect(await repos.findRepo('ana\0', 'app')).toBeUndefined();
+    expect(await repos.findRepo('ana', '\0')).toBeUndefined();
     await expect(repos.createRepo({ ownerId: ana.id, owner: 'ana', name: 'app', private: false, objectFormat: 'sha1' })).rejects.toThrow(UNIQUE);
     const pub = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'lib', private: false, objectFormat: 'sha1' });
     expect((await repos.findRepo('Ana', 'lib'))?.private).toBe(false);

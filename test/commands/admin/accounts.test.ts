@@ -47,6 +47,7 @@ for (const engine of ENGINES) {
       expect(dupEmail.err).toMatch(/already used/);
       expect((await mkt(['user', 'add', '../x', '--email', 'x@example.com'], { tty: true })).code).toBe(1);
       expect((await mkt(['user', 'add', 'cy', '--email', 'not-an-email'], { tty: true })).code).toBe(1);
+      expect((await mkt(['user', 'add', 'cy', '--email', 'cy\0@example.com'], { tty: true })).code).toBe(1);
       if (engine === 'sqlite') expect(statSync(join(data, 'marketplace.db')).mode & 0o777).toBe(0o600);
       // On PostgreSQL nothing of the stores lands in the data dir.
       else expect(existsSync(join(data, 'marketplace.db'))).toBe(false);
@@ -69,6 +70,7 @@ for (const engine of ENGINES) {
       expect(await withAdmin(async (a) => (await a.accounts.authenticateToken(token))?.user.name)).toBe('ana');
       expect((await mkt(['token', 'create', 'ana', '--scope', 'admin'])).code).toBe(2);
       expect((await mkt(['token', 'create', 'nobody', '--scope', 'read'])).code).toBe(1);
+      expect((await mkt(['token', 'create', 'ana', '--scope', 'read', '--name', 'a\0b'])).code).toBe(1);
       expect((await mkt(['token', 'revoke', id])).code).toBe(0);
       expect(await withAdmin((a) => a.accounts.authenticateToken(token))).toBeUndefined();
       expect((await mkt(['token', 'revoke', id])).code).toBe(1);

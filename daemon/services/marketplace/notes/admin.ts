@@ -15,6 +15,15 @@ import type { MarketplaceStores } from '../stores.js';
 /** A failure of an admin verb that the user can fix (shown as one line). */
 export class AdminInputError extends Error {}
 
+/** C0 controls and DEL: never part of a name or address, and NUL cannot be stored in PostgreSQL text. */
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** The stores the administration works on. */
 export type AccountsAdminStores = Pick<MarketplaceStores, 'accounts' | 'repos' | 'notes'>;
 
@@ -57,7 +66,7 @@ export class AccountsAdmin {
   async addUser(input: { name: string; email: string; password?: string }): Promise<User> {
     const problem = nameProblem('owner', input.name);
     if (problem) throw new AdminInputError(problem.replace('owner name', 'user name'));
-    if (!/^[^\s@]+@[^\s@]+$/.test(input.email)) throw new AdminInputError(`not an email address: ${JSON.stringify(input.email)}`);
+    if (!/^[^\s@]+@[^\s@]+$/.test(input.email) || hasControl(input.email)) throw new AdminInputError(`not an email address: ${JSON.stringify(input.email)}`);
     if (input.password !== undefined && input.password.length < 8) throw new AdminInputError('password must be at least 8 characters');
     // Hashed before the transaction: scrypt is slow and would hold every other add waiting.
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
@@ -72,6 +81,7 @@ export class AccountsAdmin {
   }
 
   async createToken(userName: string, scope: TokenScope, name?: string): Promise<{ token: string; info: TokenInfo }> {
+    if (name !== undefined && hasControl(name)) throw new AdminInputError('a token name cannot hold control characters');
     const u = await this.user(userName);
     return this.accounts.createToken({ userId: u.id, scope, name });
   }
