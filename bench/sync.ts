@@ -9,8 +9,8 @@ import { request } from 'undici';
 import { startService, type RunningService } from '../daemon/start.js';
 import { createLogger } from '../daemon/logger.js';
 import { SyncAdmin } from '../daemon/services/marketplace/sync/admin.js';
-import { openDatabase } from '../src/store/sqlite.js';
-import { SqliteAccountsStore } from '../src/store/accounts.js';
+import { SqliteDatabase } from '../src/store/sql-sqlite.js';
+import { SqlAccountsStore } from '../src/store/accounts-sql.js';
 import { hashPassword } from '../src/crypto/password.js';
 import { autocannon, bareServer, ratio } from './_util.js';
 
@@ -31,9 +31,9 @@ async function signedIn(svc: RunningService, dir: string): Promise<Api> {
   const admin = new SyncAdmin(dir);
   const made = await admin.createApp('Bench App', { free_bytes: 4 * BLOB });
   await admin.close();
-  const db = openDatabase(join(dir, 'marketplace.db'));
-  await new SqliteAccountsStore(db).addUser({ name: 'bench', email: 'bench@example.com', passwordHash: await hashPassword('bench password 123') });
-  db.close();
+  const db = new SqliteDatabase(join(dir, 'marketplace.db'));
+  await (await SqlAccountsStore.open(db)).addUser({ name: 'bench', email: 'bench@example.com', passwordHash: await hashPassword('bench password 123') });
+  await db.close();
   const json = async <T>(path: string, body?: unknown, method = 'POST', token?: string): Promise<T> => {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';

@@ -102,14 +102,14 @@ async function createAppAndUser(dataDir: string, email: string, password: string
   const app = await admin(dataDir, ['app', 'create', 'Notes', ...appArgs, '--json']);
   if (app.code !== 0) throw new Error(`mkt admin app create: ${app.err}`);
   // As `mkt admin user add ada --email E` (password on stdin) does.
-  const { SqliteAccountsStore } = await import('../../../src/store/accounts.js');
-  const { openDatabase } = await import('../../../src/store/sqlite.js');
+  const { SqlAccountsStore } = await import('../../../src/store/accounts-sql.js');
+  const { SqliteDatabase } = await import('../../../src/store/sql-sqlite.js');
   const { hashPassword } = await import('../../../src/crypto/password.js');
-  const db = openDatabase(join(dataDir, 'marketplace.db'));
+  const db = new SqliteDatabase(join(dataDir, 'marketplace.db'));
   try {
-    await new SqliteAccountsStore(db).addUser({ name: 'ada', email, passwordHash: await hashPassword(password) });
+    await (await SqlAccountsStore.open(db)).addUser({ name: 'ada', email, passwordHash: await hashPassword(password) });
   } finally {
-    db.close();
+    await db.close();
   }
   return { appKey: (JSON.parse(app.out) as { api_key: string }).api_key };
 }
