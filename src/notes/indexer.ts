@@ -1,7 +1,10 @@
 // Keeps the notes index in step with the notes refs of a repository: compares the refs on disk
 // with the tips the index reflects and catches up each moved ref by diffing its old and new
 // notes trees (a full read of the tree only when the old tip is unknown or gone). Work on one
-// repository is serialised, and API writes run inside the same lock.
+// repository is serialised in this process, and API writes run inside the same lock; other
+// instances on the same database and repository volume update the index too, so each ref's
+// catch-up moves its recorded tip by compare-and-swap, and what this instance caches of a
+// repository is dropped whenever any instance changes that repository's index.
 import { listNotesRefs, readRef } from '../git/refs.js';
 import { diffNotes, listNotes, objectInfo, objectTypes, readBlobs, type TreeNote } from '../git/notes-tree.js';
 import { runGit } from '../git/run.js';
@@ -38,6 +41,8 @@ export const REF_READ_TTL_MS = 100;
 const NOTE_CACHE_ENTRIES = 10_000;
 const NOTE_CACHE_MAX_CHARS = 4096;
 const DISK_TIP_ENTRIES = 10_000;
+/** Catch-up passes over a repository whose refs another instance keeps moving meanwhile. */
+const CATCH_UP_ROUNDS = 5;
 /** Note blobs read by one `cat-file --batch` process at most, in bytes (each blob is at most MAX_NOTE_BYTES). */
 const READ_BATCH_BYTES = 64 * 1024 * 1024;
 
@@ -51,25 +56,46 @@ export class NotesIndexer {
   /** Per repository and namespace: the tip last read from disk and when. */
   private readonly diskTips = new Map<string, { tip: string | undefined; at: number }>();
 
-  constructor(private readonly index: NotesIndex) {}
+  /** Bumped by every invalidation of a repository, so a read that raced one is not cached. */
+  private readonly generations = new Map<string, number>();
+  private readonly unwatch: Promise<(() => void) | undefined>;
+
+  constructor(private readonly index: NotesIndex) {
+    // Another instance's write moves the ref on the shared volume and updates the shared index;
+    // its notification drops what this one remembers, so reads need not wait out REF_READ_TTL_MS.
+    this.unwatch = index.watch((repoId) => this.invalidate(repoId)).catch(() => undefined);
+  }
+
+  /** Stops listening for other instances' changes. */
+  async close(): Promise<void> {
+    (await this.unwatch)?.();
+  }
+
+  private generation(repoId: string): number {
+    return this.generations.get(repoId) ?? 0;
+  }
 
   /** Namespace → tip the index reflects for a repository. */
-  tips(repoId: string): Map<string, string> {
+  async tips(repoId: string): Promise<Map<string, string>> {
     let t = this.indexTips.get(repoId);
     if (!t) {
-      t = this.index.tips(repoId);
-      this.indexTips.set(repoId, t);
+      const gen = this.generation(repoId);
+      t = await this.index.tips(repoId);
+      if (gen === this.generation(repoId)) this.indexTips.set(repoId, t);
     }
     return t;
   }
 
   /** The indexed note on a target, remembered until the repository's index changes. */
-  note(repoId: string, namespace: string, target: string): IndexedNote | undefined {
+  async note(repoId: string, namespace: string, target: string): Promise<IndexedNote | undefined> {
+    const key = `${namespace}\0${target}`;
+    const known = this.notes.get(repoId);
+    if (known?.has(key)) return known.get(key);
+    const gen = this.generation(repoId);
+    const n = await this.index.get(repoId, namespace, target);
+    if (gen !== this.generation(repoId)) return n;
     let m = this.notes.get(repoId);
     if (!m) this.notes.set(repoId, (m = new Map()));
-    const key = `${namespace}\0${target}`;
-    if (m.has(key)) return m.get(key);
-    const n = this.index.get(repoId, namespace, target);
     // Bounded: at most 10,000 notes of up to 4,096 characters over all repositories (80 MiB of
     // UTF-16 at worst); larger notes are always read from the index.
     if (n && n.content.length > NOTE_CACHE_MAX_CHARS) return n;
@@ -83,21 +109,29 @@ export class NotesIndexer {
     return n;
   }
 
-  /** Records one API write in the index (the ref now at `tip`) and drops what is cached. */
-  applyWrite(repoId: string, namespace: string, tip: string, upserts: NoteUpsert[], removals: string[]): void {
-    this.index.apply(repoId, namespace, tip, upserts, removals);
-    this.invalidate(repoId);
+  /**
+   * Records one API write in the index (the ref moved from `from` to `to`) and drops what is
+   * cached. When the index moved on meanwhile (another instance caught up past this write), the
+   * next read catches up from there.
+   */
+  async applyWrite(repoId: string, namespace: string, from: string | null, to: string, upserts: NoteUpsert[], removals: string[]): Promise<void> {
+    try {
+      await this.index.apply(repoId, namespace, { from, to }, upserts, removals);
+    } finally {
+      this.invalidate(repoId);
+    }
   }
 
   /** Forgets what is cached of a repository; every change of its index or refs calls this. */
   private invalidate(repoId: string): void {
+    this.generations.set(repoId, this.generation(repoId) + 1);
     this.indexTips.delete(repoId);
     this.cachedNotes -= this.notes.get(repoId)?.size ?? 0;
     this.notes.delete(repoId);
     for (const k of this.diskTips.keys()) if (k.startsWith(`${repoId}\0`)) this.diskTips.delete(k);
   }
 
-  private diskTip(repo: HostedRepo, namespace: string): string | undefined {
+  private async diskTip(repo: HostedRepo, namespace: string): Promise<string | undefined> {
     const key = `${repo.id}\0${namespace}`;
     const now = performance.now();
     const hit = this.diskTips.get(key);
@@ -105,7 +139,7 @@ export class NotesIndexer {
     const tip = readRef(repo.dir, `refs/notes/${namespace}`);
     // Only namespaces that exist (on disk or in the index) are remembered: names anyone may ask
     // for must not grow the map. The cap bounds it even for a repository with very many refs.
-    if (tip !== undefined || this.tips(repo.id).has(namespace)) {
+    if (tip !== undefined || (await this.tips(repo.id)).has(namespace)) {
       if (this.diskTips.size >= DISK_TIP_ENTRIES && !this.diskTips.has(key)) this.diskTips.clear();
       this.diskTips.set(key, { tip, at: now });
     } else this.diskTips.delete(key);
@@ -118,26 +152,27 @@ export class NotesIndexer {
   }
 
   /** Whether the index reflects the ref's tip on disk (a file read at most every REF_READ_TTL_MS). */
-  isCurrent(repo: HostedRepo, namespace: string): boolean {
-    return this.tips(repo.id).get(namespace) === this.diskTip(repo, namespace);
+  async isCurrent(repo: HostedRepo, namespace: string): Promise<boolean> {
+    const disk = await this.diskTip(repo, namespace);
+    return (await this.tips(repo.id)).get(namespace) === disk;
   }
 
   /** Brings the index up to date with every notes ref of the repository. */
   async ensureCurrent(repo: HostedRepo): Promise<void> {
-    if (this.repoIsCurrent(repo)) return;
+    if (await this.repoIsCurrent(repo)) return;
     await this.locks.run(repo.id, () => this.catchUp(repo));
   }
 
   /** Brings the index up to date when one namespace's ref moved (callers holding the lock use catchUp). */
   async ensureRefCurrent(repo: HostedRepo, namespace: string): Promise<void> {
-    if (this.isCurrent(repo, namespace)) return;
+    if (await this.isCurrent(repo, namespace)) return;
     await this.locks.run(repo.id, () => this.catchUp(repo));
   }
 
-  private repoIsCurrent(repo: HostedRepo): boolean {
-    if (!this.index.isIndexed(repo.id)) return false;
+  private async repoIsCurrent(repo: HostedRepo): Promise<boolean> {
+    if (!(await this.index.isIndexed(repo.id))) return false;
     const disk = this.validRefs(repo);
-    const known = this.tips(repo.id);
+    const known = await this.tips(repo.id);
     if (disk.size !== known.size) return false;
     for (const [ns, tip] of disk) if (known.get(ns) !== tip) return false;
     return true;
@@ -154,46 +189,61 @@ export class NotesIndexer {
     return out;
   }
 
-  /** Must run inside the repository lock. */
+  /**
+   * Must run inside the repository lock. Another instance may catch up the same refs at once:
+   * a ref whose recorded tip moved under this one is read again, a few rounds at most (the
+   * next read carries on after that).
+   */
   async catchUp(repo: HostedRepo): Promise<void> {
-    const disk = this.validRefs(repo);
-    const known = this.index.tips(repo.id);
-    for (const ns of known.keys()) if (!disk.has(ns)) this.index.dropRef(repo.id, ns);
-    for (const [ns, tip] of disk) {
-      const old = known.get(ns);
-      if (old === tip) continue;
-      await this.catchUpRef(repo, ns, old, tip);
+    try {
+      for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
+        const disk = this.validRefs(repo);
+        const known = await this.index.tips(repo.id);
+        let settled = true;
+        for (const [ns, tip] of known) if (!disk.has(ns) && !(await this.index.dropRef(repo.id, ns, tip))) settled = false;
+        for (const [ns, tip] of disk) {
+          const old = known.get(ns);
+          if (old === tip) continue;
+          if (!(await this.catchUpRef(repo, ns, old, tip))) settled = false;
+        }
+        if (settled) break;
+      }
+      await this.index.markIndexed(repo.id);
+    } finally {
+      this.invalidate(repo.id);
     }
-    this.index.markIndexed(repo.id);
-    this.invalidate(repo.id);
   }
 
-  private async catchUpRef(repo: HostedRepo, ns: string, oldTip: string | undefined, tip: string): Promise<void> {
+  private async catchUpRef(repo: HostedRepo, ns: string, oldTip: string | undefined, tip: string): Promise<boolean> {
+    const from = oldTip ?? null;
     if (oldTip && (await this.objectExists(repo, oldTip))) {
       const changes = await diffNotes(repo.dir, oldTip, tip);
       const present = changes.filter((c): c is { target: string; blob: string } => c.blob !== null);
       const { upserts, skipped } = await this.describe(repo, present);
       // A note that grew past the limit drops its earlier, indexed version too.
-      this.index.apply(repo.id, ns, tip, upserts, [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped]);
-    } else {
-      this.index.replaceRef(repo.id, ns, tip, (await this.describe(repo, await listNotes(repo.dir, tip))).upserts);
+      return this.index.apply(repo.id, ns, { from, to: tip }, upserts, [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped]);
     }
+    return this.index.replaceRef(repo.id, ns, { from, to: tip }, (await this.describe(repo, await listNotes(repo.dir, tip))).upserts);
   }
 
   /** Full rebuild of a repository's part of the index (`mkt admin reindex`). */
   async rebuild(repo: HostedRepo): Promise<{ namespaces: number; notes: number }> {
     return this.locks.run(repo.id, async () => {
-      this.index.dropRepo(repo.id);
-      let notes = 0;
-      const refs = this.validRefs(repo);
-      for (const [ns, tip] of refs) {
-        const all = (await this.describe(repo, await listNotes(repo.dir, tip))).upserts;
-        this.index.replaceRef(repo.id, ns, tip, all);
-        notes += all.length;
+      try {
+        await this.index.dropRepo(repo.id);
+        let notes = 0;
+        const refs = this.validRefs(repo);
+        for (const [ns, tip] of refs) {
+          const all = (await this.describe(repo, await listNotes(repo.dir, tip))).upserts;
+          // Whatever another instance recorded meanwhile is replaced: this read is of the ref now.
+          await this.index.replaceRef(repo.id, ns, { to: tip }, all);
+          notes += all.length;
+        }
+        await this.index.markIndexed(repo.id);
+        return { namespaces: refs.size, notes };
+      } finally {
+        this.invalidate(repo.id);
       }
-      this.index.markIndexed(repo.id);
-      this.invalidate(repo.id);
-      return { namespaces: refs.size, notes };
     });
   }
 

@@ -1,6 +1,7 @@
 // The notes search language (bare words all match, "quoted phrases", `or` between terms,
-// `-excluded` terms) translated into an FTS5 MATCH expression. Every term is reduced to the
-// word characters FTS5's tokenizer keeps and re-quoted, so no input can inject FTS5 syntax.
+// `-excluded` terms) parsed into a NotesQuery that both index engines evaluate: SQLite turns it
+// into an FTS5 MATCH expression (here), PostgreSQL into its own predicate (src/store/notes-sql.ts).
+// Every term is reduced to word characters and re-quoted, so no input can inject FTS5 syntax.
 
 export class QueryError extends Error {}
 
@@ -10,6 +11,16 @@ const MAX_TERMS = 64;
 interface Term {
   words: string[];
   negated: boolean;
+}
+
+/**
+ * A parsed query: every group must match (AND), a group matches when one of its phrases does
+ * (OR), and no excluded phrase may match. A phrase is the words of one term, in order; each
+ * engine tokenizes them as its index does (FTS5 unicode61 on both, see docs/notes-search.md).
+ */
+export interface NotesQuery {
+  groups: string[][][];
+  excluded: string[][];
 }
 
 type Token = { kind: 'term'; term: Term } | { kind: 'or' };
@@ -56,10 +67,10 @@ function tokenize(q: string): Token[] {
   return out;
 }
 
-const phrase = (t: Term) => `"${t.words.join(' ')}"`;
+const phrase = (words: string[]) => `"${words.join(' ')}"`;
 
-/** The FTS5 expression for a user query; throws QueryError when nothing searchable is left. */
-export function toFtsMatch(q: string): string {
+/** Parses a user query; throws QueryError when nothing searchable is left. */
+export function parseQuery(q: string): NotesQuery {
   if (q.length > MAX_QUERY_LENGTH) throw new QueryError(`query is longer than ${MAX_QUERY_LENGTH} characters`);
   const tokens = tokenize(q);
   const groups: Term[][] = [];
@@ -83,6 +94,16 @@ export function toFtsMatch(q: string): string {
   if (groups.length === 0) {
     throw new QueryError(excluded.length ? 'query needs at least one word that is not excluded' : 'query has no words to search for');
   }
-  const positive = groups.map((g) => (g.length === 1 ? phrase(g[0]!) : `(${g.map(phrase).join(' OR ')})`)).join(' AND ');
-  return excluded.length ? `(${positive})${excluded.map((t) => ` NOT ${phrase(t)}`).join('')}` : positive;
+  return { groups: groups.map((g) => g.map((t) => t.words)), excluded: excluded.map((t) => t.words) };
+}
+
+/** The FTS5 MATCH expression of a parsed query (the SQLite index's form of it). */
+export function ftsMatch(query: NotesQuery): string {
+  const positive = query.groups.map((g) => (g.length === 1 ? phrase(g[0]!) : `(${g.map(phrase).join(' OR ')})`)).join(' AND ');
+  return query.excluded.length ? `(${positive})${query.excluded.map((t) => ` NOT ${phrase(t)}`).join('')}` : positive;
+}
+
+/** The FTS5 expression for a user query; throws QueryError when nothing searchable is left. */
+export function toFtsMatch(q: string): string {
+  return ftsMatch(parseQuery(q));
 }

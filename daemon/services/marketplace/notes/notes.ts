@@ -6,7 +6,7 @@ import type { NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { ContentionError, NamespaceConflictError, type NoteWriter } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
-import { QueryError, toFtsMatch } from '../../../../src/notes/query.js';
+import { QueryError, parseQuery, type NotesQuery } from '../../../../src/notes/query.js';
 import { noteAttribution, objectTypes } from '../../../../src/git/notes-tree.js';
 import { readRef } from '../../../../src/git/refs.js';
 import { repoDir } from '../../../../src/git/hosting.js';
@@ -55,21 +55,21 @@ export class NotesApi {
   }
 
   async listNamespaces(caller: Caller, owner: string, name: string): Promise<{ data: NamespaceEntry[] }> {
-    const repo = this.deps.access.visibleRepo(owner, name, caller);
+    const repo = await this.deps.access.visibleRepo(owner, name, caller);
     const hosted = this.hosted(repo);
     await this.deps.indexer.ensureCurrent(hosted);
-    const counts = this.deps.index.counts(repo.id);
-    const data = [...this.deps.indexer.tips(repo.id)]
+    const counts = await this.deps.index.counts(repo.id);
+    const data = [...(await this.deps.indexer.tips(repo.id))]
       .map(([ns, tip]) => ({ name: ns, git_ref: `refs/notes/${ns}`, tip, notes: counts.get(ns) ?? 0 }))
       .sort((a, b) => a.name.localeCompare(b.name));
     return { data };
   }
 
   async search(caller: Caller, owner: string, name: string, q: { q: string; namespace?: string; commits_only?: boolean; limit?: number }): Promise<SearchResponse> {
-    const repo = this.deps.access.visibleRepo(owner, name, caller);
-    let match: string;
+    const repo = await this.deps.access.visibleRepo(owner, name, caller);
+    let query: NotesQuery;
     try {
-      match = toFtsMatch(q.q);
+      query = parseQuery(q.q);
     } catch (err) {
       if (err instanceof QueryError) throw new HttpError(400, err.message);
       throw err;
@@ -81,22 +81,22 @@ export class NotesApi {
     }
     await this.deps.indexer.ensureCurrent(this.hosted(repo));
     const limit = Math.min(q.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
-    const hits = this.deps.index.search(repo.id, match, { namespace: q.namespace, commitsOnly: q.commits_only === true, limit });
+    const hits = await this.deps.index.search(repo.id, query, { namespace: q.namespace, commitsOnly: q.commits_only === true, limit });
     return {
       data: hits.map((h) => ({ ...h, git_ref: `refs/notes/${h.namespace}` })),
-      indexed: this.deps.index.isIndexed(repo.id),
+      indexed: await this.deps.index.isIndexed(repo.id),
       total: hits.length,
     };
   }
 
   async get(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; attribution?: boolean }): Promise<NoteResponse> {
-    const repo = this.deps.access.visibleRepo(owner, name, caller);
+    const repo = await this.deps.access.visibleRepo(owner, name, caller);
     const target = this.target(rawTarget, repo);
     const ns = this.readNamespace(q.namespace);
     const hosted = this.hosted(repo);
     await this.deps.indexer.ensureRefCurrent(hosted, ns);
-    if (!this.deps.indexer.tips(repo.id).has(ns)) throw new HttpError(404, `namespace ${ns} not found in ${repo.owner}/${repo.name}`);
-    const note = this.deps.indexer.note(repo.id, ns, target);
+    if (!(await this.deps.indexer.tips(repo.id)).has(ns)) throw new HttpError(404, `namespace ${ns} not found in ${repo.owner}/${repo.name}`);
+    const note = await this.deps.indexer.note(repo.id, ns, target);
     if (!note) throw new HttpError(404, `no note on ${target} in namespace ${ns}`);
     const res: NoteResponse = { target, object_type: note.object_type, namespace: ns, git_ref: `refs/notes/${ns}`, content: note.content, blob: note.blob };
     if (q.attribution) {
@@ -110,8 +110,8 @@ export class NotesApi {
   /** Shared by put and delete: credential, visibility, push right, namespace, existing commit. */
   private async writable(caller: Caller, owner: string, name: string, rawTarget: string, ns: string) {
     if (!caller.user) throw new HttpError(401, 'writing notes needs a personal access token with push scope', { 'www-authenticate': 'Bearer realm="mkt"' });
-    const repo = this.deps.access.visibleRepo(owner, name, caller);
-    const user = this.deps.access.requirePush(repo, caller);
+    const repo = await this.deps.access.visibleRepo(owner, name, caller);
+    const user = await this.deps.access.requirePush(repo, caller);
     const target = this.target(rawTarget, repo);
     const c = checkNamespace(ns);
     if (!c.ok) throw new HttpError(422, c.reason);

@@ -1,0 +1,377 @@
+// The notes index on either engine (SqlNotesIndex). Rows, tips and the compare-and-swap of a
+// ref's tip are shared SQL; full-text search differs. SQLite keeps an FTS5 table (unicode61,
+// remove_diacritics 2) beside `notes`. PostgreSQL stores, per note, the tokens FTS5 would make of
+// it (src/notes/fts-tokens.ts asks FTS5 itself), as padded text for exact phrase checks and as a
+// tsvector of the distinct tokens under a GIN index, so both engines give the same hits; BM25 is
+// computed in SQL with FTS5's formula. Why this and not a PostgreSQL text-search configuration:
+// docs/notes-search.md.
+import type { SqlDatabase, SqlExecutor } from './sql.js';
+import type { IndexedNote, IndexSearchHit, NotesIndex, NoteUpsert, SearchOptions, TipMove } from './notes.js';
+import { ftsMatch, type NotesQuery } from '../notes/query.js';
+import { FTS5_TOKENIZER, ftsSnippets, ftsTokens } from '../notes/fts-tokens.js';
+
+// Append only: SQLite databases in the field are at some version of this list.
+const SQLITE = [
+  `CREATE TABLE notes (
+     id INTEGER PRIMARY KEY,
+     repo_id TEXT NOT NULL,
+     namespace TEXT NOT NULL,
+     target TEXT NOT NULL,
+     object_type TEXT NOT NULL,
+     blob TEXT NOT NULL,
+     content TEXT NOT NULL,
+     UNIQUE (repo_id, namespace, target)
+   );
+   CREATE VIRTUAL TABLE notes_fts USING fts5(content, content='notes', content_rowid='id', tokenize='${FTS5_TOKENIZER}');
+   CREATE TRIGGER notes_ai AFTER INSERT ON notes BEGIN
+     INSERT INTO notes_fts (rowid, content) VALUES (new.id, new.content);
+   END;
+   CREATE TRIGGER notes_ad AFTER DELETE ON notes BEGIN
+     INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', old.id, old.content);
+   END;
+   CREATE TRIGGER notes_au AFTER UPDATE OF content ON notes BEGIN
+     INSERT INTO notes_fts (notes_fts, rowid, content) VALUES ('delete', old.id, old.content);
+     INSERT INTO notes_fts (rowid, content) VALUES (new.id, new.content);
+   END;
+   CREATE TABLE notes_refs (
+     repo_id TEXT NOT NULL,
+     namespace TEXT NOT NULL,
+     tip TEXT NOT NULL,
+     PRIMARY KEY (repo_id, namespace)
+   ) WITHOUT ROWID;
+   CREATE TABLE notes_indexed_repos (repo_id TEXT PRIMARY KEY, indexed_at TEXT NOT NULL) WITHOUT ROWID;`,
+];
+
+// The final schema in one step. Content is bytes: a note may hold NUL, which PostgreSQL text
+// cannot. `tokens` is ' t1 t2 … ' (FTS5's tokens, one space apart and padded) for exact phrase
+// and frequency checks; `lexemes` the distinct tokens (cut to LEXEME_CHARS) for the GIN index.
+const POSTGRES = [
+  `CREATE TABLE notes (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     repo_id TEXT NOT NULL,
+     namespace TEXT NOT NULL,
+     target TEXT NOT NULL,
+     object_type TEXT NOT NULL,
+     blob TEXT NOT NULL,
+     content BYTEA NOT NULL,
+     tokens TEXT NOT NULL,
+     token_count INTEGER NOT NULL,
+     lexemes TSVECTOR NOT NULL,
+     UNIQUE (repo_id, namespace, target)
+   );
+   CREATE INDEX notes_lexemes ON notes USING GIN (lexemes);
+   CREATE TABLE notes_refs (
+     repo_id TEXT NOT NULL,
+     namespace TEXT NOT NULL,
+     tip TEXT NOT NULL,
+     PRIMARY KEY (repo_id, namespace)
+   );
+   CREATE TABLE notes_indexed_repos (repo_id TEXT PRIMARY KEY, indexed_at TEXT NOT NULL);`,
+];
+
+/** Every instance's index caches hear of changes to a repository's part on this channel. */
+const CHANGED = 'mkt_notes_index';
+/** Lexemes are cut to this many characters (a tsvector lexeme holds < 2 KiB); `tokens` stays exact. */
+const LEXEME_CHARS = 200;
+/** A tsvector's lexemes hold < 1 MiB in all; past this a note's further distinct tokens go unindexed on PostgreSQL. */
+const LEXEME_BUDGET_BYTES = 1_000_000;
+/** Notes tokenized per FTS5 round trip. */
+const TOKENIZE_BATCH = 500;
+/**
+ * Ref locks one instance holds at once: each pins a pooled connection for a whole git write, and
+ * the index updates inside need connections of their own, so the pool must never fill with holders.
+ */
+const MAX_HELD_REF_LOCKS = 4;
+/** FTS5's bm25() constants. */
+const K1 = 1.2;
+const B = 0.75;
+
+const lexeme = (token: string) => (token.length > LEXEME_CHARS ? token.slice(0, LEXEME_CHARS) : token);
+/** A tsquery operand taken literally (no parsing or normalisation). */
+const tsOperand = (lex: string) => `'${lex.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
+const regexEscape = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+
+/** A PostgreSQL row's derived search columns. */
+function searchColumns(tokens: string[]): { tokens: string; count: number; lexemes: string[] } {
+  const distinct = [...new Set(tokens.map(lexeme))];
+  let bytes = 0;
+  const kept: string[] = [];
+  for (const l of distinct) {
+    bytes += Buffer.byteLength(l, 'utf8') + 1;
+    if (bytes > LEXEME_BUDGET_BYTES) break;
+    kept.push(l);
+  }
+  return { tokens: tokens.length ? ` ${tokens.join(' ')} ` : ' ', count: tokens.length, lexemes: kept };
+}
+
+export class SqlNotesIndex implements NotesIndex {
+  private held = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  private constructor(private readonly sql: SqlDatabase) {}
+
+  static async open(sql: SqlDatabase): Promise<SqlNotesIndex> {
+    await sql.migrate('notes', { sqlite: SQLITE, postgres: POSTGRES });
+    return new SqlNotesIndex(sql);
+  }
+
+  private get pg(): boolean {
+    return this.sql.engine === 'postgres';
+  }
+
+  async get(repoId: string, namespace: string, target: string): Promise<IndexedNote | undefined> {
+    // PostgreSQL keeps the content as bytes (it may hold NUL), SQLite as text.
+    const row = await this.sql.get<Omit<IndexedNote, 'content'> & { content: string | Buffer }>(
+      'SELECT namespace, target, object_type, blob, content FROM notes WHERE repo_id = ? AND namespace = ? AND target = ?',
+      [repoId, namespace, target],
+    );
+    return row && { ...row, content: Buffer.isBuffer(row.content) ? row.content.toString('utf8') : row.content };
+  }
+
+  async tips(repoId: string): Promise<Map<string, string>> {
+    const rows = await this.sql.all<{ namespace: string; tip: string }>('SELECT namespace, tip FROM notes_refs WHERE repo_id = ?', [repoId]);
+    return new Map(rows.map((r) => [r.namespace, r.tip]));
+  }
+
+  async counts(repoId: string): Promise<Map<string, number>> {
+    const rows = await this.sql.all<{ namespace: string; n: number }>('SELECT namespace, COUNT(*) AS n FROM notes WHERE repo_id = ? GROUP BY namespace', [repoId]);
+    return new Map(rows.map((r) => [r.namespace, r.n]));
+  }
+
+  /** Runs one change of a repository's part: serialised per repository on every instance, then announced. */
+  private async change<T>(repoId: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    const out = await this.sql.transaction(async (tx) => {
+      await tx.lock(`notes-index:${repoId}`);
+      return fn(tx);
+    });
+    await this.sql.notify(CHANGED, repoId).catch(() => undefined);
+    return out;
+  }
+
+  /** Whether the ref's recorded tip allows the move; 'done' when it is at the target already. */
+  private async checkTip(tx: SqlExecutor, repoId: string, namespace: string, tip: TipMove): Promise<'go' | 'done' | 'moved'> {
+    if (tip.from === undefined) return 'go';
+    const current = (await tx.value<string>('SELECT tip FROM notes_refs WHERE repo_id = ? AND namespace = ?', [repoId, namespace])) ?? null;
+    if (current === tip.from) return 'go';
+    return current === tip.to ? 'done' : 'moved';
+  }
+
+  private async setTip(tx: SqlExecutor, repoId: string, namespace: string, tip: string): Promise<void> {
+    await tx.run('INSERT INTO notes_refs (repo_id, namespace, tip) VALUES (?, ?, ?) ON CONFLICT (repo_id, namespace) DO UPDATE SET tip = excluded.tip', [repoId, namespace, tip]);
+  }
+
+  private async upsert(tx: SqlExecutor, repoId: string, namespace: string, notes: NoteUpsert[]): Promise<void> {
+    if (!this.pg) {
+      for (const n of notes) {
+        await tx.run(
+          `INSERT INTO notes (repo_id, namespace, target, object_type, blob, content) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (repo_id, namespace, target) DO UPDATE SET object_type = excluded.object_type, blob = excluded.blob, content = excluded.content
+           WHERE notes.blob IS NOT excluded.blob OR notes.object_type IS NOT excluded.object_type`,
+          [repoId, namespace, n.target, n.object_type, n.blob, n.content],
+        );
+      }
+      return;
+    }
+    for (let i = 0; i < notes.length; i += TOKENIZE_BATCH) {
+      const slice = notes.slice(i, i + TOKENIZE_BATCH);
+      const tokens = ftsTokens(slice.map((n) => n.content));
+      for (const [j, n] of slice.entries()) {
+        const s = searchColumns(tokens[j]!);
+        await tx.run(
+          `INSERT INTO notes (repo_id, namespace, target, object_type, blob, content, tokens, token_count, lexemes)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, array_to_tsvector(?::text[]))
+           ON CONFLICT (repo_id, namespace, target) DO UPDATE SET object_type = excluded.object_type, blob = excluded.blob, content = excluded.content,
+             tokens = excluded.tokens, token_count = excluded.token_count, lexemes = excluded.lexemes
+           WHERE notes.blob IS DISTINCT FROM excluded.blob OR notes.object_type IS DISTINCT FROM excluded.object_type`,
+          [repoId, namespace, n.target, n.object_type, n.blob, Buffer.from(n.content, 'utf8'), s.tokens, s.count, s.lexemes],
+        );
+      }
+    }
+  }
+
+  async apply(repoId: string, namespace: string, tip: TipMove, upserts: NoteUpsert[], removals: string[]): Promise<boolean> {
+    return this.change(repoId, async (tx) => {
+      const state = await this.checkTip(tx, repoId, namespace, tip);
+      if (state !== 'go') return state === 'done';
+      for (const t of removals) await tx.run('DELETE FROM notes WHERE repo_id = ? AND namespace = ? AND target = ?', [repoId, namespace, t]);
+      await this.upsert(tx, repoId, namespace, upserts);
+      await this.setTip(tx, repoId, namespace, tip.to);
+      return true;
+    });
+  }
+
+  async replaceRef(repoId: string, namespace: string, tip: TipMove, notes: NoteUpsert[]): Promise<boolean> {
+    return this.change(repoId, async (tx) => {
+      const state = await this.checkTip(tx, repoId, namespace, tip);
+      if (state !== 'go') return state === 'done';
+      await tx.run('DELETE FROM notes WHERE repo_id = ? AND namespace = ?', [repoId, namespace]);
+      await this.upsert(tx, repoId, namespace, notes);
+      await this.setTip(tx, repoId, namespace, tip.to);
+      return true;
+    });
+  }
+
+  async dropRef(repoId: string, namespace: string, tip: string): Promise<boolean> {
+    return this.change(repoId, async (tx) => {
+      const current = await tx.value<string>('SELECT tip FROM notes_refs WHERE repo_id = ? AND namespace = ?', [repoId, namespace]);
+      if (current === undefined) return true;
+      if (current !== tip) return false;
+      await tx.run('DELETE FROM notes WHERE repo_id = ? AND namespace = ?', [repoId, namespace]);
+      await tx.run('DELETE FROM notes_refs WHERE repo_id = ? AND namespace = ?', [repoId, namespace]);
+      return true;
+    });
+  }
+
+  async dropRepo(repoId: string): Promise<void> {
+    await this.change(repoId, async (tx) => {
+      await tx.run('DELETE FROM notes WHERE repo_id = ?', [repoId]);
+      await tx.run('DELETE FROM notes_refs WHERE repo_id = ?', [repoId]);
+      await tx.run('DELETE FROM notes_indexed_repos WHERE repo_id = ?', [repoId]);
+    });
+  }
+
+  async markIndexed(repoId: string): Promise<void> {
+    await this.sql.run(
+      'INSERT INTO notes_indexed_repos (repo_id, indexed_at) VALUES (?, ?) ON CONFLICT (repo_id) DO UPDATE SET indexed_at = excluded.indexed_at',
+      [repoId, new Date().toISOString()],
+    );
+  }
+
+  async isIndexed(repoId: string): Promise<boolean> {
+    return (await this.sql.value<number>('SELECT 1 FROM notes_indexed_repos WHERE repo_id = ?', [repoId])) === 1;
+  }
+
+  async holdRef<T>(repoId: string, ref: string, fn: () => Promise<T>): Promise<T> {
+    if (!this.pg) return fn();
+    while (this.held >= MAX_HELD_REF_LOCKS) await new Promise<void>((r) => this.waiting.push(r));
+    this.held++;
+    try {
+      // The transaction writes nothing: it only holds the advisory lock until fn ends. fn's
+      // outcome is passed out as a value, so no error of fn's (one carrying a deadlock code, say)
+      // makes the transaction rerun it: fn writes to git, which a rerun would repeat.
+      const outcome = await this.sql.transaction(async (tx): Promise<{ ok: true; value: T } | { ok: false; err: unknown }> => {
+        await tx.lock(`notes-ref:${repoId}:${ref}`);
+        try {
+          return { ok: true, value: await fn() };
+        } catch (err) {
+          return { ok: false, err };
+        }
+      });
+      if (!outcome.ok) throw outcome.err;
+      return outcome.value;
+    } finally {
+      this.held--;
+      this.waiting.shift()?.();
+    }
+  }
+
+  watch(fn: (repoId: string) => void): Promise<() => void> {
+    return this.sql.listen(CHANGED, (repoId) => fn(repoId));
+  }
+
+  search(repoId: string, query: NotesQuery, opts: SearchOptions): Promise<IndexSearchHit[]> {
+    return this.pg ? this.searchPg(repoId, query, opts) : this.searchSqlite(repoId, query, opts);
+  }
+
+  private async searchSqlite(repoId: string, query: NotesQuery, opts: SearchOptions): Promise<IndexSearchHit[]> {
+    const where = ['notes_fts MATCH ?', 'n.repo_id = ?'];
+    const params: (string | number)[] = [ftsMatch(query), repoId];
+    if (opts.namespace !== undefined) {
+      where.push('n.namespace = ?');
+      params.push(opts.namespace);
+    }
+    if (opts.commitsOnly) where.push("n.object_type = 'commit'");
+    params.push(opts.limit);
+    // Only the WHERE clauses above are spliced in (fixed text); every value is a bound parameter.
+    return this.sql.all<IndexSearchHit>(
+      `SELECT n.namespace, n.target, n.object_type, snippet(notes_fts, 0, '[', ']', '…', 16) AS snippet, -bm25(notes_fts) AS score
+       FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE ${where.join(' AND ')}
+       ORDER BY bm25(notes_fts), n.namespace, n.target LIMIT ?`,
+      params,
+    );
+  }
+
+  /**
+   * The same hits as FTS5: the GIN index narrows to notes holding every lexeme a match needs,
+   * then each phrase is checked exactly on the token text. A phrase FTS5 reads as no tokens
+   * matches nothing there, and here. BM25 takes N, the average length and each phrase's
+   * document frequency over the repository's notes (FTS5 takes them over the whole table, so
+   * the two orders agree when one repository is indexed, as in the conformance test).
+   */
+  private async searchPg(repoId: string, query: NotesQuery, opts: SearchOptions): Promise<IndexSearchHit[]> {
+    const phraseOf = (words: string[]) => words.join(' ');
+    const texts = [...query.groups.flat(), ...query.excluded].map(phraseOf);
+    const tokenized = new Map<string, string[]>();
+    ftsTokens(texts).forEach((t, i) => tokenized.set(texts[i]!, t));
+    const tokensOf = (words: string[]) => tokenized.get(phraseOf(words))!;
+
+    const filter: string[] = ['n.repo_id = ?'];
+    const filterParams: unknown[] = [repoId];
+    if (opts.namespace !== undefined) {
+      filter.push('n.namespace = ?');
+      filterParams.push(opts.namespace);
+    }
+    if (opts.commitsOnly) filter.push("n.object_type = 'commit'");
+
+    /** One phrase's exact test: the lexeme for one short token, the token text for the rest. */
+    const phraseTest = (tokens: string[]): { sql: string; params: unknown[] } => {
+      if (tokens.length === 0) return { sql: 'FALSE', params: [] };
+      if (tokens.length === 1 && tokens[0]!.length <= LEXEME_CHARS) return { sql: 'n.lexemes @@ ?::tsquery', params: [tsOperand(tokens[0]!)] };
+      return { sql: "n.tokens LIKE ? ESCAPE '\\'", params: [`% ${likeEscape(tokens.join(' '))} %`] };
+    };
+    /** What the GIN index can check of a phrase: all its lexemes (a superset of the phrase's notes). */
+    const phrasePrefilter = (tokens: string[]) => (tokens.length ? `(${[...new Set(tokens.map(lexeme))].map(tsOperand).join(' & ')})` : undefined);
+
+    const groupsPre: string[] = [];
+    const match: string[] = [];
+    const matchParams: unknown[] = [];
+    for (const group of query.groups) {
+      const alternatives = group.map(tokensOf);
+      const pre = alternatives.map(phrasePrefilter).filter((p): p is string => p !== undefined);
+      if (pre.length === 0) return [];
+      groupsPre.push(`(${pre.join(' | ')})`);
+      const tests = alternatives.map(phraseTest);
+      match.push(`(${tests.map((t) => t.sql).join(' OR ')})`);
+      for (const t of tests) matchParams.push(...t.params);
+    }
+    for (const words of query.excluded) {
+      const t = phraseTest(tokensOf(words));
+      match.push(`NOT (${t.sql})`);
+      matchParams.push(...t.params);
+    }
+    const where = [...filter, 'n.lexemes @@ ?::tsquery', ...match].join(' AND ');
+    const whereParams = [...filterParams, groupsPre.join(' & '), ...matchParams];
+
+    // BM25 as FTS5's bm25() computes it: every phrase of the query counts, each occurrence of
+    // it in the query separately; a phrase absent from a note (an excluded one) adds nothing.
+    const scored = [...query.groups.flat(), ...query.excluded].map(tokensOf).filter((t) => t.length > 0);
+    const stats = (await this.sql.get<{ n: number; total: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(token_count), 0) AS total FROM notes WHERE repo_id = ?', [repoId]))!;
+    const avgdl = stats.n > 0 ? stats.total / stats.n : 1;
+    const terms: string[] = [];
+    const termParams: unknown[] = [];
+    for (const tokens of scored) {
+      const t = phraseTest(tokens);
+      const hits = (await this.sql.value<number>(`SELECT COUNT(*) FROM notes n WHERE n.repo_id = ? AND n.lexemes @@ ?::tsquery AND ${t.sql}`, [repoId, phrasePrefilter(tokens), ...t.params]))!;
+      let idf = Math.log((stats.n - hits + 0.5) / (hits + 0.5));
+      if (idf <= 0) idf = 1e-6;
+      // Occurrences, overlapping ones included as FTS5 counts them: a zero-width match per start.
+      const tf = `f.tf${terms.length}::float8`;
+      // In double precision and FTS5's order of operations, so equal inputs rank alike.
+      terms.push(`?::float8 * ((${tf} * ${K1 + 1}::float8) / (${tf} + ${K1}::float8 * (1::float8 - ${B}::float8 + ${B}::float8 * f.token_count::float8 / ?::float8)))`);
+      termParams.push(idf, avgdl);
+    }
+    const tfColumns = scored.map((tokens, i) => `regexp_count(n.tokens, ?) AS tf${i}`);
+    const tfParams = scored.map((tokens) => `(?= ${regexEscape(tokens.join(' '))} )`);
+    const score = terms.length ? terms.join(' + ') : '0';
+    const rows = await this.sql.all<{ namespace: string; target: string; object_type: string; content: Buffer; score: number }>(
+      `SELECT f.namespace, f.target, f.object_type, f.content, ${score} AS score
+       FROM (SELECT n.namespace, n.target, n.object_type, n.content, n.token_count${tfColumns.map((c) => `, ${c}`).join('')}
+             FROM notes n WHERE ${where}) f
+       ORDER BY score DESC, f.namespace COLLATE "C", f.target COLLATE "C" LIMIT ?`,
+      [...termParams, ...tfParams, ...whereParams, opts.limit],
+    );
+    const snippets = ftsSnippets(rows.map((r) => r.content.toString('utf8')), ftsMatch(query));
+    return rows.map((r, i) => ({ namespace: r.namespace, target: r.target, object_type: r.object_type, snippet: snippets[i]!, score: r.score }));
+  }
+}
