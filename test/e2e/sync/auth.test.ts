@@ -2,10 +2,11 @@
 // body, sign-in answering an HS256 JWT with user and app id, the same answer for unknown email and
 // wrong password, and 401 for missing, expired, tampered, foreign and other-app tokens.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readFileSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { loadSyncSecret, tokenKey } from '../../../daemon/services/marketplace/sync/auth.js';
-import { signSyncToken } from '../../../src/crypto/sync-token.js';
+import { signSyncToken, verifySyncToken } from '../../../src/crypto/sync-token.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startSyncServer, type SyncServer } from '../../helpers/sync-server.js';
 
@@ -268,6 +269,52 @@ describe('the sync secret', () => {
       } finally {
         await second.close();
       }
+    } finally {
+      dir.remove();
+    }
+  });
+});
+
+describe('the sync secret provisioned by the operator (MKT_SYNC_SECRET_FILE)', () => {
+  it('is used instead of the data dir file (never created there), so instances with their own dirs share it', async () => {
+    const dir = tempDir('mkt-sync-provisioned-');
+    try {
+      const file = join(dir.path, 'credential');
+      const secret = randomBytes(32);
+      writeFileSync(file, secret.toString('base64url') + '\n', { mode: 0o400 });
+      const env = { MKT_SYNC_SECRET_FILE: file };
+      expect(loadSyncSecret(join(dir.path, 'data'), env).equals(secret)).toBe(true);
+      const srv = await startSyncServer({ dataDir: join(dir.path, 'data'), env });
+      try {
+        const a = await srv.createApp('Provisioned');
+        const user = await srv.addUser('bo', 'bo@example.com', PASSWORD);
+        // A token signed with the provisioned secret (as another instance would) is accepted.
+        const token = signSyncToken(tokenKey(secret), { userId: user, appId: a.id, nowMs: srv.clock.now(), lifetimeSeconds: 3600 }).token;
+        expect((await srv.call('GET', '/api/v1/sync/account', { token })).status).toBe(200);
+        const signed = await srv.signIn(a.apiKey, 'bo@example.com', PASSWORD);
+        // And the tokens it signs verify with the provisioned secret.
+        expect(verifySyncToken(tokenKey(secret), signed, srv.clock.now())).toMatchObject({ sub: user, app: a.id });
+        expect(existsSync(join(dir.path, 'data', 'sync-secret'))).toBe(false);
+      } finally {
+        await srv.close();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses a missing file, one open to others, or one without a 32-byte secret', () => {
+    const dir = tempDir('mkt-sync-provisioned-');
+    try {
+      const file = join(dir.path, 'credential');
+      expect(() => loadSyncSecret(dir.path, { MKT_SYNC_SECRET_FILE: file })).toThrow(/MKT_SYNC_SECRET_FILE.*cannot be read: ENOENT/);
+      writeFileSync(file, randomBytes(32).toString('base64url'), { mode: 0o644 });
+      chmodSync(file, 0o644);
+      expect(() => loadSyncSecret(dir.path, { MKT_SYNC_SECRET_FILE: file })).toThrow(/open to group or others \(mode 644\)/);
+      chmodSync(file, 0o600);
+      writeFileSync(file, 'short');
+      expect(() => loadSyncSecret(dir.path, { MKT_SYNC_SECRET_FILE: file })).toThrow(/32-byte secret/);
+      expect(existsSync(join(dir.path, 'sync-secret'))).toBe(false);
     } finally {
       dir.remove();
     }
