@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { BillingAdmin } from '../../../daemon/services/marketplace/sync/billing-admin.js';
+import { openMarketplaceStores } from '../../../daemon/services/marketplace/stores.js';
 import { quoteCents } from '../../../src/sync/pricing.js';
 import { blobEnv, put, randomHash, type BlobEnv } from './blob-helpers.js';
 
@@ -125,7 +126,9 @@ describe('sync subscriptions (local payment provider)', () => {
     expect(queued.status).toBe(200);
     expect(queued.body).toMatchObject({ active: true, cap_bytes: 50 * GIB, pending_cap_bytes: 100 * GIB, price_cents: 125 });
 
-    const admin = new BillingAdmin(env.srv.dataDir, () => env.srv.clock.now());
+    // The admin's own stores beside the running server, as `mkt admin billing renew` opens them.
+    const stores = await openMarketplaceStores({ dataDir: env.srv.dataDir, databaseUrl: env.srv.databaseUrl });
+    const admin = new BillingAdmin(stores, () => env.srv.clock.now());
     try {
       // The period has not ended: nothing happens without --early.
       expect((await admin.renew())[0]).toMatchObject({ outcome: 'not_due', cap_bytes: 50 * GIB });
@@ -134,7 +137,7 @@ describe('sync subscriptions (local payment provider)', () => {
       expect(r).toMatchObject({ app: 'Notes App', user: 'ada@example.com', outcome: 'applied', cap_bytes: 100 * GIB, price_cents: 250, current_period_end: '2026-05-01T12:00:00.000Z' });
       await expect(admin.renew({ user: 'nobody@example.com' })).rejects.toThrow(/no user/);
     } finally {
-      await admin.close();
+      await stores.close();
     }
     // A month on, the old token has expired.
     env.token = await env.srv.signIn(env.apiKey, 'ada@example.com', 'correct horse battery');
