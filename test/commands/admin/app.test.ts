@@ -1,10 +1,13 @@
 // `mkt admin app create|list` (issue 6 "Apps, users, tokens"): the public API key printed once
 // (only its hash kept), pricing flags with defaults, and a key and user made by admin working
-// against `mkt serve marketplace` on the same data dir.
-import { readFileSync, readdirSync } from 'node:fs';
+// against `mkt serve marketplace` on the same data dir (and its database: PostgreSQL under
+// MKT_TEST_ENGINE=postgres); `--database-url` works on a PostgreSQL database.
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { adminCli } from '../../helpers/admin-cli.js';
+import { run } from '../../../src/cli/run.js';
+import { fakeIO } from '../../helpers/fake-io.js';
+import { freshDatabaseUrl, marketplaceEnvFor } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startSyncServer } from '../../helpers/sync-server.js';
 
@@ -12,7 +15,12 @@ const dir = tempDir('mkt-app-admin-');
 const data = join(dir.path, 'data');
 afterAll(() => dir.remove());
 
-const mkt = adminCli(dir.path, data);
+/** `mkt admin --data-dir DATA ...` with the data dir's database in the environment (as the server gets it). */
+async function mkt(args: string[], opts: { stdin?: string } = {}): Promise<{ code: number; out: string; err: string }> {
+  const io = fakeIO({ env: await marketplaceEnvFor(data), stdin: opts.stdin, cwd: dir.path });
+  const code = await run(['admin', '--data-dir', data, ...args], io);
+  return { code, out: io.out(), err: io.err() };
+}
 
 describe('mkt admin app', () => {
   let apiKey = '';
@@ -55,5 +63,40 @@ describe('mkt admin app', () => {
     } finally {
       await s.close();
     }
+  });
+});
+
+describe('mkt admin --database-url (PostgreSQL)', () => {
+  it('creates and lists apps in the database, not in the data dir; a server on that database knows them', async () => {
+    const url = await freshDatabaseUrl();
+    const pgData = join(dir.path, 'pg-data');
+    const cli = async (args: string[]) => {
+      const io = fakeIO({ env: {}, cwd: dir.path });
+      const code = await run(['admin', '--data-dir', pgData, '--database-url', url, ...args], io);
+      return { code, out: io.out(), err: io.err() };
+    };
+    const made = await cli(['app', 'create', 'Remote', '--free', '2GiB', '--json']);
+    expect(made.code, made.err).toBe(0);
+    const app = JSON.parse(made.out) as { api_key: string; free_bytes: number };
+    expect(app.free_bytes).toBe(2 * 1024 ** 3);
+    expect((await cli(['app', 'create', 'remote'])).code).toBe(1);
+    const list = await cli(['app', 'list', '--json']);
+    expect(list.code, list.err).toBe(0);
+    expect((JSON.parse(list.out) as { name: string }[]).map((a) => a.name)).toEqual(['Remote']);
+    expect(existsSync(join(pgData, 'marketplace.db'))).toBe(false);
+    // The same database through the environment.
+    const io = fakeIO({ env: { MKT_DATABASE_URL: url }, cwd: dir.path });
+    expect(await run(['admin', '--data-dir', pgData, 'app', 'list', '--json'], io)).toBe(0);
+    expect((JSON.parse(io.out()) as { name: string }[]).map((a) => a.name)).toEqual(['Remote']);
+    const s = await startSyncServer({ databaseUrl: url });
+    try {
+      expect((await s.call('POST', '/api/v1/sync/validate-app', { body: { api_key: app.api_key } })).body).toMatchObject({ valid: true, app_name: 'Remote' });
+    } finally {
+      await s.close();
+    }
+    // Anything but a PostgreSQL URL is a usage error.
+    const io2 = fakeIO({ env: {}, cwd: dir.path });
+    expect(await run(['admin', '--data-dir', pgData, '--database-url', 'mysql://x', 'app', 'list'], io2)).toBe(2);
+    expect(io2.err()).toMatch(/postgres:\/\//);
   });
 });
