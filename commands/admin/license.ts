@@ -1,5 +1,6 @@
 // `mkt admin item create`, `mkt admin key issue|list|revoke`, `mkt admin signing-key rotate`:
-// license administration straight on the data dir. Flags and help only; runners load on use.
+// license administration on the marketplace stores (--data-dir or --database-url). Flags and help
+// only; runners load on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { adminTarget } from './flags.js';

@@ -1,8 +1,11 @@
-// Ed25519 signing keys (node:crypto) for offline license tokens: a keyring file (0600) in the
-// data dir with one current key and recently retired public keys, compact EdDSA JWTs, and JWKS.
+// Ed25519 signing keys (node:crypto) for offline license tokens, kept in the license store so every
+// instance shares them: one current key and recently retired public keys, compact EdDSA JWTs, and
+// the JWKS. Rotation is decided here, in a transaction that locks the keys; each instance's
+// SigningKeyring follows changes by notification and, in case one is missed, by polling a version.
 import { createHash, createPrivateKey, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import type { LicenseRows, LicenseStore, SigningKeyRow } from '../store/license.js';
 
 export interface PublicJwk {
   kty: 'OKP';
@@ -17,143 +20,229 @@ export interface Jwks {
   keys: PublicJwk[];
 }
 
-interface StoredKey {
+/**
+ * The keyring file of earlier versions (0600, in the data dir). On first open it is imported into
+ * the database and renamed `<name>.imported`, so nobody takes it for the live keyring later.
+ */
+export const KEYRING_FILE = 'license-signing-keys.json';
+export const IMPORTED_SUFFIX = '.imported';
+
+/** How often an instance checks the version row, in case a notification was missed. */
+export const DEFAULT_POLL_MS = 2_000;
+
+interface FileKey {
   kid: string;
   created_at: string;
-  /** When a rotation replaced it; its public half stays published while its tokens live. */
   retired_at: string | null;
-  /** PKCS#8 DER, base64url; dropped once the key is retired. */
   private_key: string | null;
   public_jwk: PublicJwk;
 }
-
-interface KeyringFile {
-  keys: StoredKey[];
-}
-
-export const KEYRING_FILE = 'license-signing-keys.json';
 
 function b64url(data: Buffer | string): string {
   return Buffer.from(data).toString('base64url');
 }
 
-function newKey(nowMs: number): StoredKey {
+function newKey(nowMs: number, position: number): SigningKeyRow {
   const { privateKey, publicKey } = generateKeyPairSync('ed25519');
   const jwk = publicKey.export({ format: 'jwk' }) as { x: string };
   const kid = `${new Date(nowMs).toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(4).toString('hex')}`;
+  const publicJwk: PublicJwk = { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid, alg: 'EdDSA', use: 'sig' };
   return {
     kid,
+    position,
     created_at: new Date(nowMs).toISOString(),
     retired_at: null,
     private_key: b64url(privateKey.export({ format: 'der', type: 'pkcs8' })),
-    public_jwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, kid, alg: 'EdDSA', use: 'sig' },
+    public_jwk: JSON.stringify(publicJwk),
   };
 }
 
-function writeKeyring(file: string, ring: KeyringFile): void {
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, JSON.stringify(ring, null, 2) + '\n', { mode: 0o600 });
-  renameSync(tmp, file);
+function live(k: SigningKeyRow, nowMs: number, keepMs: number): boolean {
+  return k.retired_at === null || Date.parse(k.retired_at) + keepMs > nowMs;
 }
 
-function readKeyring(file: string): KeyringFile | undefined {
+function current(keys: SigningKeyRow[]): SigningKeyRow | undefined {
+  return keys.filter((k) => k.retired_at === null && k.private_key).at(-1);
+}
+
+function readKeyringFile(file: string): FileKey[] | undefined {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as KeyringFile;
+    return (JSON.parse(readFileSync(file, 'utf8')) as { keys: FileKey[] }).keys;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new Error(`cannot read the license signing keyring ${file}: ${(err as Error).message}`);
   }
 }
 
-/**
- * Replaces the current signing key with a new one. The old key's public half stays in the
- * JWKS for `keepMs` (the token lifetime), so tokens it signed verify until they expire.
- */
-export function rotateSigningKey(dataDir: string, nowMs: number, keepMs: number): { kid: string; retired: string[] } {
-  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const file = join(dataDir, KEYRING_FILE);
-  const ring = readKeyring(file) ?? { keys: [] };
-  const now = new Date(nowMs).toISOString();
-  const retired: string[] = [];
-  for (const k of ring.keys) {
-    if (k.retired_at === null) {
-      k.retired_at = now;
-      k.private_key = null;
-      retired.push(k.kid);
-    }
-  }
-  ring.keys = ring.keys.filter((k) => k.retired_at === null || Date.parse(k.retired_at) + keepMs > nowMs);
-  const fresh = newKey(nowMs);
-  ring.keys.push(fresh);
-  writeKeyring(file, ring);
-  return { kid: fresh.kid, retired };
+/** Bumps the version in the transaction; announced by the caller after the commit. */
+async function bump(tx: LicenseRows): Promise<number> {
+  const v = (await tx.signingKeysVersion()) + 1;
+  await tx.setSigningKeysVersion(v);
+  return v;
 }
 
 /**
- * The server's view of the keyring file. It re-reads the file when it changes (checked at
- * most once a second), so `mkt admin signing-key rotate` takes effect in a running server.
+ * Makes sure the store holds a current key: on a database without signing keys, the data dir's
+ * keyring file (if any) is imported first, so tokens it signed keep verifying; a key is created
+ * when there is still no current one (unless `create` is false: a rotation follows). Returns the
+ * kids imported from the file.
  */
-export class SigningKeyring {
-  private readonly file: string;
-  private mtimeMs = -1;
-  private checkedAt = 0;
-  private current!: { kid: string; key: KeyObject };
-  private jwks: Jwks = { keys: [] };
-
-  constructor(
-    private readonly dataDir: string,
-    private readonly now: () => number,
-    private readonly keepMs: number,
-  ) {
-    this.file = join(dataDir, KEYRING_FILE);
-    const ring = readKeyring(this.file);
-    if (!ring || !ring.keys.some((k) => k.retired_at === null && k.private_key)) rotateSigningKey(dataDir, now(), keepMs);
-    this.load();
-  }
-
-  private load(): void {
-    const ring = readKeyring(this.file);
-    const active = ring?.keys.filter((k) => k.retired_at === null && k.private_key).at(-1);
-    if (!ring || !active) throw new Error(`the license signing keyring ${this.file} has no current key`);
-    this.mtimeMs = statSync(this.file).mtimeMs;
-    this.current = { kid: active.kid, key: createPrivateKey({ key: Buffer.from(active.private_key!, 'base64url'), format: 'der', type: 'pkcs8' }) };
-    const t = this.now();
-    this.jwks = { keys: ring.keys.filter((k) => k.retired_at === null || Date.parse(k.retired_at) + this.keepMs > t).map((k) => k.public_jwk) };
-  }
-
-  private refresh(): void {
-    const t = Date.now();
-    if (t - this.checkedAt < 1000) return;
-    this.checkedAt = t;
+export async function ensureSigningKey(store: LicenseStore, opts: { dataDir?: string; nowMs: number; keepMs: number; create?: boolean }): Promise<{ imported: string[] }> {
+  const file = opts.dataDir === undefined ? undefined : join(opts.dataDir, KEYRING_FILE);
+  const r = await store.transaction(async (tx) => {
+    await tx.lockSigningKeys();
+    let keys = await tx.signingKeys();
+    const imported: string[] = [];
+    if (keys.length === 0 && file) {
+      const fromFile = readKeyringFile(file) ?? [];
+      for (const [i, k] of fromFile.entries()) {
+        await tx.addSigningKey({ kid: k.kid, position: i + 1, created_at: k.created_at, retired_at: k.retired_at, private_key: k.private_key, public_jwk: JSON.stringify(k.public_jwk) });
+        imported.push(k.kid);
+      }
+      keys = await tx.signingKeys();
+    }
+    let changed = imported.length > 0;
+    if (!current(keys) && opts.create !== false) {
+      await tx.addSigningKey(newKey(opts.nowMs, (keys.at(-1)?.position ?? 0) + 1));
+      changed = true;
+    }
+    return { imported, version: changed ? await bump(tx) : undefined };
+  });
+  if (r.imported.length > 0 && file) {
     try {
-      if (statSync(this.file).mtimeMs !== this.mtimeMs) this.load();
-    } catch {
-      // keep the keys already loaded if the file is briefly missing mid-rename
+      renameSync(file, file + IMPORTED_SUFFIX);
+    } catch (err) {
+      // Another instance renamed it first; the database is the keyring either way.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
   }
+  if (r.version !== undefined) await store.announceSigningKeys(r.version);
+  return { imported: r.imported };
+}
 
-  /** Forces a re-read (SIGHUP). */
-  reload(): void {
-    this.load();
+/**
+ * Replaces the current signing key with a new one. The old key's public half stays in the JWKS
+ * for `keepMs` (the token lifetime), so tokens it signed verify until they expire; keys retired
+ * longer ago are deleted. Every instance hears of it and signs with the new key.
+ */
+export async function rotateSigningKey(store: LicenseStore, nowMs: number, keepMs: number): Promise<{ kid: string; retired: string[] }> {
+  const r = await store.transaction(async (tx) => {
+    await tx.lockSigningKeys();
+    const keys = await tx.signingKeys();
+    const at = new Date(nowMs).toISOString();
+    const retired: string[] = [];
+    for (const k of keys) {
+      if (k.retired_at === null) {
+        await tx.retireSigningKey(k.kid, at);
+        retired.push(k.kid);
+      } else if (!live(k, nowMs, keepMs)) {
+        await tx.deleteSigningKey(k.kid);
+      }
+    }
+    const fresh = newKey(nowMs, (keys.at(-1)?.position ?? 0) + 1);
+    await tx.addSigningKey(fresh);
+    return { kid: fresh.kid, retired, version: await bump(tx) };
+  });
+  await store.announceSigningKeys(r.version);
+  return { kid: r.kid, retired: r.retired };
+}
+
+interface Loaded {
+  version: number;
+  kid: string;
+  key: KeyObject;
+  /** Every stored key's public half and retirement, for the JWKS. */
+  published: { jwk: PublicJwk; retiredAt: number | null }[];
+}
+
+export interface SigningKeyringOptions {
+  store: LicenseStore;
+  /** The clock of the service (retired keys leave the JWKS one token lifetime after retirement). */
+  now: () => number;
+  keepMs: number;
+  /** Where an earlier version's keyring file may wait to be imported. */
+  dataDir?: string;
+  /** How often to check the version row in case a notification was missed (default 2 s). */
+  pollMs?: number;
+  /** A failed background refresh (the database away): the loaded keys stay in use. */
+  onRefreshError?: (err: unknown) => void;
+}
+
+/**
+ * One instance's view of the shared signing keys, held in memory so signing costs no query. It
+ * reloads when an instance announces a change (LISTEN/NOTIFY on PostgreSQL) and, as a fallback,
+ * when the version row differs at a poll, so a missed notification costs at most `pollMs`.
+ */
+export class SigningKeyring {
+  private loaded!: Loaded;
+  private timer: NodeJS.Timeout | undefined;
+  private unlisten: (() => void) | undefined;
+  private refreshing: Promise<void> | undefined;
+  private closed = false;
+
+  private constructor(private readonly opts: SigningKeyringOptions) {}
+
+  static async open(opts: SigningKeyringOptions): Promise<SigningKeyring> {
+    await ensureSigningKey(opts.store, { dataDir: opts.dataDir, nowMs: opts.now(), keepMs: opts.keepMs });
+    const ring = new SigningKeyring(opts);
+    await ring.reload();
+    ring.unlisten = await opts.store.onSigningKeysAnnounced(() => void ring.refresh().catch((err: unknown) => opts.onRefreshError?.(err)));
+    ring.timer = setInterval(() => void ring.refresh().catch((err: unknown) => opts.onRefreshError?.(err)), opts.pollMs ?? DEFAULT_POLL_MS);
+    ring.timer.unref();
+    return ring;
+  }
+
+  /** Re-reads the keys (SIGHUP, or a changed version). */
+  async reload(): Promise<void> {
+    // The version first: a rotation committed between the two reads shows as a newer version at the next check.
+    const version = await this.opts.store.signingKeysVersion();
+    const keys = await this.opts.store.signingKeys();
+    const active = current(keys);
+    if (!active) throw new Error('the license store has no current signing key');
+    this.loaded = {
+      version,
+      kid: active.kid,
+      key: createPrivateKey({ key: Buffer.from(active.private_key!, 'base64url'), format: 'der', type: 'pkcs8' }),
+      published: keys.map((k) => ({ jwk: JSON.parse(k.public_jwk) as PublicJwk, retiredAt: k.retired_at === null ? null : Date.parse(k.retired_at) })),
+    };
+  }
+
+  /** Reloads when the version row moved; concurrent calls share one check. */
+  refresh(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    this.refreshing ??= (async () => {
+      try {
+        if ((await this.opts.store.signingKeysVersion()) !== this.loaded.version) await this.reload();
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
   }
 
   currentKid(): string {
-    this.refresh();
-    return this.current.kid;
+    return this.loaded.kid;
   }
 
   publicJwks(): Jwks {
-    this.refresh();
-    return this.jwks;
+    const t = this.opts.now();
+    return { keys: this.loaded.published.filter((k) => k.retiredAt === null || k.retiredAt + this.opts.keepMs > t).map((k) => k.jwk) };
   }
 
   /** A compact JWS (JWT) with header `{alg: EdDSA, typ: JWT, kid}`. */
   signJwt(claims: Record<string, unknown>): string {
-    this.refresh();
-    const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: this.current.kid }));
+    const { kid, key } = this.loaded;
+    const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid }));
     const payload = b64url(JSON.stringify(claims));
     const input = `${header}.${payload}`;
-    return `${input}.${b64url(sign(null, Buffer.from(input), this.current.key))}`;
+    return `${input}.${b64url(sign(null, Buffer.from(input), key))}`;
+  }
+
+  /** Stops following changes (the store stays open). */
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearInterval(this.timer);
+    this.unlisten?.();
   }
 }
 

@@ -1,37 +1,94 @@
-// A marketplace server with only the license area, for license tests: temp data dir, log
-// captured in memory (at trace level, to prove keys never reach it), admin on the same dir.
+// A marketplace server with only the license area, for license tests: temp data dir, log captured
+// in memory (at trace level, to prove keys never reach it), admin on the same stores. Its database
+// is SQLite in the data dir, or PostgreSQL: `databaseUrl` (several servers on one URL are several
+// instances on one database), else a fresh one when MKT_TEST_ENGINE=postgres.
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../daemon/server.js';
 import { captureLog } from './log-capture.js';
-import { openDatabase, type Db } from '../../src/store/sqlite.js';
-import type { AccountsStore } from '../../src/store/accounts.js';
+import type { SqlDatabase } from '../../src/store/sql.js';
+import { openSqlDatabase } from '../../src/store/open.js';
+import { SqlLicenseStore } from '../../src/store/license-sql.js';
+import { SqlLimiterWindows } from '../../src/store/limiter-windows-sql.js';
+import type { LicenseStore } from '../../src/store/license.js';
+import type { MarketplaceStores } from '../../daemon/services/marketplace/stores.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { openLicenseArea } from '../../daemon/services/marketplace/license/index.js';
 import { LicenseAdmin } from '../../daemon/services/marketplace/license/admin.js';
+import { marketplaceDatabaseUrl } from './pg.js';
 import { tempDir } from './tmp.js';
 
 export interface LicenseServer {
   app: FastifyInstance;
   url: string;
   dataDir: string;
+  /** PostgreSQL URL of its database; undefined on SQLite. */
+  databaseUrl: string | undefined;
   clock: ManualClock;
   admin: LicenseAdmin;
+  /** The server's license store (signing keys, keys, activations). */
+  license: LicenseStore;
   log(): string;
+  /** SIGHUP: what the service runner calls on reload. */
+  reload(): Promise<void>;
   close(): Promise<void>;
 }
 
-export async function startLicenseServer(opts: { flags?: Record<string, unknown>; listen?: boolean; now?: number; dataDir?: string } = {}): Promise<LicenseServer> {
+export interface LicenseServerOptions {
+  flags?: Record<string, unknown>;
+  listen?: boolean;
+  now?: number;
+  /** A data dir to use (and keep); servers given the same one share it as instances share a volume. */
+  dataDir?: string;
+  /** PostgreSQL database; absent: a fresh one under MKT_TEST_ENGINE=postgres, else SQLite in the data dir. */
+  databaseUrl?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * SQLite databases by file, shared by the servers of one process on one data dir: two connections
+ * of one process would block each other's write transactions (BEGIN IMMEDIATE waits synchronously).
+ */
+const sqlite = new Map<string, { db: Promise<SqlDatabase>; users: number }>();
+
+async function database(dataDir: string, databaseUrl: string | undefined): Promise<{ sql: SqlDatabase; release(): Promise<void> }> {
+  if (databaseUrl) {
+    const sql = await openSqlDatabase({ dataDir, file: 'marketplace.db', databaseUrl });
+    return { sql, release: () => sql.close() };
+  }
+  const file = join(dataDir, 'marketplace.db');
+  let entry = sqlite.get(file);
+  if (!entry) {
+    entry = { db: openSqlDatabase({ dataDir, file: 'marketplace.db' }), users: 0 };
+    sqlite.set(file, entry);
+  }
+  entry.users++;
+  const shared = entry;
+  const sql = await shared.db;
+  return {
+    sql,
+    async release() {
+      if (--shared.users > 0) return;
+      sqlite.delete(file);
+      await sql.close();
+    },
+  };
+}
+
+export async function startLicenseServer(opts: LicenseServerOptions = {}): Promise<LicenseServer> {
   const dir = opts.dataDir ? { path: opts.dataDir, remove: () => undefined } : tempDir('mkt-license-');
+  const databaseUrl = 'databaseUrl' in opts ? opts.databaseUrl : await marketplaceDatabaseUrl();
   const clock = new ManualClock(opts.now ?? Date.now());
   const { logger, text: log } = captureLog();
-  const db: Db = openDatabase(join(dir.path, 'marketplace.db'));
+  const { sql, release } = await database(dir.path, databaseUrl);
+  const license = await SqlLicenseStore.open(sql);
+  // The license area uses only these two stores.
+  const stores = { sql, license, limiter: await SqlLimiterWindows.open(sql), close: release } as Partial<MarketplaceStores> as MarketplaceStores;
+  const env = opts.env ?? {};
   const area = await openLicenseArea({
-    ctx: { options: { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env: {} }, logger, clock, announce: () => undefined },
-    db,
+    ctx: { options: { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env }, logger, clock, announce: () => undefined },
+    stores,
     dataDir: dir.path,
-    // The license area never touches accounts.
-    accounts: {} as AccountsStore,
   });
   const app = await buildServer({
     service: { openapi: { title: 'mkt marketplace (license area)', version: '0.16.0' }, register: (a) => area.register(a), close: () => area.close() },
@@ -39,19 +96,21 @@ export async function startLicenseServer(opts: { flags?: Record<string, unknown>
   });
   let url = '';
   if (opts.listen !== false) url = await app.listen({ host: '127.0.0.1', port: 0 });
-  const admin = new LicenseAdmin(dir.path, () => clock.now());
+  const admin = new LicenseAdmin({ store: license, dataDir: dir.path, env, now: () => clock.now() });
   return {
     app,
     url,
     dataDir: dir.path,
+    databaseUrl,
     clock,
     admin,
+    license,
     log,
+    reload: async () => area.reload?.(),
     async close() {
       await app.close();
       await area.close();
-      await admin.close();
-      db.close();
+      await release();
       dir.remove();
     },
   };

@@ -24,5 +24,5 @@ export async function keyIssueRun(opts: KeyIssueOptions): Promise<void> {
   if (opts.json) printJson(io, keys);
   else if (!io.stdout.isTTY) for (const k of keys) io.stdout.write(`${k.key}\n`);
   else printTable(io, ['id', 'key', 'max activations', 'expires'], keys.map((k) => [k.id, k.key, k.max_activations ?? 'unlimited', k.expires_at ?? 'never']));
-  io.stderr.write(`${keys.length} key${keys.length === 1 ? '' : 's'} issued for ${opts.itemId}; they are shown only now (the data dir keeps only keyed hashes)\n`);
+  io.stderr.write(`${keys.length} key${keys.length === 1 ? '' : 's'} issued for ${opts.itemId}; they are shown only now (the marketplace keeps only keyed hashes)\n`);
 }

@@ -1,5 +1,6 @@
-// What the license admin verbs share: opening the data dir's license administration, and
-// parsing activation maxima and expiry dates.
+// What the license admin verbs share: the license administration on the marketplace stores the
+// Factory opens (SQLite in the data dir, or PostgreSQL with --database-url), and parsing
+// activation maxima and expiry dates.
 import type { AdminFlags } from '../flags.js';
 import { UsageError } from '../../../src/cli/errors.js';
 import { dataDir } from '../../../src/config/paths.js';
@@ -8,15 +9,17 @@ import type { LicenseAdmin } from '../../../daemon/services/marketplace/license/
 
 export type { AdminFlags } from '../flags.js';
 
-/** Runs `fn` with the license administration of the data dir, closing it afterwards. */
+/** Runs `fn` with the license administration of the marketplace, closing its stores afterwards. */
 export async function withAdmin<T>(opts: AdminFlags, fn: (admin: LicenseAdmin, dir: string) => Promise<T>): Promise<T> {
-  const dir = dataDir(opts.dataDir, opts.factory.io.env, opts.factory.io.cwd);
-  const { LicenseAdmin } = await import('../../../daemon/services/marketplace/license/admin.js');
-  const admin = new LicenseAdmin(dir, () => opts.factory.now().getTime());
+  const io = opts.factory.io;
+  const dir = dataDir(opts.dataDir, io.env, io.cwd);
+  const stores = await opts.factory.marketplaceStores(opts);
   try {
+    const { LicenseAdmin } = await import('../../../daemon/services/marketplace/license/admin.js');
+    const admin = new LicenseAdmin({ store: stores.license, dataDir: dir, env: io.env, now: () => opts.factory.now().getTime() });
     return await fn(admin, dir);
   } finally {
-    await admin.close();
+    await stores.close();
   }
 }
 

@@ -1,6 +1,6 @@
 // signingKeyRotateRun: `mkt admin signing-key rotate` — a new Ed25519 token-signing key; the
-// old public key stays in the JWKS until the tokens it signed expire. A running server picks
-// the change up within a second.
+// old public key stays in the JWKS until the tokens it signed expire. Every running instance
+// on the database hears of it at once (or within a few seconds, when a notification is missed).
 import { printFields, printJson } from '../../../src/cli/output.js';
 import { withAdmin, type AdminFlags } from './shared.js';
 

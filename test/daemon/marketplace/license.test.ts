@@ -5,6 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRemoteJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
 import { startLicenseServer, type LicenseServer } from '../../helpers/license-server.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { freshDatabaseUrl, marketplaceDatabaseUrl } from '../../helpers/pg.js';
+import { rotateSigningKey } from '../../../src/crypto/signing.js';
+import type { LicenseStore } from '../../../src/store/license.js';
 import type { IssuedKey } from '../../../daemon/services/marketplace/license/admin.js';
 
 let s: LicenseServer;
@@ -215,9 +218,11 @@ describe('license_verify and the JWKS', () => {
     expect(payload.fph).not.toBe('fp-1');
     expect((await post('/api/v1/keys/validate', { key: k!.key, machine_id: 'fp-1' })).body.code).toBe('VALID');
 
-    s.admin.rotateSigningKey();
-    await new Promise((r) => setTimeout(r, 1100)); // the server notices the keyring file within a second
-    const served = (await s.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] };
+    await s.admin.rotateSigningKey();
+    // The server hears the rotation announced (no restart, no SIGHUP).
+    const jwksNow = async () => ((await s.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] }).keys;
+    await expect.poll(async () => (await jwksNow()).length, { timeout: 5_000 }).toBe(2);
+    const served = { keys: await jwksNow() };
     expect(served.keys.map((x) => x.kid)).toContain(header.kid);
     expect(served.keys).toHaveLength(2);
     const after = await post('/api/v1/license/verify', { key: k!.key, machine_fingerprint: 'fp-1' });
@@ -282,9 +287,10 @@ describe('abuse limit under concurrency and restarts (issue 11: limiters reserve
   it('two instances sharing one database never let more than the limit through together', async () => {
     const dir = tempDir('mkt-license-shared-');
     const flags = { licenseAbuseFailures: 20, licenseAbuseWindowSeconds: 600 };
+    const databaseUrl = await marketplaceDatabaseUrl();
     try {
-      const a = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
-      const b = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      const a = await startLicenseServer({ dataDir: dir.path, databaseUrl, flags, listen: false, now: s.clock.now() });
+      const b = await startLicenseServer({ dataDir: dir.path, databaseUrl, flags, listen: false, now: s.clock.now() });
       try {
         const keys = await Promise.all(Array.from({ length: 30 }, () => unknownKey()));
         const answers = await Promise.all(keys.map((key, i) => (i % 2 ? a : b).app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key }, remoteAddress: '203.0.113.33' })));
@@ -308,12 +314,13 @@ describe('abuse limit under concurrency and restarts (issue 11: limiters reserve
   it('the window survives a restart on the same data dir', async () => {
     const dir = tempDir('mkt-license-limit-');
     const flags = { licenseAbuseFailures: 2, licenseAbuseWindowSeconds: 600 };
+    const databaseUrl = await marketplaceDatabaseUrl();
     try {
-      const first = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      const first = await startLicenseServer({ dataDir: dir.path, databaseUrl, flags, listen: false, now: s.clock.now() });
       const lookup = async (srv: LicenseServer) => (await srv.app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key: await unknownKey() }, remoteAddress: '203.0.113.32' })).statusCode;
       expect([await lookup(first), await lookup(first)]).toEqual([200, 200]);
       await first.close();
-      const second = await startLicenseServer({ dataDir: dir.path, flags, listen: false, now: s.clock.now() });
+      const second = await startLicenseServer({ dataDir: dir.path, databaseUrl, flags, listen: false, now: s.clock.now() });
       try {
         expect(await lookup(second)).toBe(429);
       } finally {
@@ -322,6 +329,67 @@ describe('abuse limit under concurrency and restarts (issue 11: limiters reserve
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe('two instances on one PostgreSQL database (issue 12)', () => {
+  let a: LicenseServer;
+  let b: LicenseServer;
+  const dir = tempDir('mkt-license-pg-');
+  const flags = { licenseAbuseFailures: 20, licenseAbuseWindowSeconds: 600 };
+
+  beforeAll(async () => {
+    const databaseUrl = await freshDatabaseUrl();
+    // `a` polls the version row often; `b` practically never, so only a notification can reach it.
+    a = await startLicenseServer({ dataDir: dir.path, databaseUrl, flags: { ...flags, licenseKeysPollMs: 300 } });
+    b = await startLicenseServer({ dataDir: dir.path, databaseUrl, flags: { ...flags, licenseKeysPollMs: 3_600_000 } });
+    await a.admin.createItem({ id: 'tool', name: 'Tool', licenseTemplate: null, maxActivations: 3, verification: true });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    dir.remove();
+  });
+
+  const call = (srv: LicenseServer, path: string, body: unknown) =>
+    fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }));
+
+  it('30 concurrent activations of a max-3 key spread over both give exactly 3', async () => {
+    const [k] = await a.admin.issueKeys({ itemId: 'tool', count: 1, expiresAt: null, licensee: null });
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(i % 2 ? a : b, '/api/v1/keys/validate', { key: k!.key, machine_id: `m-${i}`, activate: true })));
+    expect(answers.filter((r) => r.body.valid === true)).toHaveLength(3);
+    expect(answers.filter((r) => r.body.code === 'TOO_MANY_ACTIVATIONS')).toHaveLength(27);
+    for (const srv of [a, b]) expect((await call(srv, '/api/v1/keys/status', { key: k!.key })).body.license).toMatchObject({ activation_count: 3, remaining_activations: 0 });
+  });
+
+  it('a signing-key rotation on one instance is used by the other without a restart', async () => {
+    const [k] = await a.admin.issueKeys({ itemId: 'tool', count: 1, expiresAt: null, licensee: null });
+    const kidOf = async (srv: LicenseServer) => decodeProtectedHeader((await call(srv, '/api/v1/license/verify', { key: k!.key, machine_fingerprint: 'fp' })).body.token as string).kid;
+    const jwksKids = async (srv: LicenseServer) => ((await (await fetch(`${srv.url}/api/v1/license/jwks.json`)).json()) as { keys: { kid: string }[] }).keys.map((x) => x.kid);
+    const before = await kidOf(b);
+    expect(await kidOf(a)).toBe(before);
+    // Announced: the other instance hears it (LISTEN/NOTIFY).
+    const { kid } = await a.admin.rotateSigningKey();
+    await expect.poll(() => jwksKids(b), { timeout: 5_000, interval: 20 }).toContain(kid);
+    expect(await jwksKids(b)).toContain(before);
+    expect(await kidOf(b)).toBe(kid);
+    const token = (await call(b, '/api/v1/license/verify', { key: k!.key, machine_fingerprint: 'fp' })).body.token as string;
+    const { payload } = await jwtVerify(token, createRemoteJWKSet(new URL(`${a.url}/api/v1/license/jwks.json`)), { currentDate: new Date(b.clock.now()) });
+    expect(payload.license).toBe(k!.id);
+    // Not announced (a notification lost): the version row is polled, so the instance follows anyway.
+    const silent: LicenseStore = Object.assign(Object.create(a.license) as LicenseStore, { announceSigningKeys: async () => undefined });
+    const quiet = await rotateSigningKey(silent, a.clock.now(), 7 * 86_400_000);
+    await expect.poll(() => kidOf(a), { timeout: 5_000, interval: 50 }).toBe(quiet.kid);
+    // SIGHUP re-reads at once.
+    await b.reload();
+    expect(await kidOf(b)).toBe(quiet.kid);
+  });
+
+  it('the abuse limit holds across the two instances', async () => {
+    const keys = await Promise.all(Array.from({ length: 30 }, () => unknownKey()));
+    const answers = await Promise.all(keys.map((key, i) => (i % 2 ? a : b).app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key }, remoteAddress: '203.0.113.90' })));
+    expect(answers.filter((r) => r.statusCode === 200)).toHaveLength(20);
+    expect(answers.filter((r) => r.statusCode === 429)).toHaveLength(10);
   });
 });
 

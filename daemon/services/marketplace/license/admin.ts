@@ -1,11 +1,10 @@
-// Local administration of license items and keys (what `mkt admin item|key|signing-key`
-// runs, straight on the data dir): create items, issue keys (shown once), list, revoke.
-import { join } from 'node:path';
-import { openDatabase } from '../../../../src/store/sqlite.js';
-import { SqliteLicenseStore, type LicenseItem, type LicenseKeyRecord } from '../../../../src/store/license.js';
+// Administration of license items, keys and signing keys (what `mkt admin item|key|signing-key`
+// runs, on the stores the Factory opens, SQLite or PostgreSQL): create items, issue keys (shown
+// once), list, revoke, rotate the token-signing key (every running instance follows).
 import { generateLicenseKey, hashLicenseKey, loadKeyHashSecret, parseLicenseKey } from '../../../../src/crypto/license-key.js';
-import { rotateSigningKey } from '../../../../src/crypto/signing.js';
+import { ensureSigningKey, rotateSigningKey } from '../../../../src/crypto/signing.js';
 import { TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/license.js';
+import type { LicenseItem, LicenseKeyRecord, LicenseStore } from '../../../../src/store/license.js';
 import { formatTimestamp } from '../../../../src/util/time.js';
 import { newKeyId } from './licenses.js';
 
@@ -19,19 +18,44 @@ export interface IssuedKey {
   created_at: string;
 }
 
-export class LicenseAdmin {
-  readonly store: SqliteLicenseStore;
-  private secret: Buffer | undefined;
+export interface LicenseAdminOptions {
+  /** The marketplace's license store (the caller opened the stores and closes them). */
+  store: LicenseStore;
+  /**
+   * The data dir every instance mounts: the key-hash secret lives there (unless
+   * $MKT_LICENSE_KEY_SECRET_FILE names one), and an earlier version's keyring file waits there to be imported.
+   */
+  dataDir: string;
+  env?: NodeJS.ProcessEnv;
+  now?: () => number;
+  /** Runs on close(): closes stores the admin opened itself. */
+  onClose?: () => Promise<void>;
+}
 
-  constructor(
-    private readonly dataDir: string,
-    private readonly now: () => number = Date.now,
-  ) {
-    this.store = new SqliteLicenseStore(openDatabase(join(dataDir, 'marketplace.db')), true);
+export class LicenseAdmin {
+  readonly store: LicenseStore;
+  private secret: Buffer | undefined;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: LicenseAdminOptions) {
+    this.store = opts.store;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** An admin on stores it opens (and closes) itself: SQLite in `dataDir`, or PostgreSQL at `databaseUrl`. */
+  static async open(target: { dataDir: string; databaseUrl?: string; env?: NodeJS.ProcessEnv }, now: () => number = Date.now): Promise<LicenseAdmin> {
+    const { openMarketplaceStores } = await import('../stores.js');
+    const stores = await openMarketplaceStores({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
+    return new LicenseAdmin({ store: stores.license, dataDir: target.dataDir, env: target.env, now, onClose: () => stores.close() });
+  }
+
+  /** Closes the stores when the admin opened them (open()); otherwise their owner does. */
+  async close(): Promise<void> {
+    await this.opts.onClose?.();
   }
 
   private hashSecret(): Buffer {
-    this.secret ??= loadKeyHashSecret(this.dataDir);
+    this.secret ??= loadKeyHashSecret(this.opts.dataDir, this.opts.env ?? {});
     return this.secret;
   }
 
@@ -59,9 +83,9 @@ export class LicenseAdmin {
       const key = generateLicenseKey();
       issued.push({ id: newKeyId(), key, item_id: item.id, licensee: input.licensee, max_activations: max, expires_at: input.expiresAt, created_at });
     }
-    await this.store.addKeys(
-      issued.map((k) => ({ ...k, key_prefix: parseLicenseKey(k.key)!.prefix, key_hash: hashLicenseKey(secret, k.key) })),
-    );
+    const rows = issued.map((k) => ({ ...k, key_prefix: parseLicenseKey(k.key)!.prefix, key_hash: hashLicenseKey(secret, k.key) }));
+    // All or none: a batch printed once must not be half stored.
+    await this.store.transaction((tx) => tx.addKeys(rows));
     return issued;
   }
 
@@ -84,11 +108,14 @@ export class LicenseAdmin {
     return (await this.store.revokeKey(id, formatTimestamp(this.now()))) ? id : undefined;
   }
 
-  rotateSigningKey(): { kid: string; retired: string[] } {
-    return rotateSigningKey(this.dataDir, this.now(), TOKEN_LIFETIME_SECONDS * 1000);
-  }
-
-  async close(): Promise<void> {
-    await this.store.close();
+  /**
+   * A new current signing key. A keyring file not imported yet (no server of this version ran on
+   * the database) is imported first, so the tokens its keys signed keep verifying.
+   */
+  async rotateSigningKey(): Promise<{ kid: string; retired: string[] }> {
+    const keepMs = TOKEN_LIFETIME_SECONDS * 1000;
+    await ensureSigningKey(this.store, { dataDir: this.opts.dataDir, nowMs: this.now(), keepMs, create: false });
+    return rotateSigningKey(this.store, this.now(), keepMs);
   }
 }
+

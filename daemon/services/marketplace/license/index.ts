@@ -1,11 +1,11 @@
-// The marketplace's license-key area: opens the LicenseStore in the shared database, the
-// key-hash secret and the signing keyring in the data dir, and registers the routes.
+// The marketplace's license-key area: the LicenseStore and limiter windows from the shared stores,
+// the key-hash secret from the data dir (or the operator's file), the signing keys shared through
+// the database (followed across instances), and the routes.
+import { statSync } from 'node:fs';
 import type { OpenArea } from '../area.js';
-import { SqliteLicenseStore } from '../../../../src/store/license.js';
-import { loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
+import { KEY_SECRET_FILE_ENV, loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
 import { SigningKeyring } from '../../../../src/crypto/signing.js';
 import { TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/license.js';
-import { SqliteLimiterWindows } from '../../../../src/store/limiter-windows.js';
 import { FailureWindow } from '../../../plugins/failure-window.js';
 import { Licenses } from './licenses.js';
 import { licenseRoutes } from './routes.js';
@@ -17,6 +17,8 @@ export interface LicenseFlags {
   /** Failed key lookups per address and window before 429 (default 20 per 600 s). */
   licenseAbuseFailures?: number;
   licenseAbuseWindowSeconds?: number;
+  /** How often the signing keys' version row is checked (ms; default 2000); tests shorten it. */
+  licenseKeysPollMs?: number;
 }
 
 /**
@@ -26,20 +28,39 @@ export interface LicenseFlags {
 export const DEFAULT_ABUSE_LIMIT = { failures: 20, windowSeconds: 600 };
 
 export const openLicenseArea: OpenArea = async (shared) => {
-  const { ctx, db, dataDir } = shared;
+  const { ctx, stores, dataDir } = shared;
   const flags = ctx.options.flags as LicenseFlags;
-  const store = new SqliteLicenseStore(db);
+  const env = ctx.options.env;
+  const store = stores.license;
   const clock = ctx.clock;
+  const secretFile = env[KEY_SECRET_FILE_ENV]?.trim();
+  const hashSecret = loadKeyHashSecret(dataDir, env);
+  if (secretFile && (statSync(secretFile).mode & 0o004) !== 0) {
+    ctx.logger.warn({ file: secretFile }, 'the license key secret file is readable by every user: chmod 0600 it');
+  }
+  const log = ctx.logger.child({ component: 'license-keys' });
+  let warned = false;
   // Retired keys stay published for one token lifetime, so their tokens verify until expiry.
-  const keyring = new SigningKeyring(dataDir, () => clock.now(), TOKEN_LIFETIME_SECONDS * 1000);
+  const keyring = await SigningKeyring.open({
+    store,
+    now: () => clock.now(),
+    keepMs: TOKEN_LIFETIME_SECONDS * 1000,
+    dataDir,
+    pollMs: flags.licenseKeysPollMs,
+    onRefreshError: (err) => {
+      // Once per outage: the loaded keys keep signing meanwhile.
+      if (!warned) log.warn({ err: (err as Error).message }, 'cannot check the signing keys for a rotation; signing with the loaded key');
+      warned = true;
+    },
+  });
   const licenses = new Licenses({
     store,
     clock,
-    hashSecret: loadKeyHashSecret(dataDir),
+    hashSecret,
     keyring,
-    issuer: flags.licenseIssuer ?? ctx.options.env.MKT_LICENSE_ISSUER ?? 'mkt-marketplace',
+    issuer: flags.licenseIssuer ?? env.MKT_LICENSE_ISSUER ?? 'mkt-marketplace',
   });
-  const guard = new FailureWindow(new SqliteLimiterWindows(db), clock, {
+  const guard = new FailureWindow(stores.limiter, clock, {
     scope: 'license-abuse',
     limit: {
       failures: flags.licenseAbuseFailures ?? DEFAULT_ABUSE_LIMIT.failures,
@@ -53,10 +74,11 @@ export const openLicenseArea: OpenArea = async (shared) => {
       await app.register(async (scope) => licenseRoutes(scope, { licenses, guard, keyring }));
     },
     async reload() {
-      keyring.reload();
+      await keyring.reload();
+      warned = false;
     },
     async close() {
-      await store.close();
+      keyring.close();
     },
   };
 };

@@ -1,5 +1,6 @@
 // The license-key domain, free of HTTP: key lookup (check part, keyed hash, constant-time
-// compare), validity, activations, offline tokens, and license text rendering.
+// compare), validity, activations (the maximum is decided here, in a transaction that locks the
+// key, so instances sharing a database never exceed it), offline tokens, and license text.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { LicenseStore, StoredKey } from '../../../../src/store/license.js';
 import { displayPrefix, hashLicenseKey, parseLicenseKey } from '../../../../src/crypto/license-key.js';
@@ -28,6 +29,11 @@ const MESSAGES: Record<LicenseCode, string | null> = {
   MACHINE_NOT_ACTIVATED: 'the machine is not activated for this license key',
   VERIFICATION_DISABLED: 'offline verification is not enabled for this item',
 };
+
+export type ActivationResult =
+  | { kind: 'created'; count: number }
+  | { kind: 'existing'; count: number }
+  | { kind: 'full'; count: number };
 
 /** A key lookup: the key (and its item), or a failure code. */
 export type Lookup = { ok: true; key: StoredKey } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
@@ -64,6 +70,36 @@ export function isFailureGuess(code: LicenseCode | string | undefined): boolean 
 
 export class Licenses {
   constructor(private readonly d: LicenseDeps) {}
+
+  /**
+   * Activates the machine unless the key is at its maximum. The key's lock makes count, check and
+   * insert one step for every instance (on SQLite the write transaction alone does).
+   */
+  async activate(keyId: string, machineId: string, machineName: string | null): Promise<ActivationResult> {
+    const at = formatTimestamp(this.d.clock.now());
+    return this.d.store.transaction(async (tx) => {
+      await tx.lockKey(keyId);
+      const state = await tx.activationState(keyId);
+      // Keys are never deleted; a missing one has no slot to give.
+      if (!state) return { kind: 'full', count: 0 };
+      const count = state.activation_count;
+      if (await tx.isActivated(keyId, machineId)) return { kind: 'existing', count };
+      if (state.max_activations !== null && count >= state.max_activations) return { kind: 'full', count };
+      await tx.insertActivation(keyId, machineId, machineName, at);
+      await tx.adjustActivationCount(keyId, 1);
+      return { kind: 'created', count: count + 1 };
+    });
+  }
+
+  /** Frees the machine's slot; false when it was not activated. */
+  private release(keyId: string, machineId: string): Promise<boolean> {
+    return this.d.store.transaction(async (tx) => {
+      await tx.lockKey(keyId);
+      if (!(await tx.deleteActivation(keyId, machineId))) return false;
+      await tx.adjustActivationCount(keyId, -1);
+      return true;
+    });
+  }
 
   async lookup(raw: string): Promise<Lookup> {
     const parsed = parseLicenseKey(raw);
@@ -105,7 +141,7 @@ export class Licenses {
     if (bad) return answer(bad, l.key);
     if (req.machine_id === undefined) return answer('VALID', l.key);
     if (req.activate) {
-      const r = await this.d.store.activate(l.key.id, req.machine_id, req.machine_name ?? null, l.key.max_activations, formatTimestamp(this.d.clock.now()));
+      const r = await this.activate(l.key.id, req.machine_id, req.machine_name ?? null);
       const key = { ...l.key, activation_count: r.count };
       return r.kind === 'full' ? answer('TOO_MANY_ACTIVATIONS', key) : answer('VALID', key, r.kind === 'created');
     }
@@ -116,7 +152,7 @@ export class Licenses {
   async deactivate(raw: string, machineId: string): Promise<DeactivateKeyResponse> {
     const l = await this.lookup(raw);
     if (!l.ok) return { success: false, message: MESSAGES[l.code]!, code: l.code };
-    if (!(await this.d.store.deactivate(l.key.id, machineId))) {
+    if (!(await this.release(l.key.id, machineId))) {
       return { success: false, message: MESSAGES.MACHINE_NOT_ACTIVATED!, code: 'MACHINE_NOT_ACTIVATED' };
     }
     return { success: true, message: 'machine deactivated; its activation slot is free', code: 'DEACTIVATED' };
@@ -131,7 +167,7 @@ export class Licenses {
     if (bad) return fail(bad);
     // Re-verifying an active machine (the common case, weekly in CI) needs no write lock.
     if (!(await this.d.store.isActivated(l.key.id, fingerprint))) {
-      const r = await this.d.store.activate(l.key.id, fingerprint, null, l.key.max_activations, formatTimestamp(this.d.clock.now()));
+      const r = await this.activate(l.key.id, fingerprint, null);
       if (r.kind === 'full') return fail('TOO_MANY_ACTIVATIONS');
     }
     const iat = Math.floor(this.d.clock.now() / 1000);
