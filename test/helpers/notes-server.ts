@@ -8,10 +8,13 @@ import { captureLog } from './log-capture.js';
 import type { Clock } from '../../src/util/clock.js';
 import { AccountsAdmin } from '../../daemon/services/marketplace/notes/admin.js';
 import { tempDir } from './tmp.js';
+import { marketplaceDatabaseUrl } from './pg.js';
 
 export interface NotesServer {
   url: string;
   dataDir: string;
+  /** The PostgreSQL database the server runs on (MKT_TEST_ENGINE=postgres), else undefined (SQLite in dataDir). */
+  databaseUrl: string | undefined;
   admin: AccountsAdmin;
   tokens: { anaPush: string; anaRead: string; boPush: string; boRead: string };
   anaSession: string;
@@ -23,8 +26,11 @@ export interface NotesServer {
 export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<NotesServer> {
   const dir = tempDir('mkt-notes-');
   const { logger, text: log } = captureLog('debug');
-  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: {}, logger, clock: opts.clock, out: { write: () => true } as unknown as NodeJS.WritableStream });
-  const admin = await AccountsAdmin.open({ dataDir: dir.path });
+  // MKT_TEST_ENGINE=postgres: the server and the administration share a fresh PostgreSQL database.
+  const databaseUrl = await marketplaceDatabaseUrl();
+  const flags = databaseUrl ? { databaseUrl } : {};
+  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags, env: {}, logger, clock: opts.clock, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const admin = await AccountsAdmin.open({ dataDir: dir.path, databaseUrl });
   await admin.addUser({ name: 'ana', email: 'ana@example.com' });
   await admin.addUser({ name: 'bo', email: 'bo@example.com' });
   const tokens = {
@@ -37,6 +43,7 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
   return {
     url: svc.url,
     dataDir: dir.path,
+    databaseUrl,
     admin,
     tokens,
     anaSession,
