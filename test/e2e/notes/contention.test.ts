@@ -1,13 +1,13 @@
-// Sustained contention on a notes ref: another writer moves the ref between the server's read
-// of the tip and its compare-and-swap on every attempt, so put_note gives up with 422 and
-// changes nothing; once the ref holds still the write goes through on top of every racing
-// commit. The race is made deterministic by a clock the note writer reads just before it writes.
+// Contention on a notes ref from outside the server: another writer moves the ref between the
+// server's read of the tip and its compare-and-swap, attempt after attempt (many more than the
+// five a write used to get); put_note keeps retrying with backoff and lands on top of every
+// racing commit once the ref holds still. (Giving up after the time budget: test/src/notes/writer.test.ts.)
+// The race is made deterministic by a clock the note writer reads just before it writes.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { repoDir } from '../../../src/git/hosting.js';
-import { WRITE_ATTEMPTS } from '../../../src/notes/writer.js';
 
 const REF = 'refs/notes/commits';
 
@@ -16,13 +16,14 @@ function git(gitDir: string, args: string[]): string {
   return execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', env: { ...process.env, ...GIT_ENV } }).trim();
 }
 
-/** The system time, and while armed, a racing commit on REF every time the time is read. */
+/** The system time, and while races are left, a racing commit on REF every time the time is read. */
 class RacingClock {
   gitDir = '';
-  armed = false;
+  left = 0;
   races = 0;
   now(): number {
-    if (this.armed) {
+    if (this.left > 0) {
+      this.left--;
       // Synchronous on purpose: the move lands between the server's read and its write.
       const tip = git(this.gitDir, ['rev-parse', REF]);
       const moved = git(this.gitDir, ['commit-tree', `${tip}^{tree}`, '-p', tip, '-m', `race ${++this.races}`]);
@@ -57,33 +58,27 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  clock.armed = false;
+  clock.left = 0;
   await s?.close();
   work?.remove();
 });
 
-describe('put_note under sustained contention', () => {
-  it(`answers 422 after ${WRITE_ATTEMPTS} attempts and writes nothing; once the ref holds still the write lands on top of the racers`, async () => {
+describe('put_note under contention from outside the server', () => {
+  it('keeps retrying while the ref moves (well past five attempts) and lands on top of every racing commit', async () => {
     const [first, second] = [commits[0]!, commits[1]!];
     expect((await put(first, 'before the race')).status).toBe(200);
 
-    clock.armed = true;
+    const RACES = 15;
     const racesBefore = clock.races;
-    const lost = await put(second, 'written during the race');
-    clock.armed = false;
-    expect(lost.status).toBe(422);
-    expect(lost.body.error).toMatch(`kept moving during ${WRITE_ATTEMPTS} attempts`);
-    expect(clock.races - racesBefore).toBeGreaterThanOrEqual(WRITE_ATTEMPTS);
-    const hosted = (args: string[]) => git(clock.gitDir, args);
-    const racedTip = hosted(['rev-parse', REF]);
-    expect(hosted(['log', '-1', '--format=%s', REF])).toMatch(/^race \d+$/); // the server's write did not land
-    expect(hosted(['notes', 'list'])).not.toContain(second);
-    expect((await fetch(`${s.url}/api/git/ana/race/notes/${second}`)).status).toBe(404);
-
-    const won = await put(second, 'written after the race');
+    clock.left = RACES;
+    const won = await put(second, 'written during the race');
     expect(won.status).toBe(200);
-    expect(hosted(['rev-parse', `${REF}^`])).toBe(racedTip); // on top of the racing commits, none lost
+    expect(clock.races - racesBefore).toBe(RACES);
+    const hosted = (args: string[]) => git(clock.gitDir, args);
+    expect(hosted(['log', '-1', '--format=%s', REF])).toMatch(/^Notes: add note on/);
+    expect(hosted(['log', '--format=%s', `${REF}^`, `-${RACES}`]).split('\n')).toEqual(Array.from({ length: RACES }, (_, i) => `race ${clock.races - i}`));
     expect(hosted(['notes', 'show', first])).toBe('before the race');
-    expect(hosted(['notes', 'show', second])).toBe('written after the race');
+    expect(hosted(['notes', 'show', second])).toBe('written during the race');
+    expect(won.body.commit).toBe(hosted(['rev-parse', REF]));
   });
 });
