@@ -3,7 +3,8 @@
 // exact Content-Length and an optional SHA-256 checksum are bound into the signature).
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
-import { link, mkdir, readdir, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { link, mkdir, readdir, readFile, rename, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
@@ -16,6 +17,15 @@ const CHECKSUM_HEADER = 'x-amz-checksum-sha256';
 /** The in-place file of a multipart upload, and the marker of a verified part: `<n>-<offset>-<size>-<etag>`. */
 const DATA_FILE = 'data';
 const MARKER = /^(\d+)-(\d+)-(\d+)-([0-9a-f]+)$/;
+/**
+ * Guards between processes (instances sharing the data dir): `.completing` while an upload is
+ * assembled, `.writing-<n>` while part n is written. Each side creates its own file exclusively,
+ * then looks for the other's, so of a racing part write and completion at least one sees the other.
+ */
+const COMPLETING = '.completing';
+const writingGuard = (n: number): string => `.writing-${n}`;
+/** A guard whose process cannot be checked (another host) counts as abandoned after this long. */
+const GUARD_ABANDONED_MS = 24 * 3600 * 1000;
 
 export interface LocalPutRequest {
   key: string;
@@ -38,8 +48,8 @@ export class LocalObjectStore implements ObjectStore {
   /**
    * Multipart uploads being completed. A part PUT writes in place through its own file handle, so
    * one that opened the data file before completion renamed it would go on writing into the
-   * finished object: completion and part writes of one upload exclude each other (checked with no
-   * await in between; one process serves a `local` store).
+   * finished object: completion and part writes of one upload exclude each other, within this
+   * process through these sets and across instances sharing the data dir through guard files.
    */
   private readonly completing = new Set<string>();
 
@@ -136,7 +146,18 @@ export class LocalObjectStore implements ObjectStore {
     }
     this.completing.add(storeUploadId);
     try {
-      await this.assemble(key, storeUploadId, dir, parts);
+      // Instances sharing the data dir: their part writes are invisible to the sets above.
+      if (!(await takeGuard(join(dir, COMPLETING)))) throw new ObjectStoreError(409, 'this multipart upload is already being completed');
+      try {
+        const writing = (await readdir(dir)).filter((n) => n.startsWith('.writing-'));
+        for (const name of writing) {
+          if (await guardHeld(join(dir, name))) throw new ObjectStoreError(409, `part ${name.slice('.writing-'.length)} is still being uploaded; complete after it finishes`);
+        }
+        await this.assemble(key, storeUploadId, dir, parts);
+      } finally {
+        // Gone with the directory after assembly; released here when completion was refused.
+        await rm(join(dir, COMPLETING), { force: true });
+      }
     } finally {
       this.completing.delete(storeUploadId);
     }
@@ -227,7 +248,17 @@ export class LocalObjectStore implements ObjectStore {
     if (this.writing.has(slot)) throw new ObjectStoreError(409, `part ${n} is being uploaded by another request`);
     if (this.completing.has(uploadId)) throw new ObjectStoreError(409, 'this multipart upload is being completed; its parts can no longer change');
     this.writing.add(slot);
+    let guarded = false;
     try {
+      // Across instances sharing the data dir: the part's own guard, then no completion under way.
+      try {
+        guarded = await takeGuard(join(dir, writingGuard(n)));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new ObjectStoreError(404, 'no such multipart upload (completed or aborted)');
+        throw err;
+      }
+      if (!guarded) throw new ObjectStoreError(409, `part ${n} is being uploaded by another request`);
+      if (await guardHeld(join(dir, COMPLETING))) throw new ObjectStoreError(409, 'this multipart upload is being completed; its parts can no longer change');
       let names: string[];
       try {
         names = await readdir(dir);
@@ -244,6 +275,7 @@ export class LocalObjectStore implements ObjectStore {
       await this.onPartStored?.(uploadId);
       return etag;
     } finally {
+      if (guarded) await rm(join(dir, writingGuard(n)), { force: true });
       this.writing.delete(slot);
     }
   }
@@ -257,6 +289,56 @@ export class LocalObjectStore implements ObjectStore {
     if (!st?.isFile()) throw new ObjectStoreError(404, 'no such object');
     return { size: st.size, body: createReadStream(file) };
   }
+}
+
+/** Who holds a guard: this host and process, since when. */
+function guardText(): string {
+  return JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() });
+}
+
+/**
+ * Creates the guard file exclusively; false when another live holder has it. A guard left by a
+ * process that died (on this host), or older than GUARD_ABANDONED_MS, is taken over.
+ */
+async function takeGuard(file: string): Promise<boolean> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      await writeFile(file, guardText(), { flag: 'wx', mode: 0o600 });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (await guardHeld(file)) return false;
+      await rm(file, { force: true });
+    }
+  }
+  return false;
+}
+
+/** Whether a guard file exists and its holder may still be at work. */
+async function guardHeld(file: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return false;
+  }
+  let holder: { host?: unknown; pid?: unknown; at?: unknown };
+  try {
+    holder = JSON.parse(text) as typeof holder;
+  } catch {
+    // Created and not yet written this instant: held, unless its writer died right there.
+    const st = await stat(file).catch(() => undefined);
+    return st !== undefined && Date.now() - st.mtimeMs < 60_000;
+  }
+  if (typeof holder.at === 'number' && Date.now() - holder.at > GUARD_ABANDONED_MS) return false;
+  if (holder.host === hostname() && typeof holder.pid === 'number') {
+    try {
+      process.kill(holder.pid, 0);
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+    }
+  }
+  return true;
 }
 
 function partGrantKey(key: string, uploadId: string, partNumber: number, offset: number): string {
