@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { startLicenseServer, type LicenseServer } from '../helpers/license-server.js';
 import { tempDir } from '../helpers/tmp.js';
+import { marketplaceEnvFor } from '../helpers/pg.js';
 
 const mkt = join(import.meta.dirname, '../../bin/mkt');
 const home = tempDir('mkt-license-e2e-');
@@ -91,8 +92,10 @@ describe('license keys in `mkt serve marketplace` (startService)', () => {
     const dir = tempDir('mkt-license-serve-');
     let log = '';
     const logger = createLogger({ level: 'trace', pretty: false, stream: new Writable({ write: (c: Buffer, _e, cb) => ((log += c.toString()), cb()) }) });
-    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
-    const admin = new LicenseAdmin(dir.path);
+    // The run's engine: MKT_DATABASE_URL for the service, the same database for the admin.
+    const dbEnv = await marketplaceEnvFor(dir.path);
+    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: dbEnv, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+    const admin = await LicenseAdmin.open({ dataDir: dir.path, databaseUrl: dbEnv.MKT_DATABASE_URL });
     try {
       await admin.createItem({ id: 'app', name: 'App', licenseTemplate: 'App for {{licensee}}', maxActivations: 2, verification: true });
       const [k] = await admin.issueKeys({ itemId: 'app', count: 1, expiresAt: null, licensee: 'Grace' });

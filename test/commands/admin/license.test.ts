@@ -1,25 +1,30 @@
-// `mkt admin item create`, `key issue|list|revoke`, `signing-key rotate` on a data dir that a
-// license server serves at the same time (issue 5 "Administration").
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+// `mkt admin item create`, `key issue|list|revoke`, `signing-key rotate` on the marketplace a
+// license server serves at the same time (issue 5 "Administration"): on the test run's engine, and
+// against a PostgreSQL URL with --database-url (issue 12).
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminCli } from '../../helpers/admin-cli.js';
+import { adminCli, type AdminCli } from '../../helpers/admin-cli.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { freshDatabaseUrl, marketplaceDatabaseUrl } from '../../helpers/pg.js';
 import { startLicenseServer, type LicenseServer } from '../../helpers/license-server.js';
 
 const dir = tempDir('mkt-license-admin-');
 let s: LicenseServer;
+let mkt: AdminCli;
 
-const mkt = adminCli(dir.path, join(dir.path, 'data'));
+async function status(key: string, srv: LicenseServer = s): Promise<Record<string, unknown>> {
+  return (await srv.app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key } })).json();
+}
 
-async function status(key: string): Promise<Record<string, unknown>> {
-  // The server notices another connection's commit within 10 ms (its read cache, see LicenseStore).
-  await new Promise((r) => setTimeout(r, 15));
-  return (await s.app.inject({ method: 'POST', url: '/api/v1/keys/status', payload: { key } })).json();
+async function jwksKids(srv: LicenseServer): Promise<string[]> {
+  return ((await srv.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] }).keys.map((k) => k.kid);
 }
 
 beforeAll(async () => {
-  s = await startLicenseServer({ dataDir: join(dir.path, 'data') });
+  const databaseUrl = await marketplaceDatabaseUrl();
+  s = await startLicenseServer({ dataDir: join(dir.path, 'data'), databaseUrl });
+  mkt = adminCli(dir.path, join(dir.path, 'data'), { databaseUrl });
 });
 afterAll(async () => {
   await s?.close();
@@ -48,6 +53,8 @@ describe('mkt admin item and key', () => {
     for (const k of keys) expect(k).toMatch(/^MKT(-[0-9A-HJKMNP-TV-Z]{5}){5}$/);
     expect(r.err).toMatch(/shown only now/);
     expect(await status(keys[0]!)).toMatchObject({ valid: true, license: { item_id: 'font-pro', max_activations: 3 } });
+    expect(statSync(join(dir.path, 'data', 'license-key-secret')).mode & 0o777).toBe(0o600);
+    if (s.databaseUrl) return; // the database file check is SQLite's
     const files = ['marketplace.db', 'marketplace.db-wal'].map((f) => join(dir.path, 'data', f));
     const db = Buffer.concat(files.map((f) => readFileSync(f)));
     expect(db.length).toBeGreaterThan(4096);
@@ -55,7 +62,6 @@ describe('mkt admin item and key', () => {
       expect(db.includes(Buffer.from(k))).toBe(false);
       expect(db.includes(Buffer.from(k.slice(4).replace(/-/g, '')))).toBe(false);
     }
-    expect(statSync(join(dir.path, 'data', 'license-key-secret')).mode & 0o777).toBe(0o600);
   });
 
   it('key issue --max-activations unlimited --expires DATE; unknown item exits 1; bad date exits 2', async () => {
@@ -82,17 +88,60 @@ describe('mkt admin item and key', () => {
     expect((await mkt(['key', 'list', 'nope'])).code).toBe(1);
   });
 
-  it('signing-key rotate: a new kid signs, the old one stays in the JWKS; the keyring file is 0600', async () => {
-    const before = (await s.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] };
+  it('signing-key rotate: a new kid signs, the old one stays in the JWKS; the keys live in the database, not in a file', async () => {
+    const before = await jwksKids(s);
     const r = await mkt(['signing-key', 'rotate', '--json']);
     expect(r.code, r.err).toBe(0);
     const rotated = JSON.parse(r.out) as { kid: string; retired: string[] };
-    expect(rotated.retired).toEqual(before.keys.map((k) => k.kid));
-    expect(statSync(join(dir.path, 'data', 'license-signing-keys.json')).mode & 0o777).toBe(0o600);
-    await new Promise((res) => setTimeout(res, 1100));
-    const after = (await s.app.inject({ method: 'GET', url: '/api/v1/license/jwks.json' })).json() as { keys: { kid: string }[] };
-    expect(after.keys.map((k) => k.kid).sort()).toEqual([...before.keys.map((k) => k.kid), rotated.kid].sort());
+    expect(rotated.retired).toEqual(before);
+    expect(existsSync(join(dir.path, 'data', 'license-signing-keys.json'))).toBe(false);
+    // The server follows without a restart (a notification, or at the latest its next version check).
+    await expect.poll(() => jwksKids(s), { timeout: 10_000, interval: 50 }).toContain(rotated.kid);
+    expect((await jwksKids(s)).sort()).toEqual([...before, rotated.kid].sort());
     const v = (await s.app.inject({ method: 'POST', url: '/api/v1/license/verify', payload: { key: keys[2], machine_fingerprint: 'fp' } })).json() as { token: string };
     expect(JSON.parse(Buffer.from(v.token.split('.')[0]!, 'base64url').toString()).kid).toBe(rotated.kid);
+  });
+});
+
+describe('mkt admin --database-url (PostgreSQL)', () => {
+  const pgDir = tempDir('mkt-license-admin-pg-');
+  let srv: LicenseServer;
+  let pg: AdminCli;
+  let url = '';
+
+  beforeAll(async () => {
+    url = await freshDatabaseUrl();
+    srv = await startLicenseServer({ dataDir: join(pgDir.path, 'data'), databaseUrl: url });
+    pg = adminCli(pgDir.path, join(pgDir.path, 'data'), { databaseUrl: url });
+  });
+  afterAll(async () => {
+    await srv?.close();
+    pgDir.remove();
+  });
+
+  it('item create, key issue and signing-key rotate work against the PostgreSQL database a server uses', async () => {
+    const item = await pg(['item', 'create', 'cli-tool', '--name', 'CLI Tool', '--max-activations', '2', '--verification', 'on', '--json']);
+    expect(item.code, item.err).toBe(0);
+    const issued = await pg(['key', 'issue', 'cli-tool', '--json']);
+    expect(issued.code, issued.err).toBe(0);
+    const [k] = JSON.parse(issued.out) as { key: string; id: string }[];
+    expect(await status(k!.key, srv)).toMatchObject({ valid: true, license: { item_id: 'cli-tool', max_activations: 2 } });
+    // MKT_DATABASE_URL selects the same database as the flag.
+    const listed = await adminCli(pgDir.path, join(pgDir.path, 'data'))(['key', 'list', 'cli-tool', '--json'], { env: { MKT_DATABASE_URL: url } });
+    expect(listed.code, listed.err).toBe(0);
+    expect((JSON.parse(listed.out) as { id: string }[]).map((x) => x.id)).toEqual([k!.id]);
+    // Nothing was written to a SQLite file in the data dir.
+    expect(existsSync(join(pgDir.path, 'data', 'marketplace.db'))).toBe(false);
+
+    const before = await jwksKids(srv);
+    const r = await pg(['signing-key', 'rotate', '--json']);
+    expect(r.code, r.err).toBe(0);
+    const rotated = JSON.parse(r.out) as { kid: string; retired: string[] };
+    expect(rotated.retired).toEqual(before);
+    await expect.poll(() => jwksKids(srv), { timeout: 5_000, interval: 20 }).toContain(rotated.kid);
+    const v = (await srv.app.inject({ method: 'POST', url: '/api/v1/license/verify', payload: { key: k!.key, machine_fingerprint: 'fp' } })).json() as { token: string };
+    expect(JSON.parse(Buffer.from(v.token.split('.')[0]!, 'base64url').toString()).kid).toBe(rotated.kid);
+    expect((await pg(['key', 'revoke', k!.id])).code).toBe(0);
+    expect(await status(k!.key, srv)).toMatchObject({ valid: false, code: 'REVOKED' });
   });
 });

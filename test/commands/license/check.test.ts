@@ -11,7 +11,7 @@ import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startLicenseServer, type LicenseServer } from '../../helpers/license-server.js';
 import { saveToken, tokenDir } from '../../../src/client/license-offline.js';
-import { fingerprintHash, KEYRING_FILE } from '../../../src/crypto/signing.js';
+import { fingerprintHash } from '../../../src/crypto/signing.js';
 
 const home = tempDir('mkt-license-check-');
 const MACHINE = 'runner-1';
@@ -28,11 +28,16 @@ async function mkt(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<{ cod
   return { code, out: io.out(), err: io.err() };
 }
 
-/** The server's current signing key, read from its keyring as only the vendor can. */
+let signer: { kid: string; key: KeyObject } | undefined;
+
+/** The server's current signing key, read from its database as only the vendor can (loaded in beforeAll). */
 function serverKey(): { kid: string; key: KeyObject } {
-  const ring = JSON.parse(readFileSync(join(s.dataDir, KEYRING_FILE), 'utf8')) as { keys: { kid: string; retired_at: string | null; private_key: string | null }[] };
-  const k = ring.keys.find((x) => x.retired_at === null && x.private_key)!;
-  return { kid: k.kid, key: createPrivateKey({ key: Buffer.from(k.private_key!, 'base64url'), format: 'der', type: 'pkcs8' }) };
+  return signer!;
+}
+
+async function loadServerKey(): Promise<void> {
+  const k = (await s.license.signingKeys()).filter((x) => x.retired_at === null && x.private_key).at(-1)!;
+  signer = { kid: k.kid, key: createPrivateKey({ key: Buffer.from(k.private_key!, 'base64url'), format: 'der', type: 'pkcs8' }) };
 }
 
 function mint(claims: Record<string, unknown>, signer: { kid: string; key: KeyObject }, typ = 'JWT'): Promise<string> {
@@ -48,6 +53,7 @@ const nowS = (): number => Math.floor(Date.now() / 1000);
 
 beforeAll(async () => {
   s = await startLicenseServer();
+  await loadServerKey();
   await s.admin.createItem({ id: 'font-pro', name: 'Font Pro', licenseTemplate: null, maxActivations: 5, verification: true });
   await s.admin.createItem({ id: 'font-lite', name: 'Font Lite', licenseTemplate: null, maxActivations: 5, verification: true });
   const pro = (await s.admin.issueKeys({ itemId: 'font-pro', count: 1, expiresAt: null, licensee: null }))[0]!.key;
