@@ -3,7 +3,7 @@
 // running `mkt sync ...` in-process through the CLI's run() with its own streams and env.
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { startService, type RunningService } from '../../../daemon/start.js';
 import { createLogger } from '../../../daemon/logger.js';
 import { run } from '../../../src/cli/run.js';
@@ -12,10 +12,19 @@ import { SyncSession } from '../../../src/sync/session.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import type { Clock } from '../../../src/util/clock.js';
+import type { SqlDatabase } from '../../../src/store/sql.js';
+import { openSqlDatabase } from '../../../src/store/open.js';
+import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 export interface SyncWorld {
   url: string;
   dataDir: string;
+  /** The PostgreSQL database of the marketplace (MKT_TEST_ENGINE=postgres), undefined on SQLite in the data dir. */
+  databaseUrl: string | undefined;
+  /** The marketplace's database, opened beside the server (the caller closes it), to alter rows behind its back. */
+  database(): Promise<SqlDatabase>;
+  /** Everything the database stores, as bytes: the SQLite file, or every sync row of PostgreSQL as JSON text. */
+  storedBytes(): Promise<Buffer>;
   appKey: string;
   email: string;
   password: string;
@@ -35,7 +44,8 @@ export interface Device {
 }
 
 export async function admin(dataDir: string, args: string[], stdin?: string): Promise<{ code: number; out: string; err: string }> {
-  const io = fakeIO({ env: { MKT_DATA_DIR: dataDir }, stdin });
+  // The data dir's database: PostgreSQL under MKT_TEST_ENGINE=postgres, as the server gets it.
+  const io = fakeIO({ env: { MKT_DATA_DIR: dataDir, ...(await marketplaceEnvFor(dataDir)) }, stdin });
   const code = await run(['admin', '--data-dir', dataDir, ...args], io);
   return { code, out: io.out(), err: io.err() };
 }
@@ -51,11 +61,13 @@ export async function startSyncWorld(opts: { password?: string; appArgs?: string
       cb();
     },
   });
+  const databaseUrl = (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL;
+  const database = (): Promise<SqlDatabase> => openSqlDatabase({ dataDir, file: 'marketplace.db', databaseUrl });
   const svc: RunningService = await startService('marketplace', {
     host: '127.0.0.1',
     port: 0,
     dataDir,
-    flags: opts.flags ?? {},
+    flags: { ...opts.flags, ...(databaseUrl ? { databaseUrl } : {}) },
     env: {},
     logger: createLogger({ level: 'trace', pretty: false, stream: sink }),
     out: sink,
@@ -68,6 +80,21 @@ export async function startSyncWorld(opts: { password?: string; appArgs?: string
   return {
     url: svc.url,
     dataDir,
+    databaseUrl,
+    database,
+    async storedBytes() {
+      if (!databaseUrl) return readFileSync(join(dataDir, 'marketplace.db'));
+      const db = await database();
+      try {
+        const tables = await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
+        const parts: string[] = [];
+        // Table names come from the catalogue, not from input; quoted as identifiers all the same.
+        for (const t of tables) for (const r of await db.all<{ j: string }>(`SELECT row_to_json(t)::text AS j FROM "${t.name.replace(/"/g, '""')}" t`)) parts.push(r.j);
+        return Buffer.from(parts.join('\n'), 'utf8');
+      } finally {
+        await db.close();
+      }
+    },
     appKey,
     email,
     password,
@@ -101,15 +128,7 @@ export async function startSyncWorld(opts: { password?: string; appArgs?: string
 async function createAppAndUser(dataDir: string, email: string, password: string, appArgs: string[]): Promise<{ appKey: string }> {
   const app = await admin(dataDir, ['app', 'create', 'Notes', ...appArgs, '--json']);
   if (app.code !== 0) throw new Error(`mkt admin app create: ${app.err}`);
-  // As `mkt admin user add ada --email E` (password on stdin) does.
-  const { SqlAccountsStore } = await import('../../../src/store/accounts-sql.js');
-  const { SqliteDatabase } = await import('../../../src/store/sql-sqlite.js');
-  const { hashPassword } = await import('../../../src/crypto/password.js');
-  const db = new SqliteDatabase(join(dataDir, 'marketplace.db'));
-  try {
-    await (await SqlAccountsStore.open(db)).addUser({ name: 'ada', email, passwordHash: await hashPassword(password) });
-  } finally {
-    await db.close();
-  }
+  const user = await admin(dataDir, ['user', 'add', 'ada', '--email', email], `${password}\n`);
+  if (user.code !== 0) throw new Error(`mkt admin user add: ${user.err}`);
   return { appKey: (JSON.parse(app.out) as { api_key: string }).api_key };
 }

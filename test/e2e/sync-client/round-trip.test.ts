@@ -140,7 +140,8 @@ describe('mkt sync: two devices, one account', () => {
     const log = w.log();
     expect(log).not.toContain(w.password);
     expect(log).not.toContain('secret-plaintext-marker');
-    const db = readFileSync(join(w.dataDir, 'marketplace.db'));
+    const db = await w.storedBytes();
+    expect(db.includes(Buffer.from(w.email))).toBe(true);
     expect(db.includes(Buffer.from('secret-plaintext-marker'))).toBe(false);
     expect(db.includes(Buffer.from('Groceries'))).toBe(false);
     const objects = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? objects(join(dir, e.name)) : [join(dir, e.name)]));

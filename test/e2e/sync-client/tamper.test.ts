@@ -6,7 +6,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase } from '../../../src/store/sqlite.js';
 import { DEFAULT_CHUNK_SIZE, HEADER_BYTES, TAG_BYTES, ciphertextSize } from '../../../src/crypto/sync-blob.js';
 import { startSyncWorld, type Device, type SyncWorld } from './harness.js';
 
@@ -61,11 +60,11 @@ async function refused(hash: string, pattern: RegExp): Promise<void> {
 describe('altered data on the server fails loudly on the client', () => {
   it('a changelog ciphertext altered, or moved to another row, fails to open (exit 1, naming the entry)', async () => {
     expect((await a.mkt(['push'], '{"table":"notes","op":"upsert","row_id":"n1","data":{"x":1}}\n{"table":"notes","op":"upsert","row_id":"n2","data":{"x":2}}\n')).code).toBe(0);
-    const db = openDatabase(join(w.dataDir, 'marketplace.db'));
+    const db = await w.database();
     try {
-      const rows = db.prepare('SELECT seq, data FROM sync_entries ORDER BY seq').all() as { seq: number; data: string }[];
+      const rows = await db.all<{ seq: number; data: string }>('SELECT seq, data FROM sync_entries ORDER BY seq');
       // Moved: row n2's ciphertext under row n1.
-      db.prepare('UPDATE sync_entries SET data = ? WHERE seq = 1').run(rows[1]!.data);
+      await db.run('UPDATE sync_entries SET data = ? WHERE seq = 1', [rows[1]!.data]);
       let r = await a.mkt(['pull', '--since', '0']);
       expect(r.code).toBe(1);
       expect(r.err).toMatch(/entry notes\/n1 \(key 1\) failed to open/);
@@ -73,14 +72,14 @@ describe('altered data on the server fails loudly on the client', () => {
       const sealed = JSON.parse(rows[0]!.data) as string;
       const raw = Buffer.from(sealed.slice(3), 'base64');
       raw[20]! ^= 1;
-      db.prepare('UPDATE sync_entries SET data = ? WHERE seq = 1').run(JSON.stringify('m1.' + raw.toString('base64')));
+      await db.run('UPDATE sync_entries SET data = ? WHERE seq = 1', [JSON.stringify('m1.' + raw.toString('base64'))]);
       r = await a.mkt(['pull', '--since', '0']);
       expect(r.code).toBe(1);
       expect(r.err).toMatch(/failed to open/);
-      db.prepare('UPDATE sync_entries SET data = ? WHERE seq = 1').run(rows[0]!.data);
+      await db.run('UPDATE sync_entries SET data = ? WHERE seq = 1', [rows[0]!.data]);
       expect((await a.mkt(['pull', '--since', '0'])).code).toBe(0);
     } finally {
-      db.close();
+      await db.close();
     }
   });
 
