@@ -3,7 +3,7 @@
 // running `mkt sync ...` in-process through the CLI's run() with its own streams and env.
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { startService, type RunningService } from '../../../daemon/start.js';
 import { createLogger } from '../../../daemon/logger.js';
 import { run } from '../../../src/cli/run.js';
@@ -23,7 +23,7 @@ export interface SyncWorld {
   databaseUrl: string | undefined;
   /** The marketplace's database, opened beside the server (the caller closes it), to alter rows behind its back. */
   database(): Promise<SqlDatabase>;
-  /** Everything the database stores, as bytes: the SQLite file, or every sync row of PostgreSQL as JSON text. */
+  /** Everything the database stores, as bytes: the SQLite file and its log, or every row of PostgreSQL as JSON text. */
   storedBytes(): Promise<Buffer>;
   appKey: string;
   email: string;
@@ -83,7 +83,8 @@ export async function startSyncWorld(opts: { password?: string; appArgs?: string
     databaseUrl,
     database,
     async storedBytes() {
-      if (!databaseUrl) return readFileSync(join(dataDir, 'marketplace.db'));
+      // SQLite: the file and its write-ahead log (recent rows are there until a checkpoint).
+      if (!databaseUrl) return Buffer.concat(['marketplace.db', 'marketplace.db-wal'].filter((f) => existsSync(join(dataDir, f))).map((f) => readFileSync(join(dataDir, f))));
       const db = await database();
       try {
         const tables = await db.all<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name");
