@@ -30,7 +30,7 @@ beforeAll(async () => {
   work = tempDir('mkt-notes-instances-work-');
   const databaseUrl = await freshDatabaseUrl();
   for (let i = 0; i < INSTANCES; i++) {
-    const { logger } = captureLog('info');
+    const { logger } = captureLog('debug');
     instances.push(await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dataDir.path, flags: { databaseUrl }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream }));
   }
   admin = await AccountsAdmin.open({ dataDir: dataDir.path, databaseUrl });
