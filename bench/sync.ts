@@ -28,7 +28,7 @@ interface Api {
 }
 
 async function signedIn(svc: RunningService, dir: string): Promise<Api> {
-  const admin = new SyncAdmin(dir);
+  const admin = await SyncAdmin.open({ dataDir: dir });
   const made = await admin.createApp('Bench App', { free_bytes: 4 * BLOB });
   await admin.close();
   const db = new SqliteDatabase(join(dir, 'marketplace.db'));

@@ -99,7 +99,7 @@ beforeAll(async () => {
   reads.push({ what: 'seed item license text', read: () => call('GET', '/api/v1/items/seed-item/license.txt') });
 
   // Sync: carol's key envelope, device and changelog; dan is the fuzzer's account.
-  const sync = new SyncAdmin(dir.path, () => Date.now());
+  const sync = await SyncAdmin.open({ dataDir: dir.path }, () => Date.now());
   admins.push(sync);
   const app = await sync.createApp('Fuzz app');
   const apiKey = app!.apiKey;

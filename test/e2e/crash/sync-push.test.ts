@@ -15,7 +15,7 @@ describe('sync push survives SIGKILL', () => {
   it('every entry of a push answered 200 before the kill is pulled after a restart on the same data dir', async () => {
     const dir = tempDir('mkt-crash-sync-');
     cleanups.push(() => dir.remove());
-    const sync = new SyncAdmin(dir.path);
+    const sync = await SyncAdmin.open({ dataDir: dir.path });
     const { apiKey } = (await sync.createApp('Notes'))!;
     await sync.close();
     const accounts = await AccountsAdmin.open({ dataDir: dir.path });
