@@ -49,7 +49,7 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-license-'));
   const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, flags: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
   const url = svc.url;
-  const admin = new LicenseAdmin(dir);
+  const admin = await LicenseAdmin.open({ dataDir: dir });
   try {
     await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
     const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });

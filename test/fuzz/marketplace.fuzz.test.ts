@@ -86,7 +86,7 @@ beforeAll(async () => {
   reads.push({ what: 'ana/hidden note', read: () => call('GET', `/api/git/ana/hidden/notes/${commits[2]}`, { token: anaPush }) });
 
   // License: a seed key with an activation the fuzzer never learns, and keys it may use.
-  const license = new LicenseAdmin(dir.path, () => Date.now());
+  const license = await LicenseAdmin.open({ dataDir: dir.path });
   admins.push(license);
   await license.createItem({ id: 'seed-item', name: 'Seed item', licenseTemplate: 'Licensed to {licensee}.', maxActivations: 2, verification: true });
   await license.createItem({ id: 'fuzz-item', name: 'Fuzz item', licenseTemplate: null, maxActivations: 3, verification: true });

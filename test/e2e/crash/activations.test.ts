@@ -13,7 +13,7 @@ describe('license activations survive SIGKILL', () => {
   it('every machine activated before the kill is still activated after a restart on the same data dir', async () => {
     const dir = tempDir('mkt-crash-license-');
     cleanups.push(() => dir.remove());
-    const admin = new LicenseAdmin(dir.path);
+    const admin = await LicenseAdmin.open({ dataDir: dir.path });
     await admin.createItem({ id: 'tool', name: 'Tool', licenseTemplate: null, maxActivations: 100_000, verification: true });
     const key = (await admin.issueKeys({ itemId: 'tool', count: 1, expiresAt: null, licensee: null }))[0]!.key;
     await admin.close();
