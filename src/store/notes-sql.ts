@@ -344,18 +344,22 @@ export class SqlNotesIndex implements NotesIndex {
     const whereParams = [...filterParams, groupsPre.join(' & '), ...matchParams];
 
     // BM25 as FTS5's bm25() computes it: every phrase of the query counts, each occurrence of
-    // it in the query separately; a phrase absent from a note (an excluded one) adds nothing.
-    const scored = [...query.groups.flat(), ...query.excluded].map(tokensOf).filter((t) => t.length > 0);
-    const stats = (await this.sql.get<{ n: number; total: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(token_count), 0) AS total FROM notes WHERE repo_id = ?', [repoId]))!;
-    const avgdl = stats.n > 0 ? stats.total / stats.n : 1;
+    // it in the query separately. An excluded phrase occurs in no hit, so it adds exactly 0 there
+    // and is left out. The statistics come in one round of parallel queries (GIN-backed counts).
+    const scored = query.groups.flat().map(tokensOf).filter((t) => t.length > 0);
+    const [stats, ...docFreqs] = await Promise.all([
+      this.sql.get<{ n: number; total: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(token_count), 0) AS total FROM notes WHERE repo_id = ?', [repoId]),
+      ...scored.map((tokens) => {
+        const t = phraseTest(tokens);
+        return this.sql.value<number>(`SELECT COUNT(*) FROM notes n WHERE n.repo_id = ? AND n.lexemes @@ ?::tsquery AND ${t.sql}`, [repoId, phrasePrefilter(tokens), ...t.params]);
+      }),
+    ]);
+    const avgdl = stats!.n > 0 ? stats!.total / stats!.n : 1;
     const terms: string[] = [];
     const termParams: unknown[] = [];
-    for (const tokens of scored) {
-      const t = phraseTest(tokens);
-      const hits = (await this.sql.value<number>(`SELECT COUNT(*) FROM notes n WHERE n.repo_id = ? AND n.lexemes @@ ?::tsquery AND ${t.sql}`, [repoId, phrasePrefilter(tokens), ...t.params]))!;
-      let idf = Math.log((stats.n - hits + 0.5) / (hits + 0.5));
+    for (const hits of docFreqs) {
+      let idf = Math.log((stats!.n - hits! + 0.5) / (hits! + 0.5));
       if (idf <= 0) idf = 1e-6;
-      // Occurrences, overlapping ones included as FTS5 counts them: a zero-width match per start.
       const tf = `f.tf${terms.length}::float8`;
       // In double precision and FTS5's order of operations, so equal inputs rank alike.
       terms.push(`?::float8 * ((${tf} * ${K1 + 1}::float8) / (${tf} + ${K1}::float8 * (1::float8 - ${B}::float8 + ${B}::float8 * f.token_count::float8 / ?::float8)))`);
