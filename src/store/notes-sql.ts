@@ -368,11 +368,15 @@ export class SqlNotesIndex implements NotesIndex {
     const tfColumns = scored.map((tokens, i) => `regexp_count(n.tokens, ?) AS tf${i}`);
     const tfParams = scored.map((tokens) => `(?= ${regexEscape(tokens.join(' '))} )`);
     const score = terms.length ? terms.join(' + ') : '0';
+    // Contents are read for the page of hits only, not for every match the ranking sorts.
     const rows = await this.sql.all<{ namespace: string; target: string; object_type: string; content: Buffer; score: number }>(
-      `SELECT f.namespace, f.target, f.object_type, f.content, ${score} AS score
-       FROM (SELECT n.namespace, n.target, n.object_type, n.content, n.token_count${tfColumns.map((c) => `, ${c}`).join('')}
-             FROM notes n WHERE ${where}) f
-       ORDER BY score DESC, f.namespace COLLATE "C", f.target COLLATE "C" LIMIT ?`,
+      `SELECT top.namespace, top.target, top.object_type, c.content, top.score
+       FROM (SELECT f.id, f.namespace, f.target, f.object_type, ${score} AS score
+             FROM (SELECT n.id, n.namespace, n.target, n.object_type, n.token_count${tfColumns.map((c) => `, ${c}`).join('')}
+                   FROM notes n WHERE ${where}) f
+             ORDER BY score DESC, f.namespace COLLATE "C", f.target COLLATE "C" LIMIT ?) top
+       JOIN notes c ON c.id = top.id
+       ORDER BY top.score DESC, top.namespace COLLATE "C", top.target COLLATE "C"`,
       [...termParams, ...tfParams, ...whereParams, opts.limit],
     );
     const snippets = ftsSnippets(rows.map((r) => r.content.toString('utf8')), ftsMatch(query));
