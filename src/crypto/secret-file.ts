@@ -32,9 +32,9 @@ export function loadSecretFile(dataDir: string, name: string): Buffer {
 
 /**
  * A secret the operator provisions at `file` (a systemd credential, a mounted secret, a file on
- * the shared volume) so every instance signs with the same one: the same base64url text of 32
- * bytes, never created here, and refused while group or others may read or write it (as the
- * 0600 files above are made).
+ * the shared volume) so every instance signs with the same one: 32 raw bytes or their base64(url)
+ * text, never created here, and refused while group or others may read or write it (as the 0600
+ * files above are made).
  */
 export function readProvisionedSecretFile(file: string, what: string): Buffer {
   let st;
@@ -45,7 +45,10 @@ export function readProvisionedSecretFile(file: string, what: string): Buffer {
   }
   if (!st.isFile()) throw new Error(`${what} ${file} is not a file`);
   if ((st.mode & 0o077) !== 0) throw new Error(`${what} ${file} is open to group or others (mode ${(st.mode & 0o777).toString(8)}); make it 0600 or 0400`);
-  const secret = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64url');
-  if (secret.length !== SECRET_BYTES) throw new Error(`${what} ${file} does not hold a ${SECRET_BYTES}-byte secret (base64url text; make one with: head -c 32 /dev/urandom | basenc --base64url)`);
+  const raw = readFileSync(file);
+  // Exactly 32 bytes is the raw form (`head -c 32 /dev/urandom > FILE`): as text it would be 43 characters.
+  if (raw.length === SECRET_BYTES) return raw;
+  const secret = Buffer.from(raw.toString('utf8').trim(), 'base64url');
+  if (secret.length !== SECRET_BYTES) throw new Error(`${what} ${file} does not hold a ${SECRET_BYTES}-byte secret (32 raw bytes, or their base64 text)`);
   return secret;
 }

@@ -303,7 +303,7 @@ describe('the sync secret provisioned by the operator (MKT_SYNC_SECRET_FILE)', (
     }
   });
 
-  it('refuses a missing file, one open to others, or one without a 32-byte secret', () => {
+  it('refuses a missing file, one open to others, or one without a 32-byte secret; takes raw bytes or base64 text', () => {
     const dir = tempDir('mkt-sync-provisioned-');
     try {
       const file = join(dir.path, 'credential');
@@ -315,6 +315,10 @@ describe('the sync secret provisioned by the operator (MKT_SYNC_SECRET_FILE)', (
       writeFileSync(file, 'short');
       expect(() => loadSyncSecret(dir.path, { MKT_SYNC_SECRET_FILE: file })).toThrow(/32-byte secret/);
       expect(existsSync(join(dir.path, 'sync-secret'))).toBe(false);
+      // The raw form, as `head -c 32 /dev/urandom > FILE` makes it.
+      const raw = randomBytes(32);
+      writeFileSync(file, raw);
+      expect(loadSyncSecret(dir.path, { MKT_SYNC_SECRET_FILE: file }).equals(raw)).toBe(true);
     } finally {
       dir.remove();
     }
