@@ -4,9 +4,6 @@
 // the storage side is built (registerStorageRoutes over the real stores), with bearer tokens
 // signed by the shared secret, so these tests stand on their own. Also an s3rver with ListParts.
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../daemon/server.js';
 import { registerStorageRoutes } from '../../daemon/services/marketplace/sync/storage.js';
@@ -15,11 +12,11 @@ import type { MarketplaceStores } from '../../daemon/services/marketplace/stores
 import { PgDatabase } from '../../src/store/sql-pg.js';
 import type { SqlDatabase } from '../../src/store/sql.js';
 import { SqlSyncStorageStore } from '../../src/store/sync-billing-sql.js';
-import { S3ObjectStore } from '../../src/sync-objects/s3.js';
 import { signSyncToken } from '../../src/crypto/sync-token.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { captureLog } from './log-capture.js';
 import { tempDir } from './tmp.js';
+import { startS3rver } from './s3rver.js';
 import type { Answer } from './sync-server.js';
 
 export interface StorageInstance {
@@ -132,12 +129,6 @@ async function startInstance(databaseUrl: string, dataDir: string, secret: Buffe
   };
 }
 
-interface S3rverInstance {
-  run(): Promise<{ address: string; port: number }>;
-  close(): Promise<void>;
-}
-type S3rverCtor = new (opts: Record<string, unknown>) => S3rverInstance;
-
 export interface ListingS3 {
   endpoint: string;
   bucket: string;
@@ -147,38 +138,12 @@ export interface ListingS3 {
   close(): Promise<void>;
 }
 
-/**
- * s3rver, plus the ListParts it lacks: S3ObjectStore.listParts reads the parts s3rver keeps on
- * disk (`<bucket>/._S3rver_uploads/<UploadId>/<n>` and `<n>.md5`), as S3 would list them. The
- * patch is per test file (vitest runs each file in its own process).
- */
+/** s3rver with ListParts (test/helpers/s3rver.ts), and the marketplace flags that use it. */
 export async function startListingS3rver(bucket = 'mkt-blobs'): Promise<ListingS3> {
-  const S3rver = createRequire(import.meta.url)('s3rver') as S3rverCtor;
-  const dir = tempDir('mkt-s3rver-');
-  const srv = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir.path, configureBuckets: [{ name: bucket, configs: [] }] });
-  const { port } = await srv.run();
-  S3ObjectStore.prototype.listParts = async function listParts(_key: string, storeUploadId: string) {
-    const up = join(dir.path, bucket, '._S3rver_uploads', storeUploadId);
-    const names = await readdir(up).catch(() => [] as string[]);
-    const parts = [];
-    for (const n of names.filter((x) => /^\d+$/.test(x))) {
-      const md5 = await readFile(join(up, `${n}.md5`), 'utf8').catch(() => undefined);
-      // A part whose bytes are still arriving has no checksum file yet: not stored.
-      if (md5 === undefined) continue;
-      parts.push({ partNumber: Number(n), size: (await stat(join(up, n))).size, etag: `"${md5}"` });
-    }
-    return parts.sort((a, b) => a.partNumber - b.partNumber);
-  };
-  const endpoint = `http://127.0.0.1:${port}`;
-  const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+  // s3rver has no ListParts; the stand-in's proxy answers it from the parts on disk.
+  const s3 = await startS3rver(bucket, { listParts: true });
   return {
-    endpoint,
-    bucket,
-    credentials,
-    flags: { syncObjectStore: 's3', syncS3: { bucket, endpoint, forcePathStyle: true, credentials, region: 'us-east-1' } },
-    async close() {
-      await srv.close();
-      dir.remove();
-    },
+    ...s3,
+    flags: { syncObjectStore: 's3', syncS3: { bucket, endpoint: s3.endpoint, forcePathStyle: true, credentials: s3.credentials, region: 'us-east-1' } },
   };
 }
