@@ -2,8 +2,7 @@
 // whose last group is a check part that rejects typos before any lookup, and the keyed hash
 // that is all the database ever holds of a key.
 import { createHmac, hash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { loadSecretFile } from './secret-file.js';
+import { loadSecretFile, readProvisionedSecretFile } from './secret-file.js';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const GROUP = 5;
@@ -91,21 +90,12 @@ export const KEY_SECRET_FILE_ENV = 'MKT_LICENSE_KEY_SECRET_FILE';
 
 /**
  * The key-hash secret every instance must share: the file `$MKT_LICENSE_KEY_SECRET_FILE` names
- * (provisioned by the operator: 32 random bytes as base64 or base64url text, never created here),
- * else `<data-dir>/license-key-secret` (0600, created on first use; the data dir is the volume
- * every instance mounts).
+ * (provisioned by the operator: 32 random bytes, raw or as base64 text, 0600 or 0400, never
+ * created here), else `<data-dir>/license-key-secret` (0600, created on first use; the data dir
+ * is the volume every instance mounts).
  */
 export function loadKeyHashSecret(dataDir: string, env: NodeJS.ProcessEnv = {}): Buffer {
   const named = env[KEY_SECRET_FILE_ENV]?.trim();
   if (!named) return loadSecretFile(dataDir, 'license-key-secret');
-  let text: string;
-  try {
-    text = readFileSync(named, 'utf8');
-  } catch (err) {
-    throw new Error(`cannot read ${KEY_SECRET_FILE_ENV} (${named}): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  // Node's base64url decoder also takes standard base64 (`openssl rand -base64 32`).
-  const secret = Buffer.from(text.trim(), 'base64url');
-  if (secret.length !== 32) throw new Error(`${KEY_SECRET_FILE_ENV} (${named}) does not hold a 32-byte secret as base64 text`);
-  return secret;
+  return readProvisionedSecretFile(named, KEY_SECRET_FILE_ENV);
 }

@@ -2,7 +2,7 @@
 // created on first use; when two processes (the server and `mkt admin`) race to create it,
 // both end up with the one that was written first. Or read from a file the operator provisions.
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const SECRET_BYTES = 32;
@@ -21,12 +21,18 @@ export function loadSecretFile(dataDir: string, name: string): Buffer {
   }
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const secret = randomBytes(SECRET_BYTES);
+  // Written whole under a private name, then linked into place: link() fails when the name
+  // exists, so of instances starting together one wins, and none ever reads a half-written file.
+  const staged = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  writeFileSync(staged, secret.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
   try {
-    writeFileSync(file, secret.toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+    linkSync(staged, file);
     return secret;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return read();
     throw err;
+  } finally {
+    rmSync(staged, { force: true });
   }
 }
 

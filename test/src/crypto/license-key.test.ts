@@ -68,7 +68,7 @@ describe('license key format', () => {
 });
 
 describe('the key-hash secret from an operator-provisioned file', () => {
-  it('$MKT_LICENSE_KEY_SECRET_FILE is used instead of the data dir (base64 or base64url); a missing or short one is an error', () => {
+  it('$MKT_LICENSE_KEY_SECRET_FILE is used instead of the data dir (raw, base64 or base64url); a missing, short or group-readable one is an error', () => {
     const dir = tempDir();
     try {
       const file = join(dir.path, 'credential');
@@ -79,8 +79,13 @@ describe('the key-hash secret from an operator-provisioned file', () => {
       expect(existsSync(join(dir.path, 'data', 'license-key-secret'))).toBe(false);
       writeFileSync(file, secret.toString('base64url'));
       expect(loadKeyHashSecret(dir.path, env).equals(secret)).toBe(true);
+      writeFileSync(file, secret);
+      expect(loadKeyHashSecret(dir.path, env).equals(secret)).toBe(true);
       writeFileSync(file, 'c2hvcnQ=');
       expect(() => loadKeyHashSecret(dir.path, env)).toThrow(/32-byte secret/);
+      writeFileSync(file, secret.toString('base64'));
+      chmodSync(file, 0o644);
+      expect(() => loadKeyHashSecret(dir.path, env)).toThrow(/open to group or others/);
       expect(() => loadKeyHashSecret(dir.path, { [KEY_SECRET_FILE_ENV]: join(dir.path, 'missing') })).toThrow(/ENOENT/);
     } finally {
       dir.remove();

@@ -1,9 +1,8 @@
 // The marketplace's license-key area: the LicenseStore and limiter windows from the shared stores,
 // the key-hash secret from the data dir (or the operator's file), the signing keys shared through
 // the database (followed across instances), and the routes.
-import { statSync } from 'node:fs';
 import type { OpenArea } from '../area.js';
-import { KEY_SECRET_FILE_ENV, loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
+import { loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
 import { SigningKeyring } from '../../../../src/crypto/signing.js';
 import { TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/license.js';
 import { FailureWindow } from '../../../plugins/failure-window.js';
@@ -33,11 +32,8 @@ export const openLicenseArea: OpenArea = async (shared) => {
   const env = ctx.options.env;
   const store = stores.license;
   const clock = ctx.clock;
-  const secretFile = env[KEY_SECRET_FILE_ENV]?.trim();
+  // A provisioned file open to other users is refused (readProvisionedSecretFile).
   const hashSecret = loadKeyHashSecret(dataDir, env);
-  if (secretFile && (statSync(secretFile).mode & 0o004) !== 0) {
-    ctx.logger.warn({ file: secretFile }, 'the license key secret file is readable by every user: chmod 0600 it');
-  }
   const log = ctx.logger.child({ component: 'license-keys' });
   let warned = false;
   // Retired keys stay published for one token lifetime, so their tokens verify until expiry.
