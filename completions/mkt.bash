@@ -5,12 +5,12 @@ _mkt() {
     w="${COMP_WORDS[i]}"
     case "$w" in -*) continue ;; esac
     case "$path $w" in
-      "mkt admin"|"mkt admin user"|"mkt admin user add"|"mkt admin token"|"mkt admin token create"|"mkt admin token revoke"|"mkt admin session"|"mkt admin session create"|"mkt admin repo"|"mkt admin repo create"|"mkt admin repo grant"|"mkt admin reindex"|"mkt admin item"|"mkt admin item create"|"mkt admin key"|"mkt admin key issue"|"mkt admin key list"|"mkt admin key revoke"|"mkt admin signing-key"|"mkt admin signing-key rotate"|"mkt admin app"|"mkt admin app create"|"mkt admin app list"|"mkt admin billing"|"mkt admin billing renew"|"mkt auth"|"mkt auth login"|"mkt auth status"|"mkt auth logout"|"mkt serve"|"mkt notes"|"mkt notes ls"|"mkt notes search"|"mkt notes show"|"mkt notes set"|"mkt notes rm"|"mkt license"|"mkt license validate"|"mkt license status"|"mkt license deactivate"|"mkt license verify"|"mkt license check"|"mkt license text"|"mkt sync"|"mkt sync login"|"mkt sync logout"|"mkt sync account"|"mkt sync status"|"mkt sync key"|"mkt sync key init"|"mkt sync key unlock"|"mkt sync key rotate"|"mkt sync key cancel-rotation"|"mkt sync push"|"mkt sync pull"|"mkt sync blob"|"mkt sync blob put"|"mkt sync blob get"|"mkt sync devices"|"mkt sync devices ls"|"mkt sync devices add"|"mkt sync devices rm"|"mkt sync plan"|"mkt sync plan quote"|"mkt sync plan buy"|"mkt sync plan status"|"mkt sync plan cap"|"mkt monitor"|"mkt monitor status"|"mkt monitor trends"|"mkt monitor mesh"|"mkt monitor watch"|"mkt monitor check-config"|"mkt tickets"|"mkt tickets create"|"mkt tickets list"|"mkt tickets show"|"mkt tickets update"|"mkt tickets node"|"mkt completion") path="$path $w" ;;
+      "mkt admin"|"mkt admin user"|"mkt admin user add"|"mkt admin token"|"mkt admin token create"|"mkt admin token revoke"|"mkt admin session"|"mkt admin session create"|"mkt admin repo"|"mkt admin repo create"|"mkt admin repo grant"|"mkt admin reindex"|"mkt admin item"|"mkt admin item create"|"mkt admin key"|"mkt admin key issue"|"mkt admin key list"|"mkt admin key revoke"|"mkt admin signing-key"|"mkt admin signing-key rotate"|"mkt admin app"|"mkt admin app create"|"mkt admin app list"|"mkt admin billing"|"mkt admin billing renew"|"mkt admin migrate"|"mkt auth"|"mkt auth login"|"mkt auth status"|"mkt auth logout"|"mkt serve"|"mkt notes"|"mkt notes ls"|"mkt notes search"|"mkt notes show"|"mkt notes set"|"mkt notes rm"|"mkt license"|"mkt license validate"|"mkt license status"|"mkt license deactivate"|"mkt license verify"|"mkt license check"|"mkt license text"|"mkt sync"|"mkt sync login"|"mkt sync logout"|"mkt sync account"|"mkt sync status"|"mkt sync key"|"mkt sync key init"|"mkt sync key unlock"|"mkt sync key rotate"|"mkt sync key cancel-rotation"|"mkt sync push"|"mkt sync pull"|"mkt sync blob"|"mkt sync blob put"|"mkt sync blob get"|"mkt sync devices"|"mkt sync devices ls"|"mkt sync devices add"|"mkt sync devices rm"|"mkt sync plan"|"mkt sync plan quote"|"mkt sync plan buy"|"mkt sync plan status"|"mkt sync plan cap"|"mkt monitor"|"mkt monitor status"|"mkt monitor trends"|"mkt monitor mesh"|"mkt monitor watch"|"mkt monitor check-config"|"mkt tickets"|"mkt tickets create"|"mkt tickets list"|"mkt tickets show"|"mkt tickets update"|"mkt tickets node"|"mkt completion") path="$path $w" ;;
     esac
   done
   case "$path" in
     "mkt") words="admin auth serve notes license sync monitor tickets completion --version -V --help" ;;
-    "mkt admin") words="user token session repo reindex item key signing-key app billing --data-dir --help" ;;
+    "mkt admin") words="user token session repo reindex item key signing-key app billing migrate --data-dir --database-url --help" ;;
     "mkt admin user") words="add --help" ;;
     "mkt admin user add") words="--email --json --help" ;;
     "mkt admin token") words="create revoke --help" ;;
@@ -35,11 +35,12 @@ _mkt() {
     "mkt admin app list") words="--json --help" ;;
     "mkt admin billing") words="renew --help" ;;
     "mkt admin billing renew") words="--app --user --early --json --help" ;;
+    "mkt admin migrate") words="--json --help" ;;
     "mkt auth") words="login status logout --help" ;;
     "mkt auth login") words="--server --help" ;;
     "mkt auth status") words="--json --help" ;;
     "mkt auth logout") words="--help" ;;
-    "mkt serve") words="--host --port --data-dir --config --token --peer --sync-interval --headers-timeout --request-timeout --idle-timeout --keep-alive-timeout --public-url --payments --help" ;;
+    "mkt serve") words="--host --port --data-dir --config --token --peer --sync-interval --headers-timeout --request-timeout --idle-timeout --keep-alive-timeout --public-url --database-url --payments --help" ;;
     "mkt notes") words="ls search show set rm --help" ;;
     "mkt notes ls") words="--repo --server --json --help" ;;
     "mkt notes search") words="--repo --namespace --server --json --commits-only --limit --help" ;;

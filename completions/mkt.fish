@@ -12,18 +12,20 @@ complete -c mkt -n '__fish_use_subcommand' -a completion -d 'print the shell com
 complete -c mkt -n '__fish_use_subcommand' -l version
 complete -c mkt -n '__fish_use_subcommand' -s V
 complete -c mkt -n '__fish_use_subcommand' -l help
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a user -d 'marketplace accounts'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a token -d 'personal access tokens (read or push scope)'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a session -d 'browser sessions (cookie mkt_session; reads only)'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a repo -d 'hosted git repositories (bare, under <data-dir>/repos/)'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a reindex -d 'rebuild the notes search index of one repository, or of all'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a item -d 'marketplace items (license template, activation maximum, offline verification)'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a key -d 'license keys: issue (shown once), list, revoke'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a signing-key -d 'the Ed25519 keys that sign offline license tokens'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a app -d 'sync apps: public API key (shown once) and pricing constants'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -a billing -d 'sync storage subscriptions of the local payment provider'
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -l data-dir
-complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing' -l help
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a user -d 'marketplace accounts'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a token -d 'personal access tokens (read or push scope)'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a session -d 'browser sessions (cookie mkt_session; reads only)'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a repo -d 'hosted git repositories (bare, under <data-dir>/repos/)'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a reindex -d 'rebuild the notes search index of one repository, or of all'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a item -d 'marketplace items (license template, activation maximum, offline verification)'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a key -d 'license keys: issue (shown once), list, revoke'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a signing-key -d 'the Ed25519 keys that sign offline license tokens'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a app -d 'sync apps: public API key (shown once) and pricing constants'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a billing -d 'sync storage subscriptions of the local payment provider'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -a migrate -d 'apply the marketplace\'s pending schema migrations and print each component\'s version'
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -l data-dir
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -l database-url
+complete -c mkt -n '__fish_seen_subcommand_from admin; and not __fish_seen_subcommand_from user token session repo reindex item key signing-key app billing migrate' -l help
 complete -c mkt -n '__fish_seen_subcommand_from user; and not __fish_seen_subcommand_from add' -a add -d 'add a user; a password (for sync login) is read from stdin when piped'
 complete -c mkt -n '__fish_seen_subcommand_from user; and not __fish_seen_subcommand_from add' -l help
 complete -c mkt -n '__fish_seen_subcommand_from add; and not __fish_seen_subcommand_from __none__' -l email
@@ -98,6 +100,8 @@ complete -c mkt -n '__fish_seen_subcommand_from renew; and not __fish_seen_subco
 complete -c mkt -n '__fish_seen_subcommand_from renew; and not __fish_seen_subcommand_from __none__' -l early
 complete -c mkt -n '__fish_seen_subcommand_from renew; and not __fish_seen_subcommand_from __none__' -l json
 complete -c mkt -n '__fish_seen_subcommand_from renew; and not __fish_seen_subcommand_from __none__' -l help
+complete -c mkt -n '__fish_seen_subcommand_from migrate; and not __fish_seen_subcommand_from __none__' -l json
+complete -c mkt -n '__fish_seen_subcommand_from migrate; and not __fish_seen_subcommand_from __none__' -l help
 complete -c mkt -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a login -d 'save a server URL and its token (token read from stdin or a hidden prompt, never argv)'
 complete -c mkt -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a status -d 'show saved profiles, where tokens are kept, and which are set'
 complete -c mkt -n '__fish_seen_subcommand_from auth; and not __fish_seen_subcommand_from login status logout' -a logout -d 'forget the saved token (and profile) of a service'
@@ -119,6 +123,7 @@ complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subco
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l idle-timeout
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l keep-alive-timeout
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l public-url
+complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l database-url
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l payments
 complete -c mkt -n '__fish_seen_subcommand_from serve; and not __fish_seen_subcommand_from __none__' -l help
 complete -c mkt -n '__fish_seen_subcommand_from notes; and not __fish_seen_subcommand_from ls search show set rm' -a ls -d 'list the notes namespaces with their note counts'
