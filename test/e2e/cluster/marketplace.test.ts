@@ -203,7 +203,7 @@ describe('three marketplace processes on one PostgreSQL database', () => {
       expect(refused).toBeGreaterThanOrEqual(20);
       expect(answers.every((a) => a.status === 401 || a.status === 429)).toBe(true);
       // The right password is refused too while the window is full: the limit is per address.
-      expect((await rr("POST", "/api/v1/sync/auth", { body: { api_key: apiKey, email: "ana@example.com", password: "pw-ana-cluster" } })).status).toBe(429);
+      expect((await rr('POST', '/api/v1/sync/auth', { body: { api_key: apiKey, email: 'ana@example.com', password: 'pw-ana-cluster' } })).status).toBe(429);
     });
   });
 
@@ -227,7 +227,7 @@ describe('three marketplace processes on one PostgreSQL database', () => {
         let hits: unknown[] = [];
         for (let attempt = 0; attempt < 20 && hits.length === 0; attempt++) {
           if (attempt) await new Promise((r) => setTimeout(r, 50));
-          hits = (await call<{ data?: unknown[] }>(s.url, "GET", `/api/git/bo/app/notes/search?q=tokenw${i}`)).body.data ?? [];
+          hits = (await call<{ data?: unknown[] }>(s.url, 'GET', `/api/git/bo/app/notes/search?q=tokenw${i}`)).body.data ?? [];
         }
         expect(hits, `instance ${s.url} searching note ${i}`).toHaveLength(1);
       }
