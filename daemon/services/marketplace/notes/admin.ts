@@ -162,9 +162,14 @@ export class AccountsAdmin {
     const targets = full ? [await this.findRepo(full)] : await this.repos.listRepos();
     const indexer = new NotesIndexer(this.index);
     const out = [];
-    for (const repo of targets) {
-      const r = await indexer.rebuild({ id: repo.id, dir: repoDir(this.dataDir, repo.owner, repo.name) });
-      out.push({ repo: `${repo.owner}/${repo.name}`, ...r });
+    try {
+      for (const repo of targets) {
+        const r = await indexer.rebuild({ id: repo.id, dir: repoDir(this.dataDir, repo.owner, repo.name) });
+        out.push({ repo: `${repo.owner}/${repo.name}`, ...r });
+      }
+    } finally {
+      // Stops its notification listener, which would keep a PostgreSQL connection open.
+      await indexer.close();
     }
     return out;
   }

@@ -48,6 +48,7 @@ export const openNotesArea: OpenArea = async (shared) => {
     async close() {
       closed = true;
       await catchUp;
+      await indexer.close();
     },
   };
 };

@@ -2,6 +2,7 @@
 // its full signed size against the cap until it is settled, and blob confirm promotes exactly one
 // upload's object, after which no signed URL can change the bytes the blob serves. The rules run
 // in the store's transactions under PostgreSQL advisory locks, so they hold across instances.
+import { ownerLockKey } from './owner-lock.js';
 import type { BlobRecord, ConfirmOutcome, StoredPartRow, SyncStorageStore, UploadSession, UploadState } from '../../../../src/store/sync-billing.js';
 import { blobKey, stagingKey } from '../../../../src/sync-objects/store.js';
 import { HttpError } from '../../../plugins/errors.js';
@@ -22,8 +23,8 @@ export function blobObject(appId: string, userId: string, hash: string, b: BlobR
   return b.object_key ?? blobKey(appId, userId, hash);
 }
 
-/** The lock of every read-decide-write over an (app, user)'s usage (the changelog push takes it too). */
-export const ownerLock = (appId: string, userId: string): string => `sync:${appId}:${userId}`;
+/** The lock of every read-decide-write over an (app, user)'s usage: the owner lock the changelog push takes. */
+export const ownerLock = (appId: string, userId: string): string => ownerLockKey({ appId, userId });
 /** The lock of one upload's parts and state moves. */
 export const uploadLock = (id: string): string => `sync-upload:${id}`;
 
