@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { tempDir } from '../helpers/tmp.js';
+import { marketplaceEnvFor } from '../helpers/pg.js';
 
 const execFileAsync = promisify(execFile);
 const mkt = join(import.meta.dirname, '../../bin/mkt');
@@ -42,7 +43,7 @@ function runMkt(args: string[], opts: { env?: NodeJS.ProcessEnv; stdin?: string;
 }
 
 async function admin(...args: string[]): Promise<string> {
-  const r = await runMkt(['admin', '--data-dir', dataDir, ...args], { cwd: home.path });
+  const r = await runMkt(['admin', '--data-dir', dataDir, ...args], { cwd: home.path, env: await marketplaceEnvFor(dataDir) });
   if (r.code !== 0) throw new Error(`mkt admin ${args.join(' ')}: exit ${r.code}: ${r.stderr}`);
   return r.stdout;
 }
@@ -83,7 +84,7 @@ beforeAll(async () => {
   const { startService } = await import('../../daemon/start.js');
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: 'silent', pretty: false, stream: new Writable({ write: (_c, _e, cb) => cb() }) });
-  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, flags: {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, flags: { databaseUrl: (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
   url = svc.url;
   close = () => svc.close();
 

@@ -14,6 +14,7 @@ import { operationsOf, type OpenApiDoc } from './openapi-requests.js';
 import { fuzz, printReport, settingsFromEnv, type FuzzReport } from './run.js';
 import { itKeepsTheContract } from './contract.js';
 import type { Credential } from './mutate.js';
+import { marketplaceEnvFor } from '../helpers/pg.js';
 
 const settings = settingsFromEnv(2_000);
 
@@ -47,11 +48,11 @@ beforeAll(async () => {
   log = captured.text;
   // The failure windows are raised so fuzzed license and sign-in requests reach the handlers
   // rather than the per-address 429 after the first 10-20 misses.
-  svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { licenseAbuseFailures: 1_000_000, syncSignInFailures: 1_000_000 }, env: {}, logger: captured.logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { licenseAbuseFailures: 1_000_000, syncSignInFailures: 1_000_000, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, env: {}, logger: captured.logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
 
   // Accounts: ana owns the seed repository and carol the seed sync data; the fuzzer holds only
   // bo's tokens and session (notes) and dan's sync sign-in.
-  const accounts = await AccountsAdmin.open({ dataDir: dir.path });
+  const accounts = await AccountsAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL });
   admins.push(accounts);
   await accounts.addUser({ name: 'ana', email: 'ana@example.com' });
   await accounts.addUser({ name: 'bo', email: 'bo@example.com' });
@@ -86,7 +87,7 @@ beforeAll(async () => {
   reads.push({ what: 'ana/hidden note', read: () => call('GET', `/api/git/ana/hidden/notes/${commits[2]}`, { token: anaPush }) });
 
   // License: a seed key with an activation the fuzzer never learns, and keys it may use.
-  const license = await LicenseAdmin.open({ dataDir: dir.path });
+  const license = await LicenseAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL });
   admins.push(license);
   await license.createItem({ id: 'seed-item', name: 'Seed item', licenseTemplate: 'Licensed to {licensee}.', maxActivations: 2, verification: true });
   await license.createItem({ id: 'fuzz-item', name: 'Fuzz item', licenseTemplate: null, maxActivations: 3, verification: true });
@@ -99,7 +100,7 @@ beforeAll(async () => {
   reads.push({ what: 'seed item license text', read: () => call('GET', '/api/v1/items/seed-item/license.txt') });
 
   // Sync: carol's key envelope, device and changelog; dan is the fuzzer's account.
-  const sync = await SyncAdmin.open({ dataDir: dir.path }, () => Date.now());
+  const sync = await SyncAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, () => Date.now());
   admins.push(sync);
   const app = await sync.createApp('Fuzz app');
   const apiKey = app!.apiKey;

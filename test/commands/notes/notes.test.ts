@@ -12,6 +12,7 @@ import { tempDir } from '../../helpers/tmp.js';
 import { startService } from '../../../daemon/start.js';
 import { createLogger } from '../../../daemon/logger.js';
 import { MAX_NOTE_BYTES } from '../../../src/schemas/notes.js';
+import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 const home = tempDir('mkt-notes-cli-');
 const clone = join(home.path, 'clone');
@@ -92,7 +93,7 @@ describe('mkt notes against a real marketplace', () => {
   const hgit = async (...args: string[]): Promise<string> =>
     (await execFileAsync('git', args, { cwd: hosted, env: { ...process.env, GIT_AUTHOR_NAME: 'Bo', GIT_AUTHOR_EMAIL: 'bo@example.com', GIT_COMMITTER_NAME: 'Bo', GIT_COMMITTER_EMAIL: 'bo@example.com', GIT_TERMINAL_PROMPT: '0' } })).stdout.trim();
   async function admin(...args: string[]): Promise<string> {
-    const io = fakeIO({ env: {} });
+    const io = fakeIO({ env: await marketplaceEnvFor(dataDir) });
     const code = await run(['admin', '--data-dir', dataDir, ...args], io);
     if (code !== 0) throw new Error(`mkt admin ${args.join(' ')}: ${io.err()}`);
     return io.out();
@@ -108,7 +109,7 @@ describe('mkt notes against a real marketplace', () => {
     read = tokenIn(await admin('token', 'create', 'bo', '--scope', 'read'));
     await admin('repo', 'create', 'bo/gadgets');
     const logger = createLogger({ level: 'silent', pretty: false });
-    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, flags: {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, flags: { databaseUrl: (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
     url = svc.url;
     close = () => svc.close();
     execFileSync('git', ['init', '-q', '-b', 'main', hosted]);

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LicenseAdmin } from '../../../daemon/services/marketplace/license/admin.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { send, serve, writeUntilKilled } from './harness.js';
+import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((c) => c()));
@@ -13,7 +14,7 @@ describe('license activations survive SIGKILL', () => {
   it('every machine activated before the kill is still activated after a restart on the same data dir', async () => {
     const dir = tempDir('mkt-crash-license-');
     cleanups.push(() => dir.remove());
-    const admin = await LicenseAdmin.open({ dataDir: dir.path });
+    const admin = await LicenseAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL });
     await admin.createItem({ id: 'tool', name: 'Tool', licenseTemplate: null, maxActivations: 100_000, verification: true });
     const key = (await admin.issueKeys({ itemId: 'tool', count: 1, expiresAt: null, licensee: null }))[0]!.key;
     await admin.close();

@@ -8,6 +8,7 @@ import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.
 import { GIT_ENV, gitIn } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { send, serve, writeUntilKilled } from './harness.js';
+import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 const COMMITS = 60;
 const cleanups: (() => void)[] = [];
@@ -39,7 +40,7 @@ describe('notes survive SIGKILL', () => {
     const dir = tempDir('mkt-crash-notes-');
     const work = tempDir('mkt-crash-notes-work-');
     cleanups.push(() => dir.remove(), () => work.remove());
-    const admin = await AccountsAdmin.open({ dataDir: dir.path });
+    const admin = await AccountsAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL });
     await admin.addUser({ name: 'ana', email: 'ana@example.com' });
     const token = (await admin.createToken('ana', 'push')).token;
     await admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });

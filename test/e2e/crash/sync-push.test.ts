@@ -6,6 +6,7 @@ import { SyncAdmin } from '../../../daemon/services/marketplace/sync/admin.js';
 import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { send, serve, writeUntilKilled } from './harness.js';
+import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 const TS = '2026-03-01T12:00:00.000Z';
 const cleanups: (() => void)[] = [];
@@ -15,10 +16,10 @@ describe('sync push survives SIGKILL', () => {
   it('every entry of a push answered 200 before the kill is pulled after a restart on the same data dir', async () => {
     const dir = tempDir('mkt-crash-sync-');
     cleanups.push(() => dir.remove());
-    const sync = await SyncAdmin.open({ dataDir: dir.path });
+    const sync = await SyncAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL });
     const { apiKey } = (await sync.createApp('Notes'))!;
     await sync.close();
-    const accounts = await AccountsAdmin.open({ dataDir: dir.path });
+    const accounts = await AccountsAdmin.open({ dataDir: dir.path, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL });
     await accounts.addUser({ name: 'ana', email: 'ana@example.com', password: 'pw-ana-long' });
     await accounts.close();
 
