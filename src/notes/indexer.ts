@@ -46,6 +46,9 @@ const CATCH_UP_ROUNDS = 5;
 /** Note blobs read by one `cat-file --batch` process at most, in bytes (each blob is at most MAX_NOTE_BYTES). */
 const READ_BATCH_BYTES = 64 * 1024 * 1024;
 
+/** The singleton job (SqlDatabase.exclusive) of a server's start-up catch-up and `mkt admin reindex`. */
+export const CATCH_UP_JOB = 'notes-index-catch-up';
+
 export class NotesIndexer {
   readonly locks = new RepoLocks();
   /** Per repository: namespace → tip the index reflects (mirrors notes_refs, saves a query a read). */

@@ -7,7 +7,7 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import type { AccountsStore, TokenInfo, TokenScope, User } from '../../../../src/store/accounts.js';
 import type { ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from '../../../../src/store/repos.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
-import { NotesIndexer } from '../../../../src/notes/indexer.js';
+import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
 import { initBareRepo, nameProblem, repoDir } from '../../../../src/git/hosting.js';
 import { hashPassword } from '../../../../src/crypto/password.js';
 import type { MarketplaceStores } from '../stores.js';
@@ -25,12 +25,13 @@ function hasControl(s: string): boolean {
 }
 
 /** The stores the administration works on. */
-export type AccountsAdminStores = Pick<MarketplaceStores, 'accounts' | 'repos' | 'notes'>;
+export type AccountsAdminStores = Pick<MarketplaceStores, 'accounts' | 'repos' | 'notes' | 'sql'>;
 
 export class AccountsAdmin {
   readonly accounts: AccountsStore;
   readonly repos: RepoStore;
   private readonly index: NotesIndex;
+  private readonly sql: AccountsAdminStores['sql'];
 
   /**
    * `dataDir` holds the bare repositories; `onClose` releases the stores when this administration
@@ -44,6 +45,7 @@ export class AccountsAdmin {
     this.accounts = stores.accounts;
     this.repos = stores.repos;
     this.index = stores.notes;
+    this.sql = stores.sql;
   }
 
   /** Opens the marketplace stores (SQLite in the data dir, or PostgreSQL) for this administration alone. */
@@ -161,12 +163,16 @@ export class AccountsAdmin {
   async reindex(full?: string): Promise<{ repo: string; namespaces: number; notes: number }[]> {
     const targets = full ? [await this.findRepo(full)] : await this.repos.listRepos();
     const indexer = new NotesIndexer(this.index);
-    const out = [];
+    const out: { repo: string; namespaces: number; notes: number }[] = [];
     try {
-      for (const repo of targets) {
-        const r = await indexer.rebuild({ id: repo.id, dir: repoDir(this.dataDir, repo.owner, repo.name) });
-        out.push({ repo: `${repo.owner}/${repo.name}`, ...r });
-      }
+      // One reindexing at a time across the cluster: a server's start-up catch-up or another admin.
+      const ran = await this.sql.exclusive(CATCH_UP_JOB, async () => {
+        for (const repo of targets) {
+          const r = await indexer.rebuild({ id: repo.id, dir: repoDir(this.dataDir, repo.owner, repo.name) });
+          out.push({ repo: `${repo.owner}/${repo.name}`, ...r });
+        }
+      });
+      if (!ran) throw new Error('the notes index is being rebuilt or caught up by another process; try again when it is done');
     } finally {
       // Stops its notification listener, which would keep a PostgreSQL connection open.
       await indexer.close();

@@ -3,7 +3,7 @@
 // hosted repository's index is caught up in the background, so notes changed while the
 // server was down are found again; every repository gets the current pre-receive hook first.
 import type { OpenArea } from '../area.js';
-import { NotesIndexer } from '../../../../src/notes/indexer.js';
+import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
 import { NoteWriter } from '../../../../src/notes/writer.js';
 import { repoDir } from '../../../../src/git/hosting.js';
 import { installHooks } from '../../../../src/git/hooks.js';
@@ -36,14 +36,19 @@ export const openNotesArea: OpenArea = async (shared) => {
       await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, indexer }));
     },
     start() {
-      catchUp = (async () => {
-        for (const repo of await repos.listRepos()) {
-          if (closed) return;
-          await indexer
-            .ensureCurrent({ id: repo.id, dir: repoDir(dataDir, repo.owner, repo.name) })
-            .catch((err: unknown) => ctx.logger.error({ err, repo: `${repo.owner}/${repo.name}` }, 'notes index catch-up failed'));
-        }
-      })().catch((err: unknown) => ctx.logger.error({ err }, 'listing repositories for the notes index catch-up failed'));
+      // One instance at a time walks every repository (instances of a cluster start together);
+      // an instance that skips it still catches a repository up on its first read.
+      catchUp = shared.stores.sql
+        .exclusive(CATCH_UP_JOB, async () => {
+          for (const repo of await repos.listRepos()) {
+            if (closed) return;
+            await indexer
+              .ensureCurrent({ id: repo.id, dir: repoDir(dataDir, repo.owner, repo.name) })
+              .catch((err: unknown) => ctx.logger.error({ err, repo: `${repo.owner}/${repo.name}` }, 'notes index catch-up failed'));
+          }
+        })
+        .then((ran) => void (ran || ctx.logger.debug({ job: CATCH_UP_JOB }, 'another instance is catching the notes index up')))
+        .catch((err: unknown) => ctx.logger.error({ err }, 'listing repositories for the notes index catch-up failed'));
     },
     async close() {
       closed = true;
