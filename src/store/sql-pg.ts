@@ -2,6 +2,7 @@
 // here, 64-bit integers come back as numbers (row counts, byte counts and millisecond instants
 // all fit in 2^53), and a lost connection becomes StoreUnavailableError, which the server answers
 // with 503: the statement's transaction was not committed, so nothing acknowledged is lost.
+import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { claimPeriod, numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
@@ -11,6 +12,8 @@ pg.types.setTypeParser(20, (v) => Number(v));
 pg.types.setTypeParser(1700, (v) => Number(v));
 
 const RETRYABLE = new Set(['40001', '40P01']);
+/** MKT_SQL_TRACE=1 prints each statement's text (never its parameters) to stderr: how many a request costs. */
+const TRACE = process.env.MKT_SQL_TRACE === '1';
 const TX_ATTEMPTS = 8;
 
 /** Whether an error means the server or the connection is gone (not a bad statement). */
@@ -41,14 +44,21 @@ export function redactUrl(url: string): string {
   }
 }
 
-const converted = new Map<string, string>();
-function text(sql: string): string {
-  let t = converted.get(sql);
-  if (t === undefined) {
-    t = numberedPlaceholders(sql);
-    if (converted.size < 10_000) converted.set(sql, t);
+/**
+ * A statement's numbered text and its prepared-statement name (a digest of the text, so every
+ * connection of every instance names one statement alike). The store's statements are a fixed
+ * set of literals, so the map stays small; past its bound, statements are still named, only
+ * converted again each time.
+ */
+const statements = new Map<string, { name: string; text: string }>();
+function statement(sql: string): { name: string; text: string } {
+  let s = statements.get(sql);
+  if (s === undefined) {
+    const text = numberedPlaceholders(sql);
+    s = { name: `mkt_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}`, text };
+    if (statements.size < 10_000) statements.set(sql, s);
   }
-  return t;
+  return s;
 }
 
 type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
@@ -61,8 +71,11 @@ class PgExecutor implements SqlExecutor {
   ) {}
 
   protected async query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
+    if (TRACE) process.stderr.write(`SQL ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
     try {
-      return await this.q.query(text(sql), params ? [...params] : []);
+      const s = statement(sql);
+      // Named: each connection parses and plans a statement once, then only binds and executes.
+      return await this.q.query({ name: s.name, text: s.text, values: params ? [...params] : [] });
     } catch (err) {
       throw wrap(err);
     }
