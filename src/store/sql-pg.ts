@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { claimPeriod, numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
+import { AutocommitDatabase, claimPeriod, numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 // int8 (COUNT, SUM of integers, BIGINT columns) and numeric (SUM of bigint) as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -106,17 +106,18 @@ class PgExecutor implements SqlExecutor {
   }
 }
 
-export class PgDatabase implements SqlDatabase {
+export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
   readonly engine = 'postgres' as const;
   readonly label: string;
   private readonly pool: pg.Pool;
-  private readonly auto: PgExecutor;
+  protected readonly auto: PgExecutor;
   private readonly events = new EventEmitter();
   private listener: pg.Client | undefined;
   private listening = new Set<string>();
   private closed = false;
 
   private constructor(private readonly url: string, max: number) {
+    super();
     this.label = redactUrl(url);
     this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
     // An idle client whose server went away: the pool drops it; the next query reconnects.
@@ -136,22 +137,6 @@ export class PgDatabase implements SqlDatabase {
       throw new Error(`cannot reach the database at ${db.label}: ${why}`);
     }
     return db;
-  }
-
-  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.auto.all<T>(sql, params);
-  }
-  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.auto.get<T>(sql, params);
-  }
-  value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.auto.value<T>(sql, params);
-  }
-  run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    return this.auto.run(sql, params);
-  }
-  lock(key: string): Promise<void> {
-    return this.auto.lock(key);
   }
 
   private async client(): Promise<pg.PoolClient> {

@@ -6,7 +6,7 @@
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import { openDatabase, type Db } from './sqlite.js';
-import { claimPeriod, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
+import { AutocommitDatabase, claimPeriod, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 type Stmt = Database.Statement<unknown[]>;
 
@@ -65,7 +65,7 @@ class SqliteExecutor implements SqlExecutor {
   }
 }
 
-export class SqliteDatabase implements SqlDatabase {
+export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   readonly engine = 'sqlite' as const;
   readonly label: string;
   readonly db: Db;
@@ -76,30 +76,15 @@ export class SqliteDatabase implements SqlDatabase {
   private readonly running = new Set<string>();
   private readonly events = new EventEmitter();
   /** Autocommit statements (they wait while a transaction is open). */
-  private readonly auto: SqliteExecutor;
+  protected readonly auto: SqliteExecutor;
 
   /** Opens (creating) the file; `connection` reuses a connection the caller opened and closes. */
   constructor(file: string, connection?: Db) {
+    super();
     this.db = connection ?? openDatabase(file);
     this.label = file;
     this.auto = new SqliteExecutor(this, false);
     this.events.setMaxListeners(0);
-  }
-
-  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    return this.auto.all<T>(sql, params);
-  }
-  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.auto.get<T>(sql, params);
-  }
-  value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    return this.auto.value<T>(sql, params);
-  }
-  run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    return this.auto.run(sql, params);
-  }
-  lock(key: string): Promise<void> {
-    return this.auto.lock(key);
   }
 
   prepare(sql: string): Stmt {

@@ -68,6 +68,30 @@ export interface SqlDatabase extends SqlExecutor {
 }
 
 /**
+ * What both engines' databases share: statements outside a transaction go to `auto` (the pool, or
+ * the one connection), so each engine supplies that executor and the database-wide operations.
+ */
+export abstract class AutocommitDatabase {
+  protected abstract readonly auto: SqlExecutor;
+
+  all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.auto.all<T>(sql, params);
+  }
+  get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.auto.get<T>(sql, params);
+  }
+  value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
+    return this.auto.value<T>(sql, params);
+  }
+  run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
+    return this.auto.run(sql, params);
+  }
+  lock(key: string): Promise<void> {
+    return this.auto.lock(key);
+  }
+}
+
+/**
  * The store is unreachable (connection refused, dropped, server shutting down). The server
  * answers 503 for it; the request's effect was not committed.
  */
