@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { ratio } from './_util.js';
+import { serveBinary } from '../test/helpers/serve-binary.js';
 
 const mkt = join(import.meta.dirname, '../bin/mkt');
 const SECONDS = Number(process.env.MKT_BENCH_SECONDS ?? 5);
@@ -54,18 +55,7 @@ function admin(dataDir: string, env: Record<string, string>, args: string[], std
 }
 
 async function serve(dataDir: string, env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [mkt, 'serve', 'marketplace', '--port', '0', '--data-dir', dataDir], { env: { ...process.env, MKT_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('exit', () => reject(new Error(`mkt serve marketplace exited:\n${out}`)));
-  });
-  return { url, child };
+  return serveBinary('marketplace', dataDir, env);
 }
 
 /** User + system CPU of a process so far, in ms (Linux /proc). */

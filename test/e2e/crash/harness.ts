@@ -2,38 +2,16 @@
 // writes at it, SIGKILLs it while writes are in flight, and restarts it on the same data dir, so a
 // test can check that every write that was acknowledged (2xx, whole answer read) is still there.
 import { expect } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { serveBinary, type Served } from '../../helpers/serve-binary.js';
 import { marketplaceEnvFor } from '../../helpers/pg.js';
 
-const mkt = join(import.meta.dirname, '../../../bin/mkt');
-
-export interface Served {
-  url: string;
-  child: ChildProcess;
-  exited: Promise<NodeJS.Signals | number | null>;
-}
+export type { Served } from '../../helpers/serve-binary.js';
 
 /** Starts `mkt serve <service> --port 0 --data-dir DIR` and waits for `listening on`. */
 export async function serve(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<Served> {
   // Under MKT_TEST_ENGINE=postgres the marketplace runs on the data dir's own PostgreSQL database.
   const engineEnv = service === 'marketplace' ? await marketplaceEnvFor(dataDir) : {};
-  const child = spawn(process.execPath, [mkt, 'serve', service, '--port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, MKT_LOG_LEVEL: 'warn', ...engineEnv, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('exit', () => reject(new Error(`mkt serve ${service} exited before listening:\n${out}`)));
-  });
-  return { url, child, exited };
+  return serveBinary(service, dataDir, { ...engineEnv, ...env });
 }
 
 export interface CrashRun<T> {
