@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SqlDatabase, SqlExecutor } from './sql.js';
 import { migrateSync } from './sync-schema.js';
-import { readUsage, type Usage } from './sync-usage.js';
+import { readUsage, USAGE_COLUMNS, usageOf, usageParams, type Usage, type UsageRow } from './sync-usage.js';
 import type { StoredChangeEntry } from '../schemas/sync.js';
 import type {
   BatchRow,
@@ -12,6 +12,8 @@ import type {
   NewEntry,
   Owner,
   PullPage,
+  PushRecord,
+  PushState,
   RetiredKey,
   RotationRow,
   RotationState,
@@ -38,6 +40,55 @@ const DEVICE_COLUMNS = 'id, name, platform, created_at, last_seen_at';
 const ENTRY_COLUMNS = 'seq, key_id, device_id, tbl, op, row_id, ts, data';
 const ROTATION_COLUMNS = 'id, device_id, new_encrypted_key, new_key_id, target_seq, state, last_activity_ms';
 const OWNER = 'app_id = ? AND user_id = ?';
+
+const INSERT_ENTRIES = 'INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES ';
+/**
+ * Entries per INSERT: at 10 parameters a row, a statement (with a push's other writes) stays under
+ * 999, the smallest parameter limit either engine ever had; a longer push takes one INSERT per
+ * run. It also bounds the shapes (row counts) PostgreSQL prepares per connection.
+ */
+const ENTRY_CHUNK = 64;
+const ADD_CHANGELOG_BYTES = `INSERT INTO sync_changelog_usage (app_id, user_id, bytes) VALUES (?, ?, ?)
+  ON CONFLICT (app_id, user_id) DO UPDATE SET bytes = sync_changelog_usage.bytes + excluded.bytes`;
+const INSERT_BATCH = 'INSERT INTO sync_push_batches (app_id, user_id, device_id, batch_id, cursor, accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const TOUCH_DEVICE = `UPDATE sync_devices SET last_seen_at = ? WHERE ${OWNER} AND id = ?`;
+const PUSH_STATE = `(SELECT cursor FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?) AS batch_cursor,
+  (SELECT accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?) AS batch_accepted,
+  EXISTS (SELECT 1 FROM sync_devices WHERE ${OWNER} AND id = ?) AS device_exists,
+  (SELECT new_key_id FROM sync_rotations WHERE ${OWNER} AND state = 'active') AS rotation_key_id,
+  (SELECT key_id FROM sync_keys WHERE ${OWNER}) AS key_id,
+  (SELECT COALESCE(MAX(seq), 0) FROM sync_entries WHERE ${OWNER}) AS max_seq`;
+
+interface PushStateRow {
+  batch_cursor: number | null;
+  batch_accepted: number | null;
+  device_exists: boolean | number;
+  rotation_key_id: number | null;
+  key_id: number | null;
+  max_seq: number;
+}
+
+/** A boolean column: PostgreSQL answers true/false, SQLite 1/0. */
+function truth(v: unknown): boolean {
+  return v === true || v === 1;
+}
+
+/** The `(?, …), (?, …)` rows of INSERT_ENTRIES and their parameters. */
+function entryValues(o: Owner, rows: NewEntry[]): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  for (const r of rows) {
+    const e = r.entry;
+    params.push(o.appId, o.userId, r.seq, r.keyId, r.deviceId, e.table, e.op, e.row_id, e.timestamp, r.dataJson);
+  }
+  return { sql: rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '), params };
+}
+
+/** `rows` in runs of at most `n`. */
+function chunks<T>(rows: T[], n: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += n) out.push(rows.slice(i, i + n));
+  return out;
+}
 
 function toEntry(r: EntryRow): StoredChangeEntry {
   return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data: r.data === null ? null : (JSON.parse(r.data) as unknown) };
@@ -79,6 +130,9 @@ class Rows implements SyncRows {
   getApp(id: string): Promise<SyncApp | undefined> {
     return this.x.get<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps WHERE id = ?`, [id]);
   }
+  async callerExists(appId: string, userId: string): Promise<boolean> {
+    return truth(await this.x.value('SELECT EXISTS (SELECT 1 FROM sync_apps WHERE id = ?) AND EXISTS (SELECT 1 FROM users WHERE id = ?) AS ok', [appId, userId]));
+  }
   listApps(): Promise<SyncApp[]> {
     // lower(name) first: names are unique ignoring case on both engines, so list them that way too.
     return this.x.all<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps ORDER BY lower(name), name`);
@@ -89,21 +143,51 @@ class Rows implements SyncRows {
     return (await this.x.value<number>(`SELECT COALESCE(MAX(seq), 0) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
   }
   async insertEntries(o: Owner, rows: NewEntry[]): Promise<void> {
-    for (const r of rows) {
-      const e = r.entry;
-      await this.x.run('INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)', [
-        o.appId,
-        o.userId,
-        r.seq,
-        r.keyId,
-        r.deviceId,
-        e.table,
-        e.op,
-        e.row_id,
-        e.timestamp,
-        r.dataJson,
-      ]);
+    for (const c of chunks(rows, ENTRY_CHUNK)) {
+      const v = entryValues(o, c);
+      await this.x.run(INSERT_ENTRIES + v.sql, v.params);
     }
+  }
+  async pushState(o: Owner, input: { deviceId: string; batchId: string; withUsage: boolean }): Promise<PushState> {
+    const owner = [o.appId, o.userId];
+    const params = [...owner, input.deviceId, input.batchId, ...owner, input.deviceId, input.batchId, ...owner, input.deviceId, ...owner, ...owner, ...owner];
+    const r = (await this.x.get<PushStateRow & UsageRow>(
+      input.withUsage ? `SELECT ${PUSH_STATE},\n  ${USAGE_COLUMNS}` : `SELECT ${PUSH_STATE}`,
+      input.withUsage ? [...params, ...usageParams(o.appId, o.userId)] : params,
+    ))!;
+    return {
+      batch: r.batch_cursor === null || r.batch_accepted === null ? undefined : { cursor: r.batch_cursor, accepted: r.batch_accepted },
+      deviceExists: truth(r.device_exists),
+      rotationKeyId: r.rotation_key_id,
+      keyId: r.key_id,
+      maxSeq: r.max_seq,
+      usage: input.withUsage ? usageOf(r) : undefined,
+    };
+  }
+  async recordPush(o: Owner, p: PushRecord): Promise<void> {
+    const usageArgs = [o.appId, o.userId, p.addedBytes];
+    const batchArgs = [o.appId, o.userId, p.deviceId, p.batchId, p.cursor, p.accepted, p.now];
+    const touchArgs = [p.now, o.appId, o.userId, p.deviceId];
+    if (this.x.engine !== 'postgres') {
+      // SQLite has no data-modifying CTEs (and no round trips to save).
+      await this.insertEntries(o, p.entries);
+      await this.x.run(ADD_CHANGELOG_BYTES, usageArgs);
+      await this.x.run(INSERT_BATCH, batchArgs);
+      await this.x.run(TOUCH_DEVICE, touchArgs);
+      return;
+    }
+    // PostgreSQL: the last run of entries and the other writes in one statement, one round trip.
+    // The tables differ, so no part needs to see another's rows.
+    const runs = chunks(p.entries, ENTRY_CHUNK);
+    const last = runs.pop();
+    for (const c of runs) await this.insertEntries(o, c);
+    const v = last ? entryValues(o, last) : undefined;
+    await this.x.run(`WITH ${v ? `e AS (${INSERT_ENTRIES}${v.sql}), ` : ''}u AS (${ADD_CHANGELOG_BYTES}), b AS (${INSERT_BATCH}) ${TOUCH_DEVICE}`, [
+      ...(v?.params ?? []),
+      ...usageArgs,
+      ...batchArgs,
+      ...touchArgs,
+    ]);
   }
   async page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage> {
     const rows = await this.x.all<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
@@ -143,7 +227,7 @@ class Rows implements SyncRows {
     return this.x.get<BatchRow>(`SELECT cursor, accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?`, [o.appId, o.userId, deviceId, batchId]);
   }
   async insertBatch(o: Owner, input: { deviceId: string; batchId: string; cursor: number; accepted: number; now: string }): Promise<void> {
-    await this.x.run('INSERT INTO sync_push_batches (app_id, user_id, device_id, batch_id, cursor, accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+    await this.x.run(INSERT_BATCH, [
       o.appId,
       o.userId,
       input.deviceId,
@@ -154,11 +238,7 @@ class Rows implements SyncRows {
     ]);
   }
   async addChangelogBytes(o: Owner, delta: number): Promise<void> {
-    await this.x.run(
-      `INSERT INTO sync_changelog_usage (app_id, user_id, bytes) VALUES (?, ?, ?)
-       ON CONFLICT (app_id, user_id) DO UPDATE SET bytes = sync_changelog_usage.bytes + excluded.bytes`,
-      [o.appId, o.userId, delta],
-    );
+    await this.x.run(ADD_CHANGELOG_BYTES, [o.appId, o.userId, delta]);
   }
   usage(o: Owner): Promise<Usage> {
     return readUsage(this.x, o.appId, o.userId);
@@ -186,7 +266,7 @@ class Rows implements SyncRows {
     await this.x.run(`UPDATE sync_devices SET platform = COALESCE(?, platform), last_seen_at = ? WHERE ${OWNER} AND id = ?`, [input.platform, input.now, o.appId, o.userId, id]);
   }
   async touchDevice(o: Owner, id: string, now: string): Promise<void> {
-    await this.x.run(`UPDATE sync_devices SET last_seen_at = ? WHERE ${OWNER} AND id = ?`, [now, o.appId, o.userId, id]);
+    await this.x.run(TOUCH_DEVICE, [now, o.appId, o.userId, id]);
   }
   listDevices(o: Owner): Promise<SyncDevice[]> {
     return this.x.all<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} ORDER BY created_at, name`, [o.appId, o.userId]);

@@ -33,26 +33,54 @@ export function entryBytes(e: { table: string; op: string; row_id: string; times
 
 const RESERVED_LIST = RESERVED_STATES.map((s) => `'${s}'`).join(', ');
 
-/** The (app, user)'s usage as `x` (a transaction or the database) sees it. */
-export async function readUsage(x: SqlExecutor, appId: string, userId: string): Promise<Usage> {
-  const b = (await x.get<{ n: number; bytes: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(size_bytes), 0) AS bytes FROM sync_blobs WHERE app_id = ? AND user_id = ?', [appId, userId]))!;
-  const parts = (await x.value<number>(
-    `SELECT COALESCE(SUM(p.size_bytes), 0) FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
-     WHERE u.app_id = ? AND u.user_id = ? AND u.state IN ('open', 'completed')`,
-    [appId, userId],
-  ))!;
-  const reserved = (await x.value<number>(`SELECT COALESCE(SUM(size_bytes), 0) FROM sync_uploads WHERE app_id = ? AND user_id = ? AND state IN (${RESERVED_LIST})`, [appId, userId]))!;
-  const changelog = (await x.value<number>('SELECT bytes FROM sync_changelog_usage WHERE app_id = ? AND user_id = ?', [appId, userId])) ?? 0;
-  const sub = await x.get<{ status: string; cap_bytes: number }>('SELECT status, cap_bytes FROM sync_subscriptions WHERE app_id = ? AND user_id = ?', [appId, userId]);
-  const active = sub?.status === 'active';
+/** The row USAGE_COLUMNS selects. */
+export interface UsageRow {
+  usage_blob_count: number;
+  usage_blob_bytes: number;
+  usage_part_bytes: number;
+  usage_reserved_bytes: number;
+  usage_changelog_bytes: number | null;
+  /** The cap of an active subscription, null when none is active. */
+  usage_subscribed_cap: number | null;
+  usage_free_bytes: number | null;
+}
+
+/**
+ * The usage figures as scalar subqueries: the select list of one statement (each a PostgreSQL
+ * round trip otherwise), which other reads of the same transaction may extend. Its `?`s are
+ * bound by usageParams, in this order.
+ */
+export const USAGE_COLUMNS = `(SELECT COUNT(*) FROM sync_blobs WHERE app_id = ? AND user_id = ?) AS usage_blob_count,
+  (SELECT COALESCE(SUM(size_bytes), 0) FROM sync_blobs WHERE app_id = ? AND user_id = ?) AS usage_blob_bytes,
+  (SELECT COALESCE(SUM(p.size_bytes), 0) FROM sync_upload_parts p JOIN sync_uploads u ON u.id = p.upload_id
+    WHERE u.app_id = ? AND u.user_id = ? AND u.state IN ('open', 'completed')) AS usage_part_bytes,
+  (SELECT COALESCE(SUM(size_bytes), 0) FROM sync_uploads WHERE app_id = ? AND user_id = ? AND state IN (${RESERVED_LIST})) AS usage_reserved_bytes,
+  (SELECT bytes FROM sync_changelog_usage WHERE app_id = ? AND user_id = ?) AS usage_changelog_bytes,
+  (SELECT cap_bytes FROM sync_subscriptions WHERE app_id = ? AND user_id = ? AND status = 'active') AS usage_subscribed_cap,
+  (SELECT free_bytes FROM sync_apps WHERE id = ?) AS usage_free_bytes`;
+
+/** The parameters of USAGE_COLUMNS. */
+export function usageParams(appId: string, userId: string): unknown[] {
+  return [appId, userId, appId, userId, appId, userId, appId, userId, appId, userId, appId, userId, appId];
+}
+
+/** The Usage a USAGE_COLUMNS row gives: the subscription's cap while one is active, else the app's free storage. */
+export function usageOf(r: UsageRow): Usage {
+  const changelog = r.usage_changelog_bytes ?? 0;
+  const active = r.usage_subscribed_cap !== null;
   return {
-    used_bytes: b.bytes + changelog + parts,
-    blob_bytes: b.bytes,
-    blob_count: b.n,
+    used_bytes: r.usage_blob_bytes + changelog + r.usage_part_bytes,
+    blob_bytes: r.usage_blob_bytes,
+    blob_count: r.usage_blob_count,
     changelog_bytes: changelog,
-    open_part_bytes: parts,
-    reserved_bytes: reserved,
-    cap_bytes: active ? sub.cap_bytes : ((await x.value<number>('SELECT free_bytes FROM sync_apps WHERE id = ?', [appId])) ?? 0),
+    open_part_bytes: r.usage_part_bytes,
+    reserved_bytes: r.usage_reserved_bytes,
+    cap_bytes: r.usage_subscribed_cap ?? r.usage_free_bytes ?? 0,
     subscription_active: active,
   };
+}
+
+/** The (app, user)'s usage as `x` (a transaction or the database) sees it, in one statement. */
+export async function readUsage(x: SqlExecutor, appId: string, userId: string): Promise<Usage> {
+  return usageOf((await x.get<UsageRow>(`SELECT ${USAGE_COLUMNS}`, usageParams(appId, userId)))!);
 }

@@ -78,6 +78,35 @@ export interface NewEntry {
   dataJson: string | null;
 }
 
+/** What a push decides on, read in one statement under the owner's lock. */
+export interface PushState {
+  /** The batch's first answer, when the device used its id before. */
+  batch: BatchRow | undefined;
+  /** Whether the pushing device is registered. */
+  deviceExists: boolean;
+  /** The new key id of the running rotation, null when none runs. */
+  rotationKeyId: number | null;
+  /** The stored envelope's key id, null when none is stored. */
+  keyId: number | null;
+  /** The owner's newest sequence number, 0 when none. */
+  maxSeq: number;
+  /** The owner's storage use and cap, when asked for. */
+  usage: Usage | undefined;
+}
+
+/** The rows of an accepted push. */
+export interface PushRecord {
+  entries: NewEntry[];
+  /** Stored bytes of the entries, added to the owner's changelog byte count. */
+  addedBytes: number;
+  deviceId: string;
+  batchId: string;
+  /** The batch's answer, kept for its retries. */
+  cursor: number;
+  accepted: number;
+  now: string;
+}
+
 export interface PullPage {
   entries: StoredChangeEntry[];
   cursor: number;
@@ -108,10 +137,19 @@ export interface SyncRows {
   getApp(id: string): Promise<SyncApp | undefined>;
   /** Every app, by name ignoring case. */
   listApps(): Promise<SyncApp[]>;
+  /**
+   * Whether app `appId` and user `userId` both exist (the user row is the accounts store's, in the
+   * same database): one statement, for the bearer check of every request.
+   */
+  callerExists(appId: string, userId: string): Promise<boolean>;
 
   // Changelog.
   /** The owner's newest sequence number, 0 when none. */
   maxSeq(o: Owner): Promise<number>;
+  /** The state a push of `batchId` by `deviceId` decides on (with usage when `withUsage`), in one statement. */
+  pushState(o: Owner, input: { deviceId: string; batchId: string; withUsage: boolean }): Promise<PushState>;
+  /** Stores an accepted push: its entries, their bytes, the batch's answer, and the device seen at `now`. */
+  recordPush(o: Owner, p: PushRecord): Promise<void>;
   insertEntries(o: Owner, rows: NewEntry[]): Promise<void>;
   /** Entries after `cursor`, oldest first, at most `limit`, and whether more follow. */
   page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage>;

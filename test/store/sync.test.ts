@@ -8,6 +8,8 @@ import { freshDatabaseUrl } from '../helpers/pg.js';
 import { PgDatabase } from '../../src/store/sql-pg.js';
 import type { SqlDatabase } from '../../src/store/sql.js';
 import { SqlSyncStore } from '../../src/store/sync-sql.js';
+import { SqlAccountsStore } from '../../src/store/accounts-sql.js';
+import { entryBytes } from '../../src/store/sync-usage.js';
 import type { Owner } from '../../src/store/sync.js';
 import type { ChangeEntry } from '../../src/schemas/sync.js';
 import { pull, push } from '../../daemon/services/marketplace/sync/changelog.js';
@@ -73,6 +75,37 @@ describeEngines('SqlSyncStore', (open) => {
     expect(p2).toMatchObject({ cursor: 5, has_more: false });
     expect(await pull(store, ana, { cursor: 5, limit: 3, now: NOW })).toEqual({ entries: [], cursor: 5, has_more: false });
     expect(await syncCounts(store, ana)).toMatchObject({ cursor: 5, entry_count: 5, device_count: 2, key_version: 1, key_id: 1, rotation_in_progress: false });
+  });
+
+  it('stores a push of any size whole: entries in several INSERTs, bytes, batch answer and device time with them', async () => {
+    await putKey(store, ana, { encryptedKey: 'E1', expectedVersion: 0, now: NOW });
+    const later = '2026-01-03T00:00:00.000Z';
+    const sizes = [150, 64, 1, 0];
+    let expectedBytes = 0;
+    let cursor = 0;
+    for (const [i, n] of sizes.entries()) {
+      const batch = entries(n, `s${i}-`);
+      expectedBytes += batch.reduce((b, e) => b + entryBytes({ ...e, dataJson: JSON.stringify(e.data) }), 0);
+      cursor += n;
+      expect(await push(store, ana, { deviceId: devA, batchId: `s${i}`, keyId: 1, entries: batch, now: later })).toEqual({ kind: 'ok', cursor, accepted: n, duplicate: false });
+    }
+    expect(await push(store, ana, { deviceId: devA, batchId: 's0', keyId: 1, entries: entries(1), now: later })).toEqual({ kind: 'ok', cursor: 150, accepted: 150, duplicate: true });
+    const all = (await pull(store, ana, { cursor: 0, limit: 1000, now: NOW })).entries;
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: cursor }, (_, i) => i + 1));
+    expect(all[149]).toEqual({ seq: 150, key_id: 1, device_id: devA, table: 't', op: 'insert', row_id: 's0-149', timestamp: NOW, data: { c: 's0-149' } });
+    expect(all[150]!.row_id).toBe('s1-0');
+    expect((await store.usage(ana)).changelog_bytes).toBe(expectedBytes);
+    expect((await store.device(ana, devA))?.last_seen_at).toBe(later);
+    expect((await store.device(ana, devB))?.last_seen_at).toBe(NOW);
+  });
+
+  it('callerExists: the app and the user must both exist', async () => {
+    const accounts = await SqlAccountsStore.open(db);
+    const user = await accounts.addUser({ name: 'ana', email: 'ana@example.com' });
+    const app = await store.createApp({ name: 'Notes', apiKeyHash: 'h1', pricing, now: NOW });
+    expect(await store.callerExists(app.id, user.id)).toBe(true);
+    expect(await store.callerExists('no-such-app', user.id)).toBe(false);
+    expect(await store.callerExists(app.id, 'no-such-user')).toBe(false);
   });
 
   it('a push is atomic: a failing entry leaves nothing behind', async () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { loadSyncSecret, tokenKey } from '../../../daemon/services/marketplace/sync/auth.js';
+import { loadSyncSecret, rememberExisting, tokenKey, type SyncCaller } from '../../../daemon/services/marketplace/sync/auth.js';
 import { signSyncToken, verifySyncToken } from '../../../src/crypto/sync-token.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startSyncServer, type SyncServer } from '../../helpers/sync-server.js';
@@ -27,6 +27,39 @@ afterAll(async () => {
 });
 
 const decode = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+
+describe('rememberExisting (the bearer check of app and user)', () => {
+  const caller = (n: number): SyncCaller => ({ appId: 'app', userId: `u${n}` });
+
+  it('remembers a yes, asks again after a no, and forgets the least recently used past its bound', async () => {
+    const asked: string[] = [];
+    const existing = new Set(['u1', 'u2', 'u3']);
+    const check = rememberExisting(async (c) => {
+      asked.push(c.userId);
+      return existing.has(c.userId);
+    }, 2);
+    expect(await check(caller(1))).toBe(true);
+    expect(await check(caller(1))).toBe(true);
+    expect(asked).toEqual(['u1']);
+    // A no is not remembered: the user may be created since.
+    expect(await check(caller(4))).toBe(false);
+    existing.add('u4');
+    expect(await check(caller(4))).toBe(true);
+    expect(asked).toEqual(['u1', 'u4', 'u4']);
+    // Kept: u1 and u4. Using u1 makes u4 the least recently used, which u2 pushes out.
+    expect(await check(caller(1))).toBe(true);
+    expect(await check(caller(2))).toBe(true);
+    asked.length = 0;
+    expect(await check(caller(1))).toBe(true);
+    expect(await check(caller(2))).toBe(true);
+    expect(asked).toEqual([]);
+    expect(await check(caller(4))).toBe(true);
+    expect(asked).toEqual(['u4']);
+    // The pair is the key: the same user of another app is asked about.
+    expect(await check({ appId: 'other', userId: 'u1' })).toBe(true);
+    expect(asked).toEqual(['u4', 'u1']);
+  });
+});
 
 describe('validate_app and get_app_pricing (key in the body)', () => {
   it('names the app of a valid key and answers 401 for an unknown one', async () => {
@@ -105,6 +138,8 @@ describe('bearer endpoints', () => {
     // Other app: signed here, but for an app this server does not have.
     const key = tokenKey(loadSyncSecret(s.dataDir));
     const ghost = signSyncToken(key, { userId: ana, appId: 'no-such-app', nowMs: s.clock.now(), lifetimeSeconds: 3600 }).token;
+    expect((await s.call('GET', '/api/v1/sync/status', { token: ghost })).status).toBe(401);
+    // A refusal is not remembered as anything: asked again, still refused.
     expect((await s.call('GET', '/api/v1/sync/status', { token: ghost })).status).toBe(401);
     const ghostUser = signSyncToken(key, { userId: 'no-such-user', appId: app.id, nowMs: s.clock.now(), lifetimeSeconds: 3600 }).token;
     expect((await s.call('GET', '/api/v1/sync/status', { token: ghostUser })).status).toBe(401);

@@ -1,6 +1,7 @@
 // Bearer authentication of the sync area: the sync secret (one for every instance: the 0600 file
 // in the shared data dir, or the file MKT_SYNC_SECRET_FILE names), the key that signs access
-// tokens (derived from it), and the `verify` and 401 it gives the auth plugin.
+// tokens (derived from it), and the `verify` (remembering the callers found to exist) and 401 it
+// gives the auth plugin.
 import { createHmac } from 'node:crypto';
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { verifySyncToken } from '../../../../src/crypto/sync-token.js';
@@ -47,6 +48,31 @@ export interface SyncAuthOptions {
    * another app this server does not know) is answered 401 like a tampered one.
    */
   callerExists?(caller: SyncCaller): boolean | Promise<boolean>;
+}
+
+/** Callers rememberExisting keeps by default: bounded memory, and the active callers of a busy instance fit. */
+export const EXISTING_CALLERS_KEPT = 10_000;
+
+/**
+ * `check` with its yes answers remembered (the `max` most recently used callers): nothing deletes
+ * a sync app or a user, so a caller found to exist stays so and a request of a known caller costs
+ * no statement. A no is asked again each time: the app or user may be created since, on any
+ * instance. Whatever comes to delete apps or users must forget them here, on every instance.
+ */
+export function rememberExisting(check: (c: SyncCaller) => Promise<boolean>, max = EXISTING_CALLERS_KEPT): (c: SyncCaller) => Promise<boolean> {
+  // A Map iterates in insertion order: re-inserting on use makes its first key the least recently used.
+  const known = new Map<string, true>();
+  return async (c) => {
+    const k = JSON.stringify([c.appId, c.userId]);
+    if (known.delete(k)) {
+      known.set(k, true);
+      return true;
+    }
+    if (!(await check(c))) return false;
+    known.set(k, true);
+    if (known.size > max) known.delete(known.keys().next().value!);
+    return true;
+  };
 }
 
 /** The sync area's 401: an `error` text and a Bearer challenge. */

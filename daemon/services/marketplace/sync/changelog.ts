@@ -28,27 +28,25 @@ export interface PushInput {
 export function push(store: SyncStore, o: Owner, input: PushInput): Promise<PushOutcome> {
   return store.transaction(async (tx) => {
     await lockOwner(tx, o);
-    const prior = await tx.batch(o, input.deviceId, input.batchId);
+    // Every figure below in one read (each statement is a round trip on PostgreSQL); the owner's
+    // lock, taken first, keeps them true until the writes.
+    const state = await tx.pushState(o, { deviceId: input.deviceId, batchId: input.batchId, withUsage: input.admit !== undefined });
+    const prior = state.batch;
     if (prior) return { kind: 'ok', cursor: prior.cursor, accepted: prior.accepted, duplicate: true };
-    if (!(await tx.device(o, input.deviceId))) return { kind: 'unknown_device' };
+    if (!state.deviceExists) return { kind: 'unknown_device' };
     // New entries are sealed with the rotation's new key while one runs, so they never need re-sealing.
-    const rot = await tx.activeRotation(o);
-    const key = rot ? undefined : await tx.key(o);
-    const expected = rot ? rot.new_key_id : key ? key.key_id : null;
+    const expected = state.rotationKeyId !== null ? state.rotationKeyId : state.keyId;
     if (expected === null || input.keyId !== expected) return { kind: 'wrong_key', expected };
     const prepared = input.entries.map((e) => ({ e, dataJson: e.data === undefined ? null : JSON.stringify(e.data) }));
     const added = prepared.reduce((n, r) => n + entryBytes({ ...r.e, dataJson: r.dataJson }), 0);
     if (input.admit) {
-      const usage = await tx.usage(o);
+      const usage = state.usage!;
       if (!input.admit(usage, added)) return { kind: 'over_cap', usage, added };
     }
     // Under the owner's lock nobody else appends, so the next numbers are free and gap-free.
-    let seq = await tx.maxSeq(o);
+    let seq = state.maxSeq;
     const rows: NewEntry[] = prepared.map(({ e, dataJson }) => ({ seq: ++seq, keyId: input.keyId, deviceId: input.deviceId, entry: e, dataJson }));
-    await tx.insertEntries(o, rows);
-    await tx.addChangelogBytes(o, added);
-    await tx.insertBatch(o, { deviceId: input.deviceId, batchId: input.batchId, cursor: seq, accepted: rows.length, now: input.now });
-    await tx.touchDevice(o, input.deviceId, input.now);
+    await tx.recordPush(o, { entries: rows, addedBytes: added, deviceId: input.deviceId, batchId: input.batchId, cursor: seq, accepted: rows.length, now: input.now });
     return { kind: 'ok', cursor: seq, accepted: rows.length, duplicate: false };
   });
 }

@@ -4,7 +4,7 @@
 import type { OpenArea } from '../area.js';
 import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
 import { dummyPasswordHash } from '../../../../src/crypto/password.js';
-import { loadSyncSecret, requireSyncAuth } from './auth.js';
+import { loadSyncSecret, rememberExisting, requireSyncAuth } from './auth.js';
 import { appRoutes } from './routes-app.js';
 import { changelogRoutes } from './routes-changelog.js';
 import { deviceRoutes } from './routes-devices.js';
@@ -45,8 +45,9 @@ export const openSyncArea: OpenArea = async (shared) => {
   void dummyPasswordHash();
   const clock = ctx.clock;
   const auth = requireSyncAuth(secret, clock, {
-    // A token outlives neither its app nor its user.
-    callerExists: async (c) => (await store.getApp(c.appId)) !== undefined && (await accounts.getUser(c.userId)) !== undefined,
+    // A token outlives neither its app nor its user: one statement for a caller not seen before,
+    // none after (apps and users are never deleted, see rememberExisting).
+    callerExists: rememberExisting((c) => store.callerExists(c.appId, c.userId)),
   });
   let storage: { close(): Promise<void> } | undefined;
   const deps = { store, accounts, clock };
