@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import pg from 'pg';
-import { AutocommitDatabase, claimPeriod, numberedPlaceholders, StoreUnavailableError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
+import { AutocommitDatabase, claimPeriod, numberedPlaceholders, StoreUnavailableError, UnstorableInputError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 // int8 (COUNT, SUM of integers, BIGINT columns) and numeric (SUM of bigint) as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -28,8 +28,12 @@ export function isConnectionError(err: unknown): boolean {
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended|not queryable/i.test(msg);
 }
 
+// 22021: a NUL byte in text; 22P05: \u0000 in a JSON value. Both come from the client's input.
+const UNSTORABLE = new Set(['22021', '22P05']);
+
 function wrap(err: unknown): unknown {
   if (isConnectionError(err)) return new StoreUnavailableError((err as Error).message || String(err));
+  if (UNSTORABLE.has(String((err as { code?: unknown }).code))) return new UnstorableInputError();
   return err;
 }
 

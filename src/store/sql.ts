@@ -104,6 +104,19 @@ export class StoreUnavailableError extends Error {
   }
 }
 
+/**
+ * A value the engine cannot store as given, from the client's input: PostgreSQL text cannot hold
+ * the NUL character (SQLite can). Answered 400 rather than 500; nothing was written.
+ */
+export class UnstorableInputError extends Error {
+  readonly statusCode = 400;
+  readonly expose = true;
+  constructor() {
+    super('text fields cannot contain the NUL character (U+0000)');
+    this.name = 'UnstorableInputError';
+  }
+}
+
 /** The table `exclusive(…, { period })` claims periods in; the same DDL on both engines. */
 export const JOB_RUNS_DDL = 'CREATE TABLE IF NOT EXISTS job_runs (job TEXT PRIMARY KEY, last_period BIGINT NOT NULL)';
 

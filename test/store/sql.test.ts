@@ -86,3 +86,18 @@ describeEngines('SqlDatabase scheduled jobs', (open) => {
     expect(runs).toBe(3);
   });
 });
+
+describeEngines('SqlDatabase and hostile text', (open, engine) => {
+  it('a NUL in text is a 400 input error on PostgreSQL (which cannot store it), stored as given on SQLite', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    const write = db.transaction((tx) => tx.run('INSERT INTO t (k, n) VALUES (?, ?)', ['a\u0000b', 1]));
+    if (engine === 'postgres') {
+      await expect(write).rejects.toMatchObject({ name: 'UnstorableInputError', statusCode: 400 });
+      expect(await db.value('SELECT COUNT(*) FROM t')).toBe(0);
+    } else {
+      await write;
+      expect(await db.value('SELECT k FROM t')).toBe('a\u0000b');
+    }
+  });
+});
