@@ -1,3 +1,5 @@
+// Prints the SQL statements each scale-benchmark request costs on PostgreSQL (MKT_SQL_TRACE=1 on
+// a real server), after `npm run build`: `node --import tsx bench/_trace.ts`.
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,8 +26,9 @@ const paths = await seeded.paths(base);
 for (const p of paths) {
   for (let i = 0; i < 2; i++) {
     err = '';
-    const body = p.body?.replaceAll('{{n}}', String(Date.now() + i));
-    const res = await fetch(base + p.path, { method: p.method, headers: p.headers, body });
+    const v = p.variants?.[0];
+    const body = (v?.body ?? p.body)?.replaceAll('{{n}}', String(Date.now() + i));
+    const res = await fetch(base + p.path, { method: p.method, headers: { ...p.headers, ...v?.headers }, body });
     await res.text();
     await new Promise((r) => setTimeout(r, 50));
     if (i === 1) console.log(`== ${p.name} (${res.status}): ${err.split('\n').filter(Boolean).length} statements\n${err}`);
