@@ -1,8 +1,10 @@
 // The LicenseStore adapter over the SQL surface (SQLite or PostgreSQL), component `license`: items,
 // keys, activations and the token-signing keys. Row operations only; the rules that use them run
-// in the license domain inside transaction().
+// in the license domain inside transaction(). On PostgreSQL every round trip costs the server
+// more than the SQL it carries, so a key request's reads are one statement, and so are an
+// activation's writes.
 import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
-import type { ActivationState, LicenseItem, LicenseKeyRecord, LicenseRows, LicenseStore, NewLicenseKey, SigningKeyRow, StoredKey } from './license.js';
+import type { ActivationState, FoundKey, LicenseItem, LicenseKeyRecord, LicenseRows, LicenseStore, NewLicenseKey, SigningKeyRow, StoredKey } from './license.js';
 
 /** The channel on which instances announce a signing-key change. */
 export const SIGNING_KEYS_CHANNEL = 'mkt_license_keys';
@@ -113,7 +115,17 @@ interface ItemRow {
   created_at: string;
 }
 
+/** 0/1 (or null: no item) on SQLite, booleans on PostgreSQL. */
+interface FoundKeyRow extends StoredKey {
+  verification_enabled: number | boolean | null;
+  machine_activated: number | boolean;
+}
+
 const KEY_COLUMNS = 'id, item_id, key_prefix, key_hash, licensee, max_activations, expires_at, revoked_at, created_at, activation_count';
+/** A lookup: the keys of a prefix with their item's switch and one machine's activation (none asked: NULL, false). */
+const FIND_KEYS = `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, i.verification_enabled,
+    EXISTS (SELECT 1 FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ?) AS machine_activated
+  FROM license_keys k LEFT JOIN license_items i ON i.id = k.item_id WHERE k.key_prefix = ?`;
 /** Keys per INSERT when issuing many: 8 parameters each stays far below either engine's limit. */
 const KEYS_PER_INSERT = 100;
 
@@ -152,8 +164,10 @@ class Rows implements LicenseRows {
     }
   }
 
-  async keysByPrefix(prefix: string): Promise<StoredKey[]> {
-    return this.x.all<StoredKey>(`SELECT ${KEY_COLUMNS} FROM license_keys WHERE key_prefix = ?`, [prefix]);
+  async keysByPrefix(prefix: string, machineId?: string): Promise<FoundKey[]> {
+    // One statement for all a key request reads (its item's switch, the machine's activation).
+    const rows = await this.x.all<FoundKeyRow>(FIND_KEYS, [machineId ?? null, prefix]);
+    return rows.map((r) => ({ ...r, verification_enabled: Boolean(r.verification_enabled), machine_activated: Boolean(r.machine_activated) }));
   }
 
   async listKeys(itemId: string): Promise<LicenseKeyRecord[]> {
@@ -165,28 +179,53 @@ class Rows implements LicenseRows {
     return (await this.x.run('UPDATE license_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [at, id])).changes === 1;
   }
 
-  async lockKey(keyId: string): Promise<void> {
-    await this.x.lock(`license-key:${keyId}`);
-  }
-
-  async activationState(keyId: string): Promise<ActivationState | undefined> {
-    return this.x.get<ActivationState>('SELECT max_activations, activation_count FROM license_keys WHERE id = ?', [keyId]);
+  async lockKey(keyId: string): Promise<ActivationState | undefined> {
+    // PostgreSQL: the row lock, unlike an advisory lock taken by a statement of its own, comes
+    // with the row as it stands once granted (READ COMMITTED rereads a row that changed while
+    // the statement waited), so locking and reading is one round trip. SQLite: BEGIN IMMEDIATE
+    // has serialised the transaction already.
+    const forUpdate = this.x.engine === 'postgres' ? ' FOR NO KEY UPDATE' : '';
+    return this.x.get<ActivationState>(`SELECT max_activations, activation_count FROM license_keys WHERE id = ?${forUpdate}`, [keyId]);
   }
 
   async isActivated(keyId: string, machineId: string): Promise<boolean> {
     return (await this.x.value('SELECT 1 FROM license_activations WHERE key_id = ? AND machine_id = ?', [keyId, machineId])) !== undefined;
   }
 
-  async insertActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<void> {
-    await this.x.run('INSERT INTO license_activations (key_id, machine_id, machine_name, created_at) VALUES (?, ?, ?, ?)', [keyId, machineId, machineName, at]);
+  async addActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<boolean> {
+    const values = [keyId, machineId, machineName, at];
+    if (this.x.engine === 'postgres') {
+      // One statement: the count moves only when the insert added a row.
+      return (
+        (
+          await this.x.run(
+            `WITH added AS (INSERT INTO license_activations (key_id, machine_id, machine_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key_id, machine_id) DO NOTHING RETURNING key_id)
+             UPDATE license_keys SET activation_count = activation_count + 1 WHERE id IN (SELECT key_id FROM added)`,
+            values,
+          )
+        ).changes === 1
+      );
+    }
+    if ((await this.x.run('INSERT INTO license_activations (key_id, machine_id, machine_name, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key_id, machine_id) DO NOTHING', values)).changes === 0) return false;
+    await this.x.run('UPDATE license_keys SET activation_count = activation_count + 1 WHERE id = ?', [keyId]);
+    return true;
   }
 
-  async deleteActivation(keyId: string, machineId: string): Promise<boolean> {
-    return (await this.x.run('DELETE FROM license_activations WHERE key_id = ? AND machine_id = ?', [keyId, machineId])).changes === 1;
-  }
-
-  async adjustActivationCount(keyId: string, delta: number): Promise<void> {
-    await this.x.run('UPDATE license_keys SET activation_count = activation_count + ? WHERE id = ?', [delta, keyId]);
+  async removeActivation(keyId: string, machineId: string): Promise<boolean> {
+    if (this.x.engine === 'postgres') {
+      return (
+        (
+          await this.x.run(
+            `WITH removed AS (DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING key_id)
+             UPDATE license_keys SET activation_count = activation_count - 1 WHERE id IN (SELECT key_id FROM removed)`,
+            [keyId, machineId],
+          )
+        ).changes === 1
+      );
+    }
+    if ((await this.x.run('DELETE FROM license_activations WHERE key_id = ? AND machine_id = ?', [keyId, machineId])).changes === 0) return false;
+    await this.x.run('UPDATE license_keys SET activation_count = activation_count - 1 WHERE id = ?', [keyId]);
+    return true;
   }
 
   async lockSigningKeys(): Promise<void> {
@@ -237,6 +276,27 @@ export class SqlLicenseStore extends Rows implements LicenseStore {
 
   transaction<T>(fn: (tx: LicenseRows) => Promise<T>): Promise<T> {
     return this.sql.transaction((x) => fn(new Rows(x)));
+  }
+
+  async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {
+    if (this.sql.engine === 'postgres') {
+      // One autocommit statement: the insert and the count's row lock last only while it runs.
+      const count = await this.sql.value<number>(
+        `WITH added AS (
+           INSERT INTO license_activations (key_id, machine_id, machine_name, created_at)
+             SELECT id, ?, ?, ? FROM license_keys WHERE id = ? AND max_activations IS NULL
+             ON CONFLICT (key_id, machine_id) DO NOTHING RETURNING key_id)
+         UPDATE license_keys SET activation_count = activation_count + 1 WHERE id IN (SELECT key_id FROM added) RETURNING activation_count`,
+        [machineId, machineName, at, keyId],
+      );
+      return count ?? undefined;
+    }
+    // SQLite: its write transaction is this process's own, and as cheap as a statement.
+    return this.transaction(async (tx) => {
+      const state = await tx.lockKey(keyId);
+      if (!state || state.max_activations !== null) return undefined;
+      return (await tx.addActivation(keyId, machineId, machineName, at)) ? state.activation_count + 1 : undefined;
+    });
   }
 
   async announceSigningKeys(version: number): Promise<void> {

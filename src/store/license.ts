@@ -2,7 +2,8 @@
 // hash), machine activations, and the Ed25519 keys that sign offline tokens (shared by every
 // instance). Row operations only: the activation limit is decided in the license domain
 // (daemon/services/marketplace/license/licenses.ts) and key rotation in src/crypto/signing.ts,
-// each inside `transaction()`. The adapter is license-sql.ts (component `license`).
+// each inside `transaction()` (a key without a limit needs none: addUnlimitedActivation). The
+// adapter is license-sql.ts (component `license`).
 
 export interface LicenseItem {
   id: string;
@@ -29,6 +30,14 @@ export interface LicenseKeyRecord {
 
 export interface StoredKey extends LicenseKeyRecord {
   key_hash: string;
+}
+
+/** A key as a lookup finds it, with what the request needs to know besides (one read). */
+export interface FoundKey extends StoredKey {
+  /** The item's offline-verification switch; false when the item is missing. */
+  verification_enabled: boolean;
+  /** Whether the machine the lookup asked about is activated on this key (false when none was). */
+  machine_activated: boolean;
 }
 
 export interface NewLicenseKey {
@@ -68,22 +77,29 @@ export interface LicenseRows {
   createItem(item: LicenseItem): Promise<boolean>;
   getItem(id: string): Promise<LicenseItem | undefined>;
   addKeys(keys: NewLicenseKey[]): Promise<void>;
-  /** Every key with this prefix (normally one); the caller compares hashes in constant time. */
-  keysByPrefix(prefix: string): Promise<StoredKey[]>;
+  /**
+   * Every key with this prefix (normally one), each with its item's verification switch and
+   * whether `machineId` is activated on it; the caller compares hashes in constant time.
+   */
+  keysByPrefix(prefix: string, machineId?: string): Promise<FoundKey[]>;
   listKeys(itemId: string): Promise<LicenseKeyRecord[]>;
   /** true when the key exists (revoked now or before). */
   revokeKey(id: string, at: string): Promise<boolean>;
 
-  /** Inside a transaction: holds other transactions that lock the same key until this one ends. */
-  lockKey(keyId: string): Promise<void>;
-  /** The key's maximum and its activation count (kept in step by the activation writes). */
-  activationState(keyId: string): Promise<ActivationState | undefined>;
+  /**
+   * Inside a transaction: holds other transactions that lock the same key until this one ends,
+   * and reads the key's maximum and activation count as they stand under the lock (undefined
+   * when there is no such key). Every activation write takes it first.
+   */
+  lockKey(keyId: string): Promise<ActivationState | undefined>;
   isActivated(keyId: string, machineId: string): Promise<boolean>;
-  insertActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<void>;
-  /** true when an activation was removed. */
-  deleteActivation(keyId: string, machineId: string): Promise<boolean>;
-  /** Adds `delta` to the key's activation count. */
-  adjustActivationCount(keyId: string, delta: number): Promise<void>;
+  /**
+   * Inside a transaction that locked the key: activates the machine unless it is already, and
+   * counts it in the same step; false when it was activated already (nothing written).
+   */
+  addActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<boolean>;
+  /** Inside a transaction that locked the key: removes the activation and uncounts it; false when there was none. */
+  removeActivation(keyId: string, machineId: string): Promise<boolean>;
 
   /** Inside a transaction: holds other transactions that lock the signing keys until this one ends. */
   lockSigningKeys(): Promise<void>;
@@ -101,6 +117,13 @@ export interface LicenseRows {
 export interface LicenseStore extends LicenseRows {
   /** Runs `fn` in one transaction (rerun on PostgreSQL after a serialization failure: no side effects in it). */
   transaction<T>(fn: (tx: LicenseRows) => Promise<T>): Promise<T>;
+  /**
+   * For a key without a maximum (a key's maximum is fixed when it is issued): activates a machine
+   * not activated yet and counts it, as one atomic step that takes no key lock. Returns the new
+   * count; undefined, having written nothing, when the key has a maximum or the machine is
+   * activated already (those answers come from the locked way).
+   */
+  addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined>;
   /** Tells every instance on the database that the signing keys changed (after the commit). */
   announceSigningKeys(version: number): Promise<void>;
   /** Calls `fn` when any instance announces a change (or a missed one is possible); returns the unsubscribe. */

@@ -1,8 +1,9 @@
 // The license-key domain, free of HTTP: key lookup (check part, keyed hash, constant-time
 // compare), validity, activations (the maximum is decided here, in a transaction that locks the
-// key, so instances sharing a database never exceed it), offline tokens, and license text.
+// key, so instances sharing a database never exceed it; a key without one takes no lock),
+// offline tokens, and license text.
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { LicenseStore, StoredKey } from '../../../../src/store/license.js';
+import type { FoundKey, LicenseStore, StoredKey } from '../../../../src/store/license.js';
 import { displayPrefix, hashLicenseKey, parseLicenseKey } from '../../../../src/crypto/license-key.js';
 import { fingerprintHash, type SigningKeyring } from '../../../../src/crypto/signing.js';
 import {
@@ -35,8 +36,8 @@ export type ActivationResult =
   | { kind: 'existing'; count: number }
   | { kind: 'full'; count: number };
 
-/** A key lookup: the key (and its item), or a failure code. */
-export type Lookup = { ok: true; key: StoredKey } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
+/** A key lookup: the key (with its item's switch and the machine's activation), or a failure code. */
+export type Lookup = { ok: true; key: FoundKey } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
 
 export interface LicenseDeps {
   store: LicenseStore;
@@ -72,22 +73,29 @@ export class Licenses {
   constructor(private readonly d: LicenseDeps) {}
 
   /**
-   * Activates the machine unless the key is at its maximum. The key's lock makes count, check and
-   * insert one step for every instance (on SQLite the write transaction alone does).
+   * Activates the machine unless the key is at its maximum (a machine activated already keeps its
+   * slot). The key's lock makes count, check and insert one step for every instance (on SQLite
+   * the write transaction alone does).
    */
-  async activate(keyId: string, machineId: string, machineName: string | null): Promise<ActivationResult> {
+  async activate(key: Pick<StoredKey, 'id' | 'max_activations'>, machineId: string, machineName: string | null): Promise<ActivationResult> {
+    const keyId = key.id;
     const at = formatTimestamp(this.d.clock.now());
+    if (key.max_activations === null) {
+      // No maximum, no count to hold still: without the lock, activations of a much-used key do
+      // not queue behind each other (the maximum is fixed at issue; the store checks it anyway).
+      const count = await this.d.store.addUnlimitedActivation(keyId, machineId, machineName, at);
+      if (count !== undefined) return { kind: 'created', count };
+    }
     return this.d.store.transaction(async (tx) => {
-      await tx.lockKey(keyId);
-      const state = await tx.activationState(keyId);
+      const state = await tx.lockKey(keyId);
       // Keys are never deleted; a missing one has no slot to give.
       if (!state) return { kind: 'full', count: 0 };
       const count = state.activation_count;
-      if (await tx.isActivated(keyId, machineId)) return { kind: 'existing', count };
-      if (state.max_activations !== null && count >= state.max_activations) return { kind: 'full', count };
-      await tx.insertActivation(keyId, machineId, machineName, at);
-      await tx.adjustActivationCount(keyId, 1);
-      return { kind: 'created', count: count + 1 };
+      if (state.max_activations !== null && count >= state.max_activations) {
+        return (await tx.isActivated(keyId, machineId)) ? { kind: 'existing', count } : { kind: 'full', count };
+      }
+      // Below the maximum, the insert itself tells a new machine from one activated already.
+      return (await tx.addActivation(keyId, machineId, machineName, at)) ? { kind: 'created', count: count + 1 } : { kind: 'existing', count };
     });
   }
 
@@ -95,18 +103,17 @@ export class Licenses {
   private release(keyId: string, machineId: string): Promise<boolean> {
     return this.d.store.transaction(async (tx) => {
       await tx.lockKey(keyId);
-      if (!(await tx.deleteActivation(keyId, machineId))) return false;
-      await tx.adjustActivationCount(keyId, -1);
-      return true;
+      return tx.removeActivation(keyId, machineId);
     });
   }
 
-  async lookup(raw: string): Promise<Lookup> {
+  /** Finds the key; with `machineId`, also whether that machine is activated on it (same read). */
+  async lookup(raw: string, machineId?: string): Promise<Lookup> {
     const parsed = parseLicenseKey(raw);
     if (!parsed) return { ok: false, code: 'MALFORMED_KEY' };
     const hash = hashLicenseKey(this.d.hashSecret, parsed.key);
-    const candidates = await this.d.store.keysByPrefix(parsed.prefix);
-    let found: StoredKey | undefined;
+    const candidates = await this.d.store.keysByPrefix(parsed.prefix, machineId);
+    let found: FoundKey | undefined;
     // Compare every candidate, in constant time each, without stopping at the first match.
     for (const c of candidates) if (hashesEqual(c.key_hash, hash)) found = c;
     if (!found) return { ok: false, code: 'NOT_FOUND' };
@@ -128,7 +135,7 @@ export class Licenses {
   }
 
   async validate(req: ValidateKeyRequest): Promise<ValidateKeyResponse> {
-    const l = await this.lookup(req.key);
+    const l = await this.lookup(req.key, req.machine_id);
     const answer = (code: LicenseCode, key: StoredKey | null, activated = false): ValidateKeyResponse => ({
       valid: code === 'VALID',
       error: MESSAGES[code],
@@ -140,12 +147,14 @@ export class Licenses {
     const bad = this.standing(l.key);
     if (bad) return answer(bad, l.key);
     if (req.machine_id === undefined) return answer('VALID', l.key);
+    // An active machine answers from the lookup: activating it again changes nothing.
+    if (l.key.machine_activated) return answer('VALID', l.key);
     if (req.activate) {
-      const r = await this.activate(l.key.id, req.machine_id, req.machine_name ?? null);
+      const r = await this.activate(l.key, req.machine_id, req.machine_name ?? null);
       const key = { ...l.key, activation_count: r.count };
       return r.kind === 'full' ? answer('TOO_MANY_ACTIVATIONS', key) : answer('VALID', key, r.kind === 'created');
     }
-    return (await this.d.store.isActivated(l.key.id, req.machine_id)) ? answer('VALID', l.key) : answer('MACHINE_NOT_ACTIVATED', l.key);
+    return answer('MACHINE_NOT_ACTIVATED', l.key);
   }
 
   /** Frees one machine's slot. Unknown key or machine: `success: false`, never an exception. */
@@ -160,14 +169,14 @@ export class Licenses {
 
   async verify(raw: string, fingerprint: string): Promise<LicenseVerifyResponse> {
     const fail = (code: LicenseCode): LicenseVerifyResponse => ({ valid: false, error: MESSAGES[code], expires_in: null, token: null, code });
-    const l = await this.lookup(raw);
+    const l = await this.lookup(raw, fingerprint);
     if (!l.ok) return fail(l.code);
-    if (!(await this.d.store.getItem(l.key.item_id))?.verification_enabled) return fail('VERIFICATION_DISABLED');
+    if (!l.key.verification_enabled) return fail('VERIFICATION_DISABLED');
     const bad = this.standing(l.key);
     if (bad) return fail(bad);
     // Re-verifying an active machine (the common case, weekly in CI) needs no write lock.
-    if (!(await this.d.store.isActivated(l.key.id, fingerprint))) {
-      const r = await this.activate(l.key.id, fingerprint, null);
+    if (!l.key.machine_activated) {
+      const r = await this.activate(l.key, fingerprint, null);
       if (r.kind === 'full') return fail('TOO_MANY_ACTIVATIONS');
     }
     const iat = Math.floor(this.d.clock.now() / 1000);
