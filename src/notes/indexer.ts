@@ -59,8 +59,16 @@ export class NotesIndexer {
   /** Per repository and namespace: the tip last read from disk and when. */
   private readonly diskTips = new Map<string, { tip: string | undefined; at: number }>();
 
+  /**
+   * Repositories the index has been fully built for. The flag only ever turns on (markIndexed)
+   * until dropRepo, which announces itself like every change, so only `true` is remembered.
+   */
+  private readonly indexed = new Set<string>();
+
   /** Bumped by every invalidation of a repository, so a read that raced one is not cached. */
   private readonly generations = new Map<string, number>();
+  /** Bumped when every repository is forgotten at once. */
+  private epoch = 0;
   private readonly unwatch: Promise<(() => void) | undefined>;
 
   constructor(private readonly index: NotesIndex) {
@@ -74,8 +82,17 @@ export class NotesIndexer {
     (await this.unwatch)?.();
   }
 
-  private generation(repoId: string): number {
-    return this.generations.get(repoId) ?? 0;
+  private generation(repoId: string): string {
+    return `${this.epoch}:${this.generations.get(repoId) ?? 0}`;
+  }
+
+  /** Whether the repository's index has been built (a catch-up or rebuild finished). */
+  async isIndexed(repoId: string): Promise<boolean> {
+    if (this.indexed.has(repoId)) return true;
+    const gen = this.generation(repoId);
+    const yes = await this.index.isIndexed(repoId);
+    if (yes && gen === this.generation(repoId)) this.indexed.add(repoId);
+    return yes;
   }
 
   /** Namespace → tip the index reflects for a repository. */
@@ -125,9 +142,24 @@ export class NotesIndexer {
     }
   }
 
-  /** Forgets what is cached of a repository; every change of its index or refs calls this. */
+  /**
+   * Forgets what is cached of a repository; every change of its index or refs calls this. An
+   * empty id (the database's listener reconnected, so a notification may have been missed)
+   * forgets every repository.
+   */
   private invalidate(repoId: string): void {
-    this.generations.set(repoId, this.generation(repoId) + 1);
+    if (repoId === '') {
+      this.epoch++;
+      this.generations.clear();
+      this.indexTips.clear();
+      this.notes.clear();
+      this.cachedNotes = 0;
+      this.indexed.clear();
+      this.diskTips.clear();
+      return;
+    }
+    this.indexed.delete(repoId);
+    this.generations.set(repoId, (this.generations.get(repoId) ?? 0) + 1);
     this.indexTips.delete(repoId);
     this.cachedNotes -= this.notes.get(repoId)?.size ?? 0;
     this.notes.delete(repoId);
@@ -173,7 +205,7 @@ export class NotesIndexer {
   }
 
   private async repoIsCurrent(repo: HostedRepo): Promise<boolean> {
-    if (!(await this.index.isIndexed(repo.id))) return false;
+    if (!(await this.isIndexed(repo.id))) return false;
     const disk = this.validRefs(repo);
     const known = await this.tips(repo.id);
     if (disk.size !== known.size) return false;

@@ -8,7 +8,7 @@
 import type { SqlDatabase, SqlExecutor } from './sql.js';
 import type { IndexedNote, IndexSearchHit, NotesIndex, NoteUpsert, SearchOptions, TipMove } from './notes.js';
 import { ftsMatch, type NotesQuery } from '../notes/query.js';
-import { FTS5_TOKENIZER, ftsSnippets, ftsTokens } from '../notes/fts-tokens.js';
+import { FTS5_TOKENIZER, ftsQueryTokens, ftsSnippets, ftsTokens } from '../notes/fts-tokens.js';
 
 // Append only: SQLite databases in the field are at some version of this list.
 const SQLITE = [
@@ -82,6 +82,9 @@ const TOKENIZE_BATCH = 500;
  * the index updates inside need connections of their own, so the pool must never fill with holders.
  */
 const MAX_HELD_REF_LOCKS = 4;
+/** Repositories whose BM25 statistics one instance keeps (PostgreSQL), and phrases per repository. */
+const STATS_REPOS = 1_000;
+const STATS_PHRASES = 1_000;
 /** FTS5's bm25() constants. */
 const K1 = 1.2;
 const B = 0.75;
@@ -91,6 +94,22 @@ const lexeme = (token: string) => (token.length > LEXEME_CHARS ? token.slice(0, 
 const tsOperand = (lex: string) => `'${lex.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
 const regexEscape = (s: string) => s.replace(/[\\^$.|?*+()[\]{}]/g, '\\$&');
+
+/** One phrase's exact test on a note `n`: the lexeme for one short token, the token text for the rest. */
+function phraseTest(tokens: string[]): { sql: string; params: unknown[] } {
+  if (tokens.length === 0) return { sql: 'FALSE', params: [] };
+  if (tokens.length === 1 && tokens[0]!.length <= LEXEME_CHARS) return { sql: 'n.lexemes @@ ?::tsquery', params: [tsOperand(tokens[0]!)] };
+  return { sql: "n.tokens LIKE ? ESCAPE '\\'", params: [`% ${likeEscape(tokens.join(' '))} %`] };
+}
+
+/** What the GIN index can check of a phrase: all its lexemes (a superset of the phrase's notes). */
+const phrasePrefilter = (tokens: string[]) => (tokens.length ? `(${[...new Set(tokens.map(lexeme))].map(tsOperand).join(' & ')})` : undefined);
+
+/** Whether two occurrences of a phrase can share tokens: some proper prefix of it is also its suffix (`a a`, `a b a`). */
+function selfOverlapping(tokens: string[]): boolean {
+  for (let m = 1; m < tokens.length; m++) if (tokens.slice(0, m).every((t, i) => t === tokens[tokens.length - m + i])) return true;
+  return false;
+}
 
 /** A PostgreSQL row's derived search columns. */
 function searchColumns(tokens: string[]): { tokens: string; count: number; lexemes: string[] } {
@@ -105,9 +124,32 @@ function searchColumns(tokens: string[]): { tokens: string; count: number; lexem
   return { tokens: tokens.length ? ` ${tokens.join(' ')} ` : ' ', count: tokens.length, lexemes: kept };
 }
 
+/**
+ * What BM25 needs of a repository besides each note's own counts (PostgreSQL): the note count,
+ * the tokens in all, and each phrase's document frequency (key: its tokens, one space apart).
+ */
+interface CorpusStats {
+  n: number;
+  total: number;
+  df: Map<string, number>;
+}
+
 export class SqlNotesIndex implements NotesIndex {
   private held = 0;
   private readonly waiting: (() => void)[] = [];
+  /**
+   * Per repository, the statistics of its part of the index, so a search is one statement. Only
+   * a change of that part moves them: this instance's own (change() drops them on commit) or
+   * another's (its notification drops them), so they are as current as the tips NotesIndexer
+   * keeps. A read that raced a change is not kept (generations).
+   */
+  private readonly stats = new Map<string, CorpusStats>();
+  private readonly generations = new Map<string, number>();
+  /** Bumped when every repository's statistics are dropped at once (the listener reconnected). */
+  private epoch = 0;
+  /** Set once this instance hears the index's notifications: statistics are kept only from then on. */
+  private watching: Promise<void> | undefined;
+  private heard = false;
 
   private constructor(private readonly sql: SqlDatabase) {}
 
@@ -141,12 +183,75 @@ export class SqlNotesIndex implements NotesIndex {
 
   /** Runs one change of a repository's part: serialised per repository on every instance, then announced. */
   private async change<T>(repoId: string, fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
-    const out = await this.sql.transaction(async (tx) => {
-      await tx.lock(`notes-index:${repoId}`);
-      return fn(tx);
-    });
+    let out: T;
+    try {
+      out = await this.sql.transaction(async (tx) => {
+        await tx.lock(`notes-index:${repoId}`);
+        return fn(tx);
+      });
+    } finally {
+      // Before the notification, which reaches this instance only later.
+      this.forgetStats(repoId);
+    }
     await this.sql.notify(CHANGED, repoId).catch(() => undefined);
     return out;
+  }
+
+  /** Drops one repository's statistics ('' for every repository: a notification may have been missed). */
+  private forgetStats(repoId: string): void {
+    if (repoId === '') {
+      this.epoch++;
+      this.stats.clear();
+      this.generations.clear();
+      return;
+    }
+    this.generations.set(repoId, (this.generations.get(repoId) ?? 0) + 1);
+    this.stats.delete(repoId);
+  }
+
+  private statsGeneration(repoId: string): string {
+    return `${this.epoch}:${this.generations.get(repoId) ?? 0}`;
+  }
+
+  /**
+   * The repository's note count, total tokens and the document frequency of each phrase (by its
+   * tokens): what is known from earlier searches, the rest in one statement.
+   */
+  private async corpusStats(repoId: string, phrases: string[][]): Promise<{ n: number; total: number; df: number[] }> {
+    this.watching ??= this.sql.listen(CHANGED, (id) => this.forgetStats(id)).then(
+      () => void (this.heard = true),
+      () => undefined,
+    );
+    const gen = this.statsGeneration(repoId);
+    const known = this.stats.get(repoId);
+    const keys = phrases.map((tokens) => tokens.join(' '));
+    const missing = [...new Set(keys.filter((k) => !known?.df.has(k)))];
+    if (known && missing.length === 0) return { n: known.n, total: known.total, df: keys.map((k) => known.df.get(k)!) };
+    // Each frequency is its own scalar subquery, so each can be planned on the GIN index.
+    const columns: string[] = [];
+    const params: unknown[] = [];
+    missing.forEach((key, i) => {
+      const tokens = key.split(' ');
+      const t = phraseTest(tokens);
+      columns.push(`(SELECT COUNT(*) FROM notes n WHERE n.repo_id = ? AND n.lexemes @@ ?::tsquery AND ${t.sql}) AS df${i}`);
+      params.push(repoId, phrasePrefilter(tokens), ...t.params);
+    });
+    // Placeholders in text order: the frequencies' before the FROM clause's.
+    const row = known
+      ? (await this.sql.get<Record<string, number>>(`SELECT ${columns.join(', ')}`, params))!
+      : (await this.sql.get<Record<string, number>>(
+          `SELECT s.n, s.total${columns.map((c) => `, ${c}`).join('')}
+           FROM (SELECT COUNT(*) AS n, COALESCE(SUM(token_count), 0) AS total FROM notes WHERE repo_id = ?) s`,
+          [...params, repoId],
+        ))!;
+    const stats: CorpusStats = { n: known?.n ?? row.n!, total: known?.total ?? row.total!, df: new Map(known?.df) };
+    missing.forEach((key, i) => stats.df.set(key, row[`df${i}`]!));
+    if (this.heard && gen === this.statsGeneration(repoId)) {
+      if (stats.df.size > STATS_PHRASES) stats.df.clear();
+      if (this.stats.size >= STATS_REPOS && !this.stats.has(repoId)) this.stats.clear();
+      this.stats.set(repoId, stats);
+    }
+    return { n: stats.n, total: stats.total, df: keys.map((k) => row[`df${missing.indexOf(k)}`] ?? known!.df.get(k)!) };
   }
 
   /** Whether the ref's recorded tip allows the move; 'done' when it is at the target already. */
@@ -303,7 +408,7 @@ export class SqlNotesIndex implements NotesIndex {
     const phraseOf = (words: string[]) => words.join(' ');
     const texts = [...query.groups.flat(), ...query.excluded].map(phraseOf);
     const tokenized = new Map<string, string[]>();
-    ftsTokens(texts).forEach((t, i) => tokenized.set(texts[i]!, t));
+    ftsQueryTokens(texts).forEach((t, i) => tokenized.set(texts[i]!, t));
     const tokensOf = (words: string[]) => tokenized.get(phraseOf(words))!;
 
     const filter: string[] = ['n.repo_id = ?'];
@@ -313,15 +418,6 @@ export class SqlNotesIndex implements NotesIndex {
       filterParams.push(opts.namespace);
     }
     if (opts.commitsOnly) filter.push("n.object_type = 'commit'");
-
-    /** One phrase's exact test: the lexeme for one short token, the token text for the rest. */
-    const phraseTest = (tokens: string[]): { sql: string; params: unknown[] } => {
-      if (tokens.length === 0) return { sql: 'FALSE', params: [] };
-      if (tokens.length === 1 && tokens[0]!.length <= LEXEME_CHARS) return { sql: 'n.lexemes @@ ?::tsquery', params: [tsOperand(tokens[0]!)] };
-      return { sql: "n.tokens LIKE ? ESCAPE '\\'", params: [`% ${likeEscape(tokens.join(' '))} %`] };
-    };
-    /** What the GIN index can check of a phrase: all its lexemes (a superset of the phrase's notes). */
-    const phrasePrefilter = (tokens: string[]) => (tokens.length ? `(${[...new Set(tokens.map(lexeme))].map(tsOperand).join(' & ')})` : undefined);
 
     const groupsPre: string[] = [];
     const match: string[] = [];
@@ -345,35 +441,50 @@ export class SqlNotesIndex implements NotesIndex {
 
     // BM25 as FTS5's bm25() computes it: every phrase of the query counts, each occurrence of
     // it in the query separately. An excluded phrase occurs in no hit, so it adds exactly 0 there
-    // and is left out. The statistics come in one round of parallel queries (GIN-backed counts).
+    // and is left out. The statistics are remembered per repository (corpusStats), so a repeated
+    // search is the ranked statement alone.
     const scored = query.groups.flat().map(tokensOf).filter((t) => t.length > 0);
-    const [stats, ...docFreqs] = await Promise.all([
-      this.sql.get<{ n: number; total: number }>('SELECT COUNT(*) AS n, COALESCE(SUM(token_count), 0) AS total FROM notes WHERE repo_id = ?', [repoId]),
-      ...scored.map((tokens) => {
-        const t = phraseTest(tokens);
-        return this.sql.value<number>(`SELECT COUNT(*) FROM notes n WHERE n.repo_id = ? AND n.lexemes @@ ?::tsquery AND ${t.sql}`, [repoId, phrasePrefilter(tokens), ...t.params]);
-      }),
-    ]);
-    const avgdl = stats!.n > 0 ? stats!.total / stats!.n : 1;
+    const stats = scored.length ? await this.corpusStats(repoId, scored) : { n: 0, total: 0, df: [] };
+    const avgdl = stats.n > 0 ? stats.total / stats.n : 1;
     const terms: string[] = [];
     const termParams: unknown[] = [];
-    for (const hits of docFreqs) {
-      let idf = Math.log((stats!.n - hits! + 0.5) / (hits! + 0.5));
+    for (const hits of stats.df) {
+      let idf = Math.log((stats.n - hits + 0.5) / (hits + 0.5));
       if (idf <= 0) idf = 1e-6;
       const tf = `f.tf${terms.length}::float8`;
       // In double precision and FTS5's order of operations, so equal inputs rank alike.
       terms.push(`?::float8 * ((${tf} * ${K1 + 1}::float8) / (${tf} + ${K1}::float8 * (1::float8 - ${B}::float8 + ${B}::float8 * f.token_count::float8 / ?::float8)))`);
       termParams.push(idf, avgdl);
     }
-    const tfColumns = scored.map((tokens, i) => `regexp_count(n.tokens, ?) AS tf${i}`);
-    const tfParams = scored.map((tokens) => `(?= ${regexEscape(tokens.join(' '))} )`);
+    // A phrase's frequency in a note: its occurrences in the note's tokens with every space
+    // doubled, counted by how much replacing them shortens the text. With the spaces doubled,
+    // neighbouring occurrences share no character and every match starts and ends on token
+    // boundaries, so this counts what FTS5 counts, at a fraction of a regular expression's cost.
+    // A phrase whose occurrences can share tokens (`a a`, `a b a`) is counted by a lookahead
+    // regular expression, which sees overlapping occurrences too.
+    const tfColumns: string[] = [];
+    const tfParams: unknown[] = [];
+    scored.forEach((tokens, i) => {
+      if (selfOverlapping(tokens)) {
+        tfColumns.push(`regexp_count(m.tokens, ?) AS tf${i}`);
+        tfParams.push(`(?= ${regexEscape(tokens.join(' '))} )`);
+      } else {
+        const spaced = ` ${tokens.join('  ')} `;
+        tfColumns.push(`(octet_length(m.spaced) - octet_length(replace(m.spaced, ?, ''))) / ?::int AS tf${i}`);
+        tfParams.push(spaced, Buffer.byteLength(spaced, 'utf8'));
+      }
+    });
     const score = terms.length ? terms.join(' + ') : '0';
-    // Contents are read for the page of hits only, not for every match the ranking sorts.
+    // Contents are read for the page of hits only, not for every match the ranking sorts. Each
+    // OFFSET 0 keeps its subquery from being folded into the one above, which would compute the
+    // doubled-space text once per phrase and each frequency once per use in the score.
     const rows = await this.sql.all<{ namespace: string; target: string; object_type: string; content: Buffer; score: number }>(
       `SELECT top.namespace, top.target, top.object_type, c.content, top.score
        FROM (SELECT f.id, f.namespace, f.target, f.object_type, ${score} AS score
-             FROM (SELECT n.id, n.namespace, n.target, n.object_type, n.token_count${tfColumns.map((c) => `, ${c}`).join('')}
-                   FROM notes n WHERE ${where}) f
+             FROM (SELECT m.id, m.namespace, m.target, m.object_type, m.token_count${tfColumns.map((c) => `, ${c}`).join('')}
+                   FROM (SELECT n.id, n.namespace, n.target, n.object_type, n.token_count, n.tokens, replace(n.tokens, ' ', '  ') AS spaced
+                         FROM notes n WHERE ${where} OFFSET 0) m
+                   OFFSET 0) f
              ORDER BY score DESC, f.namespace COLLATE "C", f.target COLLATE "C" LIMIT ?) top
        JOIN notes c ON c.id = top.id
        ORDER BY top.score DESC, top.namespace COLLATE "C", top.target COLLATE "C"`,

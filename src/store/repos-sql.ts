@@ -1,6 +1,8 @@
 // The repository adapter over the SQL surface (SQLite or PostgreSQL): repository rows and grants.
-// No lookup is memoised in the process: another instance (or `mkt admin`) may create, delete or
-// grant at any moment, and an indexed lookup costs less than keeping a cache coherent.
+// On PostgreSQL, where every statement is a round trip, repositories found by owner and name are
+// remembered in the process; every create and delete (on any instance, or by `mkt admin`)
+// notifies REPOS_CHANGED after it commits and each instance drops what it remembers. Grants are
+// always read from the database.
 import { randomUUID } from 'node:crypto';
 import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
 import type { ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from './repos.js';
@@ -46,6 +48,11 @@ const MIGRATIONS: ComponentMigrations = {
   ],
 };
 
+/** Every instance's repository cache hears of creates and deletes on this channel. */
+const REPOS_CHANGED = 'mkt_repos';
+/** Lookups (owner and name as asked, repository found) one instance remembers. */
+const FOUND_ENTRIES = 10_000;
+
 interface RepoRow extends Omit<Repo, 'private'> {
   private: number;
 }
@@ -53,7 +60,11 @@ const fromRow = (r: RepoRow): Repo => ({ ...r, private: r.private === 1 });
 const COLUMNS = 'id, owner, owner_id, name, private, object_format, created_at';
 
 class Rows implements RepoRows {
-  constructor(protected readonly x: SqlExecutor) {}
+  /** `changed` hears of every create or delete made through these rows, when it is made. */
+  constructor(
+    protected readonly x: SqlExecutor,
+    private readonly changed: () => Promise<void>,
+  ) {}
 
   lock(key: string): Promise<void> {
     return this.x.lock(key);
@@ -78,6 +89,7 @@ class Rows implements RepoRows {
       repo.object_format,
       repo.created_at,
     ]);
+    await this.changed();
     return repo;
   }
   async findRepo(owner: string, name: string): Promise<Repo | undefined> {
@@ -96,6 +108,7 @@ class Rows implements RepoRows {
   }
   async deleteRepo(id: string): Promise<void> {
     await this.x.run('DELETE FROM repos WHERE id = ?', [id]);
+    await this.changed();
   }
   async grant(repoId: string, userId: string, permission: RepoPermission): Promise<void> {
     await this.x.run(
@@ -112,8 +125,17 @@ class Rows implements RepoRows {
 }
 
 export class SqlRepoStore extends Rows implements RepoStore {
+  /** `owner\0name` exactly as asked (PostgreSQL's lower() decides what matches, not JS) → repository. */
+  private readonly found = new Map<string, Repo>();
+  /** Bumped whenever the cache is dropped, so a lookup that raced a change is not remembered. */
+  private generation = 0;
+  /** Set once this instance hears REPOS_CHANGED: lookups are remembered only from then on. */
+  private watching: Promise<void> | undefined;
+  private heard = false;
+
   private constructor(private readonly sql: SqlDatabase) {
-    super(sql);
+    // Outside a transaction a statement commits as it runs: announce at once.
+    super(sql, () => this.announce());
   }
 
   /** Migrates the `repos` component (after `accounts`, whose users it references) and returns the store. */
@@ -122,7 +144,54 @@ export class SqlRepoStore extends Rows implements RepoStore {
     return new SqlRepoStore(sql);
   }
 
-  transaction<T>(fn: (tx: RepoRows) => Promise<T>): Promise<T> {
-    return this.sql.transaction((x) => fn(new Rows(x)));
+  /** Drops this instance's cache and tells every other instance to drop theirs. */
+  private async announce(): Promise<void> {
+    this.forget();
+    if (this.sql.engine === 'postgres') await this.sql.notify(REPOS_CHANGED).catch(() => undefined);
+  }
+
+  private forget(): void {
+    this.generation++;
+    this.found.clear();
+  }
+
+  override async findRepo(owner: string, name: string): Promise<Repo | undefined> {
+    // SQLite answers in-process in microseconds, and `mkt admin` may write the file from another
+    // process whose notifications this one would not hear: nothing to remember there.
+    if (this.sql.engine !== 'postgres') return super.findRepo(owner, name);
+    // Every notification, including the empty one after the listener reconnects, drops everything.
+    this.watching ??= this.sql.listen(REPOS_CHANGED, () => this.forget()).then(
+      () => void (this.heard = true),
+      () => undefined,
+    );
+    const key = `${owner}\0${name}`;
+    const hit = this.found.get(key);
+    if (hit) return { ...hit };
+    const gen = this.generation;
+    const repo = await super.findRepo(owner, name);
+    // Only repositories found: names anyone may ask for must not fill the cache, and a name not
+    // found now is found as soon as it is created.
+    if (repo && this.heard && gen === this.generation) {
+      if (this.found.size >= FOUND_ENTRIES) this.found.clear();
+      this.found.set(key, { ...repo });
+    }
+    return repo;
+  }
+
+  async transaction<T>(fn: (tx: RepoRows) => Promise<T>): Promise<T> {
+    let changed = false;
+    try {
+      return await this.sql.transaction((x) =>
+        fn(
+          new Rows(x, async () => {
+            changed = true;
+          }),
+        ),
+      );
+    } finally {
+      // Announced once the transaction has ended: before it commits no other instance could see
+      // the change, and an instance that dropped its cache early could fill it again meanwhile.
+      if (changed) await this.announce();
+    }
   }
 }

@@ -95,6 +95,17 @@ describe('notes search on SQLite and PostgreSQL', () => {
     expect(await hits('postgres', q)).toEqual(sqlite);
   });
 
+  it.each(['a', '"a a"', '"a b"', '"a a a b"', 'deploy', '"same text twice"', 'parse_config or "a a"', 'text twice'])(
+    '%s: the same scores, term frequencies counted alike (adjacent and overlapping occurrences)',
+    async (q) => {
+      const scores = async (engine: 'sqlite' | 'postgres') => (await indexes[engine].search('repo', parseQuery(q), { limit: 200 })).map((h) => h.score);
+      const sqlite = await scores('sqlite');
+      const pg = await scores('postgres');
+      expect(pg).toHaveLength(sqlite.length);
+      pg.forEach((s, i) => expect(s).toBeCloseTo(sqlite[i]!, 9));
+    },
+  );
+
   it('with namespace and object type filters too', async () => {
     for (const q of ['deploy', 'parse_config', 'same text', 'foo.bar or v2.1']) {
       for (const opts of [{ namespace: 'reviews' }, { namespace: 'refs/x' }, { commitsOnly: true }]) {

@@ -1,6 +1,7 @@
 // SqlNotesIndex on both engines: rows and tips moved together, the compare-and-swap that keeps
 // two instances from putting an older state of a ref back, drops, counts, search filters and
-// notes holding NUL or non-ASCII text, and change notifications.
+// notes holding NUL or non-ASCII text, change notifications, and rankings that follow every
+// change, this instance's at once and another's once its notification arrives.
 import { expect, it } from 'vitest';
 import { describeEngines } from '../helpers/engines.js';
 import { SqlNotesIndex } from '../../src/store/notes-sql.js';
@@ -104,6 +105,28 @@ describeEngines('SqlNotesIndex', (open) => {
     expect(best).toMatchObject({ target: T(3), namespace: 'a', object_type: 'commit', snippet: '[deploy] [deploy] [deploy] now' });
     expect(best!.score).toBeGreaterThan(0);
     expect((await index.search('r', parseQuery('parser'), { limit: 5 }))[0]!.snippet).toBe('deploy the [parser]');
+  });
+
+  it("ranks with the statistics of the index now: after this instance's change at once, after another's once it is announced", async () => {
+    const db = await open();
+    const index = await SqlNotesIndex.open(db);
+    const other = await SqlNotesIndex.open(db);
+    const q = parseQuery('deploy parser');
+    /** What an instance that remembers nothing finds. */
+    const truth = async () => (await SqlNotesIndex.open(db)).search('r', q, { limit: 10 });
+    await index.apply('r', 'ns', { from: null, to: 't1' }, [note(1, 'deploy the parser'), note(2, 'deploy parser deploy'), note(3, 'unrelated')], []);
+    await index.apply('r2', 'ns', { from: null, to: 't1' }, [note(1, 'deploy parser')], []);
+    for (let i = 0; i < 3; i++) expect(await index.search('r', q, { limit: 10 })).toEqual(await truth());
+    const before = await truth();
+
+    await index.apply('r', 'ns', { from: 't1', to: 't2' }, [note(4, 'parser parser parser'), note(5, 'deploy deploy deploy parser')], []);
+    expect(await index.search('r', q, { limit: 10 })).toEqual(await truth());
+    expect(await truth()).not.toEqual(before);
+
+    await other.apply('r', 'ns', { from: 't2', to: 't3' }, Array.from({ length: 20 }, (_, i) => note(10 + i, `deploy ${i}`)), ['0'.repeat(39) + '1']);
+    await expect.poll(async () => index.search('r', q, { limit: 10 })).toEqual(await truth());
+    await other.dropRef('r', 'ns', 't3');
+    await expect.poll(async () => index.search('r', q, { limit: 10 })).toEqual([]);
   });
 
   it('tells every watcher which repository changed', async () => {

@@ -1,9 +1,15 @@
 // The repository adapter on both engines: repositories found by owner and name ignoring case,
-// listed in one order, grants set, raised, revoked and dropped with their repository, and a
-// create decided inside a locked transaction.
-import { expect, it } from 'vitest';
-import { describeEngines } from '../helpers/engines.js';
-import type { SqlDatabase } from '../../src/store/sql.js';
+// listed in one order, grants set, raised, revoked and dropped with their repository, a create
+// decided inside a locked transaction, and lookups that another instance's delete reaches.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { describeEngines, ENGINES } from '../helpers/engines.js';
+import { freshDatabaseUrl } from '../helpers/pg.js';
+import type { Engine, SqlDatabase } from '../../src/store/sql.js';
+import { SqliteDatabase } from '../../src/store/sql-sqlite.js';
+import { PgDatabase } from '../../src/store/sql-pg.js';
 import { SqlAccountsStore } from '../../src/store/accounts-sql.js';
 import { SqlRepoStore } from '../../src/store/repos-sql.js';
 
@@ -82,5 +88,63 @@ describeEngines('SqlRepoStore', (open) => {
     );
     expect(made.filter(Boolean)).toHaveLength(1);
     expect(await repos.listRepos()).toHaveLength(1);
+  });
+});
+
+/** Two handles on one new database, as two instances (or a server and `mkt admin`) hold. */
+async function twoInstances(engine: Engine): Promise<{ a: SqlDatabase; b: SqlDatabase; dispose(): Promise<void> }> {
+  if (engine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'mkt-repos-'));
+    const a = new SqliteDatabase(join(dir, 'm.db'));
+    const b = new SqliteDatabase(join(dir, 'm.db'));
+    return { a, b, dispose: async () => { await a.close(); await b.close(); rmSync(dir, { recursive: true, force: true }); } };
+  }
+  const url = await freshDatabaseUrl();
+  const a = await PgDatabase.open(url);
+  const b = await PgDatabase.open(url);
+  return { a, b, dispose: async () => { await a.close(); await b.close(); } };
+}
+
+describe('SqlRepoStore on two instances of one database', () => {
+  it.each(ENGINES)('%s: lookups are remembered on PostgreSQL only, and a create or delete on either instance reaches both', async (engine) => {
+    const { a, b, dispose } = await twoInstances(engine);
+    try {
+      const { repos, ana } = await stores(a);
+      const other = await SqlRepoStore.open(b);
+      let reads = 0;
+      const get = b.get.bind(b);
+      (b as { get: SqlDatabase['get'] }).get = (sql, params) => {
+        reads++;
+        return get(sql, params);
+      };
+      /** Statements one lookup on the other instance costs (0 once it is remembered). */
+      const cost = async (name: string) => {
+        const before = reads;
+        await other.findRepo('ANA', name);
+        return reads - before;
+      };
+
+      const app = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'app', private: false, objectFormat: 'sha1' });
+      expect(await other.findRepo('ANA', 'app')).toEqual(app);
+      await expect.poll(() => cost('app')).toBe(engine === 'postgres' ? 0 : 1);
+      expect(await other.findRepo('ANA', 'app')).toEqual(app);
+      // A name not found is not remembered: created on one instance, found on the other at once.
+      expect(await other.findRepo('ana', 'lib')).toBeUndefined();
+      const lib = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'lib', private: true, objectFormat: 'sha256' });
+      expect(await other.findRepo('ana', 'lib')).toEqual(lib);
+
+      // The deleting instance forgets at once; the other once the notification arrives.
+      expect(await repos.findRepo('ana', 'app')).toEqual(app);
+      await repos.deleteRepo(app.id);
+      expect(await repos.findRepo('ana', 'app')).toBeUndefined();
+      await expect.poll(() => other.findRepo('ANA', 'app')).toBeUndefined();
+
+      // A delete inside a transaction is announced when it commits.
+      await expect.poll(() => cost('lib')).toBe(engine === 'postgres' ? 0 : 1);
+      await repos.transaction((tx) => tx.deleteRepo(lib.id));
+      await expect.poll(() => other.findRepo('ANA', 'lib')).toBeUndefined();
+    } finally {
+      await dispose();
+    }
   });
 });

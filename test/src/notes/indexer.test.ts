@@ -1,11 +1,12 @@
 // The notes indexer on a real bare repository and a real index (both engines): a note blob over
 // the size limit written behind the server's back is never indexed (full read and incremental
 // catch-up, including a note that grows past the limit), the remembered ref tips stay bounded
-// however many namespace names readers ask for, and two indexers on one database (two
-// instances) catching up the same moves at once leave the index equal to the refs.
+// however many namespace names readers ask for, two indexers on one database (two instances)
+// catching up the same moves at once leave the index equal to the refs, and what an indexer
+// remembers (tips, the indexed flag) is dropped when any instance changes the repository's index.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { NotesIndexer } from '../../../src/notes/indexer.js';
 import { SqlNotesIndex } from '../../../src/store/notes-sql.js';
 import { listNotes } from '../../../src/git/notes-tree.js';
@@ -75,6 +76,43 @@ describeEngines('NotesIndexer', (open) => {
     for (const ns of ['big', 'fresh']) await indexer.ensureRefCurrent(repo, ns);
     expect(indexer.rememberedDiskTips).toBe(2);
     await indexer.close();
+  });
+
+  it("remembers that a repository is indexed, and its tips, until any instance changes its index; an empty notification forgets every repository", async () => {
+    const db = await open();
+    const index = await SqlNotesIndex.open(db);
+    const a = new NotesIndexer(index);
+    const other = new NotesIndexer(await SqlNotesIndex.open(db));
+    const repo = { id: 'r4', dir: gitDir };
+    gitNote('commits', commits[0]!, 'one');
+    expect(await a.isIndexed(repo.id)).toBe(false);
+    await a.ensureCurrent(repo);
+    expect(await a.isIndexed(repo.id)).toBe(true);
+    const isIndexed = vi.spyOn(index, 'isIndexed');
+    const tips = vi.spyOn(index, 'tips');
+    /** Index reads of one up-to-date check and one look at the flag (0 once remembered). */
+    const reads = async () => {
+      isIndexed.mockClear();
+      tips.mockClear();
+      await a.ensureCurrent(repo);
+      expect(await a.isIndexed(repo.id)).toBe(true);
+      return isIndexed.mock.calls.length + tips.mock.calls.length;
+    };
+    // Once the catch-up's own notification has been heard, nothing is read again.
+    await expect.poll(reads).toBe(0);
+
+    // Another instance drops the repository's index: this one hears it and reads again.
+    await (await SqlNotesIndex.open(db)).dropRepo(repo.id);
+    await expect.poll(() => a.isIndexed(repo.id)).toBe(false);
+    await other.ensureCurrent(repo);
+    await expect.poll(() => a.isIndexed(repo.id)).toBe(true);
+
+    // The listener reconnected (an empty payload): whatever was missed meanwhile is read again.
+    await expect.poll(reads).toBe(0);
+    await db.notify('mkt_notes_index', '');
+    await expect.poll(reads).toBe(2);
+    await a.close();
+    await other.close();
   });
 
   it('two indexers on one database (two instances) catch up the same moves at once and agree with the refs', async () => {

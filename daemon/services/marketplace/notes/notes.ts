@@ -84,7 +84,7 @@ export class NotesApi {
     const hits = await this.deps.index.search(repo.id, query, { namespace: q.namespace, commitsOnly: q.commits_only === true, limit });
     return {
       data: hits.map((h) => ({ ...h, git_ref: `refs/notes/${h.namespace}` })),
-      indexed: await this.deps.index.isIndexed(repo.id),
+      indexed: await this.deps.indexer.isIndexed(repo.id),
       total: hits.length,
     };
   }
