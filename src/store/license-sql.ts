@@ -122,7 +122,7 @@ interface FoundKeyRow extends StoredKey {
 }
 
 const KEY_COLUMNS = 'id, item_id, key_prefix, key_hash, licensee, max_activations, expires_at, revoked_at, created_at, activation_count';
-/** A lookup: the keys of a prefix with their item's switch and one machine's activation (none asked: NULL, false). */
+/** The keys of a prefix with their item's switch and one machine's activation. */
 const FIND_KEYS = `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, i.verification_enabled,
     EXISTS (SELECT 1 FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ?) AS machine_activated
   FROM license_keys k LEFT JOIN license_items i ON i.id = k.item_id WHERE k.key_prefix = ?`;
@@ -164,9 +164,13 @@ class Rows implements LicenseRows {
     }
   }
 
-  async keysByPrefix(prefix: string, machineId?: string): Promise<FoundKey[]> {
-    // One statement for all a key request reads (its item's switch, the machine's activation).
-    const rows = await this.x.all<FoundKeyRow>(FIND_KEYS, [machineId ?? null, prefix]);
+  async keysByPrefix(prefix: string): Promise<StoredKey[]> {
+    return this.x.all<StoredKey>(`SELECT ${KEY_COLUMNS} FROM license_keys WHERE key_prefix = ?`, [prefix]);
+  }
+
+  async findKeys(prefix: string, machineId: string): Promise<FoundKey[]> {
+    // One statement for all a request about a machine reads (its item's switch, its activation).
+    const rows = await this.x.all<FoundKeyRow>(FIND_KEYS, [machineId, prefix]);
     return rows.map((r) => ({ ...r, verification_enabled: Boolean(r.verification_enabled), machine_activated: Boolean(r.machine_activated) }));
   }
 

@@ -36,7 +36,7 @@ export interface StoredKey extends LicenseKeyRecord {
 export interface FoundKey extends StoredKey {
   /** The item's offline-verification switch; false when the item is missing. */
   verification_enabled: boolean;
-  /** Whether the machine the lookup asked about is activated on this key (false when none was). */
+  /** Whether the machine the lookup asked about is activated on this key. */
   machine_activated: boolean;
 }
 
@@ -77,11 +77,10 @@ export interface LicenseRows {
   createItem(item: LicenseItem): Promise<boolean>;
   getItem(id: string): Promise<LicenseItem | undefined>;
   addKeys(keys: NewLicenseKey[]): Promise<void>;
-  /**
-   * Every key with this prefix (normally one), each with its item's verification switch and
-   * whether `machineId` is activated on it; the caller compares hashes in constant time.
-   */
-  keysByPrefix(prefix: string, machineId?: string): Promise<FoundKey[]>;
+  /** Every key with this prefix (normally one); the caller compares hashes in constant time. */
+  keysByPrefix(prefix: string): Promise<StoredKey[]>;
+  /** keysByPrefix for a request about one machine: each key also with its item's switch and whether the machine is activated on it. */
+  findKeys(prefix: string, machineId: string): Promise<FoundKey[]>;
   listKeys(itemId: string): Promise<LicenseKeyRecord[]>;
   /** true when the key exists (revoked now or before). */
   revokeKey(id: string, at: string): Promise<boolean>;

@@ -36,8 +36,8 @@ export type ActivationResult =
   | { kind: 'existing'; count: number }
   | { kind: 'full'; count: number };
 
-/** A key lookup: the key (with its item's switch and the machine's activation), or a failure code. */
-export type Lookup = { ok: true; key: FoundKey } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
+/** A key lookup: the key (for a request about a machine, a FoundKey), or a failure code. */
+export type Lookup<K extends StoredKey = StoredKey> = { ok: true; key: K } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
 
 export interface LicenseDeps {
   store: LicenseStore;
@@ -107,13 +107,21 @@ export class Licenses {
     });
   }
 
-  /** Finds the key; with `machineId`, also whether that machine is activated on it (same read). */
-  async lookup(raw: string, machineId?: string): Promise<Lookup> {
+  lookup(raw: string): Promise<Lookup> {
+    return this.find(raw, (prefix) => this.d.store.keysByPrefix(prefix));
+  }
+
+  /** The lookup of a request about one machine: the same read tells its item's switch and the machine's activation. */
+  lookupFor(raw: string, machineId: string): Promise<Lookup<FoundKey>> {
+    return this.find(raw, (prefix) => this.d.store.findKeys(prefix, machineId));
+  }
+
+  private async find<K extends StoredKey>(raw: string, byPrefix: (prefix: string) => Promise<K[]>): Promise<Lookup<K>> {
     const parsed = parseLicenseKey(raw);
     if (!parsed) return { ok: false, code: 'MALFORMED_KEY' };
     const hash = hashLicenseKey(this.d.hashSecret, parsed.key);
-    const candidates = await this.d.store.keysByPrefix(parsed.prefix, machineId);
-    let found: FoundKey | undefined;
+    const candidates = await byPrefix(parsed.prefix);
+    let found: K | undefined;
     // Compare every candidate, in constant time each, without stopping at the first match.
     for (const c of candidates) if (hashesEqual(c.key_hash, hash)) found = c;
     if (!found) return { ok: false, code: 'NOT_FOUND' };
@@ -135,7 +143,6 @@ export class Licenses {
   }
 
   async validate(req: ValidateKeyRequest): Promise<ValidateKeyResponse> {
-    const l = await this.lookup(req.key, req.machine_id);
     const answer = (code: LicenseCode, key: StoredKey | null, activated = false): ValidateKeyResponse => ({
       valid: code === 'VALID',
       error: MESSAGES[code],
@@ -143,10 +150,14 @@ export class Licenses {
       license: key ? summary(key) : null,
       activated,
     });
+    if (req.machine_id === undefined) {
+      const l = await this.lookup(req.key);
+      return l.ok ? answer(this.standing(l.key) ?? 'VALID', l.key) : answer(l.code, null);
+    }
+    const l = await this.lookupFor(req.key, req.machine_id);
     if (!l.ok) return answer(l.code, null);
     const bad = this.standing(l.key);
     if (bad) return answer(bad, l.key);
-    if (req.machine_id === undefined) return answer('VALID', l.key);
     // An active machine answers from the lookup: activating it again changes nothing.
     if (l.key.machine_activated) return answer('VALID', l.key);
     if (req.activate) {
@@ -169,7 +180,7 @@ export class Licenses {
 
   async verify(raw: string, fingerprint: string): Promise<LicenseVerifyResponse> {
     const fail = (code: LicenseCode): LicenseVerifyResponse => ({ valid: false, error: MESSAGES[code], expires_in: null, token: null, code });
-    const l = await this.lookup(raw, fingerprint);
+    const l = await this.lookupFor(raw, fingerprint);
     if (!l.ok) return fail(l.code);
     if (!l.key.verification_enabled) return fail('VERIFICATION_DISABLED');
     const bad = this.standing(l.key);
