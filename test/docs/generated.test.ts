@@ -34,7 +34,8 @@ _mkt; printf '%s\\n' "\${COMPREPLY[@]}"`;
 
   it('bash completes verbs and flags below a noun', () => {
     expect(complete(['mkt', 'auth', 'lo'])).toEqual(['login', 'logout']);
-    expect(complete(['mkt', 'serve', 'tickets', '--da'])).toEqual(['--data-dir']);
+    expect(complete(['mkt', 'serve', 'tickets', '--da'])).toEqual(['--data-dir', '--database-url']);
+    expect(complete(['mkt', 'serve', 'tickets', '--data-'])).toEqual(['--data-dir']);
   });
 });
 
