@@ -271,7 +271,7 @@ describe('state changes', () => {
     tests.set(0, 0);
     await waitFor(async () => (await mon.get('/api/status/tested')).body.test_staleness.last_exit_code === 0, 'passing again');
     await new Promise((r) => setTimeout(r, 1200)); // a baseline of fast runs
-    tests.set(0, 600);
+    tests.set(0, 2_000);
     const drift = await waitFor(async () => (await mon.get('/api/status/tested')).body.test_duration_drift, 'a drift warning', 30_000);
     expect(drift.ratio).toBeGreaterThan(1.5);
     expect(drift.message).toMatch(/usual time/);
