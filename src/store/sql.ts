@@ -120,12 +120,18 @@ export class UnstorableInputError extends Error {
 /** The table `exclusive(…, { period })` claims periods in; the same DDL on both engines. */
 export const JOB_RUNS_DDL = 'CREATE TABLE IF NOT EXISTS job_runs (job TEXT PRIMARY KEY, last_period BIGINT NOT NULL)';
 
+const withJobRuns = new WeakSet<SqlExecutor>();
+
 /**
  * Claims `period` of `job` for this instance: true when no run of that period or a later one was
  * recorded. One statement each, so two instances never both claim a period.
  */
 export async function claimPeriod(x: SqlExecutor, job: string, period: number): Promise<boolean> {
-  await x.run(JOB_RUNS_DDL);
+  // The table is made once per database object, not on every tick.
+  if (!withJobRuns.has(x)) {
+    await x.run(JOB_RUNS_DDL);
+    withJobRuns.add(x);
+  }
   if ((await x.run('UPDATE job_runs SET last_period = ? WHERE job = ? AND last_period < ?', [period, job, period])).changes === 1) return true;
   return (await x.run('INSERT INTO job_runs (job, last_period) VALUES (?, ?) ON CONFLICT (job) DO NOTHING', [job, period])).changes === 1;
 }
