@@ -1,4 +1,4 @@
-// Prints the SQL statements each scale-benchmark request costs on PostgreSQL (MKT_SQL_TRACE=1 on
+// Prints the SQL statements (and round trips) each scale-benchmark request costs on PostgreSQL (MKT_SQL_TRACE=1 on
 // a real server), after `npm run build`: `node --import tsx bench/_trace.ts`.
 import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -31,7 +31,10 @@ for (const p of paths) {
     const res = await fetch(base + p.path, { method: p.method, headers: { ...p.headers, ...v?.headers }, body });
     await res.text();
     await new Promise((r) => setTimeout(r, 50));
-    if (i === 1) console.log(`== ${p.name} (${res.status}): ${err.split('\n').filter(Boolean).length} statements\n${err}`);
+    // A line "SQL + ..." went in the same round trip as the statement before it.
+    const lines = err.split('\n').filter((l) => l.startsWith('SQL '));
+    const trips = lines.filter((l) => !l.startsWith('SQL + ')).length;
+    if (i === 1) console.log(`== ${p.name} (${res.status}): ${lines.length} statements in ${trips} round trips\n${err}`);
   }
 }
 child.kill('SIGKILL');

@@ -36,7 +36,7 @@ interface Load {
   cpuMs: number;
 }
 
-interface Path {
+export interface Path {
   name: string;
   kind: 'read' | 'write';
   method: 'GET' | 'POST';
@@ -66,7 +66,7 @@ function cpuMs(pid: number): number {
 }
 
 /** autocannon in one child process per URL, all at once; bodies from the template. */
-async function load(urls: string[], p: Path, seconds = SECONDS): Promise<Omit<Load, 'cpuMs'>> {
+export async function load(urls: string[], p: Path, seconds = SECONDS): Promise<Omit<Load, 'cpuMs'>> {
   const lib = createRequire(import.meta.url).resolve('autocannon');
   const per = Math.max(1, Math.floor(CONNECTIONS / urls.length));
   const results = await Promise.all(
@@ -205,6 +205,9 @@ async function createDatabase(serverUrl: string): Promise<string> {
   await c.end();
   const u = new URL(serverUrl);
   u.pathname = `/${name}`;
+  // MKT_BENCH_PG_SOCKET=DIR: the instances reach the server through its Unix socket in DIR.
+  const socket = process.env.MKT_BENCH_PG_SOCKET?.trim();
+  if (socket) u.search = `?host=${encodeURIComponent(socket)}`;
   return u.toString();
 }
 

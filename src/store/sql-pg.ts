@@ -65,21 +65,29 @@ function statement(sql: string): { name: string; text: string } {
   return s;
 }
 
-type Queryable = Pick<pg.Pool, 'query'> | Pick<pg.PoolClient, 'query'>;
+/** A statement as node-postgres takes it: named (prepared once per connection), or plain text. */
+function queryConfig(sql: string, params: readonly unknown[] | undefined): pg.QueryConfig | string {
+  if (params === undefined && (sql === 'BEGIN' || sql === 'COMMIT' || sql === 'ROLLBACK')) return sql;
+  const s = statement(sql);
+  // Named: each connection parses and plans a statement once, then only binds and executes.
+  return { name: s.name, text: s.text, values: params ? [...params] : [] };
+}
 
+function trace(sql: string, pipelined: boolean): void {
+  if (TRACE) process.stderr.write(`SQL ${pipelined ? '+ ' : ''}${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
+}
+
+const LOCK = 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))';
+
+/** Statements outside a transaction: each one on whichever pooled connection is free. */
 class PgExecutor implements SqlExecutor {
   readonly engine = 'postgres' as const;
-  constructor(
-    private readonly q: Queryable,
-    private readonly inTx: boolean,
-  ) {}
+  constructor(private readonly pool: Pick<pg.Pool, 'query'>) {}
 
   protected async query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
-    if (TRACE) process.stderr.write(`SQL ${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
+    trace(sql, false);
     try {
-      const s = statement(sql);
-      // Named: each connection parses and plans a statement once, then only binds and executes.
-      return await this.q.query({ name: s.name, text: s.text, values: params ? [...params] : [] });
+      return await this.pool.query(queryConfig(sql, params ?? []));
     } catch (err) {
       throw wrap(err);
     }
@@ -104,9 +112,101 @@ class PgExecutor implements SqlExecutor {
     return { changes: (await this.query(sql, params)).rowCount ?? 0 };
   }
 
-  async lock(key: string): Promise<void> {
-    if (!this.inTx) throw new Error('lock() outside a transaction');
-    await this.query('SELECT pg_advisory_xact_lock(hashtextextended(?, 0))', [key]);
+  async lock(_key: string): Promise<void> {
+    throw new Error('lock() outside a transaction');
+  }
+
+  lockWithNext(key: string): Promise<void> {
+    return this.lock(key);
+  }
+
+  async runLast(sql: string, params?: readonly unknown[]): Promise<void> {
+    await this.run(sql, params);
+  }
+}
+
+interface Pending {
+  sql: string;
+  params?: readonly unknown[];
+}
+
+/**
+ * One open transaction on one pooled connection, which runs in pipeline mode: statements that
+ * need no answer in between travel together, so a round trip carries BEGIN with the first
+ * statement, a `lockWithNext` lock with the statement after it, and `runLast` writes with COMMIT.
+ * A transaction whose body ran no statement sends nothing at all.
+ */
+class PgTransaction extends PgExecutor {
+  private begun = false;
+  /** Locks to take just before the next statement. */
+  private pending: Pending[] = [];
+  /** Writes to send with COMMIT. */
+  private last: Pending[] = [];
+
+  constructor(private readonly c: pg.PoolClient) {
+    super(c);
+  }
+
+  protected override query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
+    return this.send([...this.head(), { sql, params: params ?? [] }]);
+  }
+
+  /** BEGIN unless sent already, then the pending locks. */
+  private head(): Pending[] {
+    const out: Pending[] = this.begun ? [] : [{ sql: 'BEGIN' }];
+    this.begun = true;
+    out.push(...this.pending);
+    this.pending = [];
+    return out;
+  }
+
+  /** Sends the statements back to back and answers the last one's result; the first failure is thrown. */
+  private async send(batch: Pending[]): Promise<pg.QueryResult> {
+    // Corked, the batch leaves in one write: on loopback TCP each write costs the server more CPU
+    // (the kernel delivers it to PostgreSQL inline) than node-postgres spends on a statement.
+    const stream = this.c.connection.stream;
+    stream.cork();
+    let sent: Promise<pg.QueryResult>[];
+    try {
+      sent = batch.map((st, i) => {
+        trace(st.sql, i > 0);
+        return this.c.query(queryConfig(st.sql, st.params));
+      });
+    } finally {
+      stream.uncork();
+    }
+    // Every answer is awaited (none is left to reject unheard); a failure aborts the transaction,
+    // so the statements after it fail too, and the first failure is the one that says why.
+    const settled = await Promise.allSettled(sent);
+    for (const r of settled) if (r.status === 'rejected') throw wrap(r.reason);
+    return (settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>).value;
+  }
+
+  override async lock(key: string): Promise<void> {
+    await this.send([...this.head(), { sql: LOCK, params: [key] }]);
+  }
+
+  override async lockWithNext(key: string): Promise<void> {
+    this.pending.push({ sql: LOCK, params: [key] });
+  }
+
+  override async runLast(sql: string, params?: readonly unknown[]): Promise<void> {
+    this.last.push({ sql, params: params ?? [] });
+  }
+
+  /** COMMIT, with the writes kept for it. Locks nothing followed guard nothing, so they are dropped. */
+  async commit(): Promise<void> {
+    if (!this.begun && this.last.length === 0) return;
+    const batch = [...this.head(), ...this.last, { sql: 'COMMIT' }];
+    this.last = [];
+    const r = await this.send(batch);
+    // COMMIT of a failed transaction answers ROLLBACK, not an error; send() threw for the failure
+    // already, so this is only a guard against committing less than was asked.
+    if (r.command !== 'COMMIT') throw new Error(`the transaction ended with ${r.command}, not COMMIT`);
+  }
+
+  async rollback(): Promise<void> {
+    if (this.begun) await this.c.query('ROLLBACK');
   }
 }
 
@@ -123,10 +223,11 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
   private constructor(private readonly url: string, max: number) {
     super();
     this.label = redactUrl(url);
-    this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 });
+    // Pipeline mode: a transaction's statements that need no answer in between share a round trip.
+    this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, pipeline: true });
     // An idle client whose server went away: the pool drops it; the next query reconnects.
     this.pool.on('error', () => undefined);
-    this.auto = new PgExecutor(this.pool, false);
+    this.auto = new PgExecutor(this.pool);
     this.events.setMaxListeners(0);
   }
 
@@ -154,15 +255,15 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       const c = await this.client();
+      const tx = new PgTransaction(c);
       let broken = false;
       try {
-        await c.query('BEGIN');
-        const out = await fn(new PgExecutor(c, true));
-        await c.query('COMMIT');
+        const out = await fn(tx);
+        await tx.commit();
         return out;
       } catch (err) {
         broken = isConnectionError(err) || err instanceof StoreUnavailableError;
-        if (!broken) await c.query('ROLLBACK').catch(() => (broken = true));
+        if (!broken) await tx.rollback().catch(() => (broken = true));
         const code = (err as { code?: string }).code;
         if (!broken && code && RETRYABLE.has(code) && attempt < TX_ATTEMPTS) {
           await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
@@ -193,7 +294,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
           await c.query('BEGIN');
           try {
             if (typeof m === 'string') await c.query(m);
-            else await m(new PgExecutor(c, true));
+            else await m(new PgExecutor(c));
             await c.query(
               'INSERT INTO schema_migrations (component, version) VALUES ($1, $2) ON CONFLICT (component) DO UPDATE SET version = excluded.version',
               [component, v + 1],

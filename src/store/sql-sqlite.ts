@@ -63,6 +63,14 @@ class SqliteExecutor implements SqlExecutor {
   async lock(_key: string): Promise<void> {
     if (!this.inTx) throw new Error('lock() outside a transaction');
   }
+
+  lockWithNext(key: string): Promise<void> {
+    return this.lock(key);
+  }
+
+  async runLast(sql: string, params?: readonly unknown[]): Promise<void> {
+    await this.run(sql, params);
+  }
 }
 
 export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {

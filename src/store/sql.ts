@@ -27,6 +27,18 @@ export interface SqlExecutor {
    * so there it costs nothing. Outside a transaction it is an error.
    */
   lock(key: string): Promise<void>;
+  /**
+   * `lock(key)` taken together with the transaction's next statement (on PostgreSQL, one round
+   * trip instead of two). Only for a lock that guards this transaction's own statements: work done
+   * outside the database between this call and the next statement is not covered by it.
+   */
+  lockWithNext(key: string): Promise<void>;
+  /**
+   * The transaction's last write, whose result nobody reads: PostgreSQL sends it with COMMIT (one
+   * round trip), so its failure rolls the transaction back and is thrown by `transaction()`.
+   * SQLite runs it now. Outside a transaction it runs at once.
+   */
+  runLast(sql: string, params?: readonly unknown[]): Promise<void>;
 }
 
 /** A migration moves one component from version N-1 to N; append only. */
@@ -88,6 +100,12 @@ export abstract class AutocommitDatabase {
   }
   lock(key: string): Promise<void> {
     return this.auto.lock(key);
+  }
+  lockWithNext(key: string): Promise<void> {
+    return this.auto.lockWithNext(key);
+  }
+  async runLast(sql: string, params?: readonly unknown[]): Promise<void> {
+    await this.auto.run(sql, params);
   }
 }
 

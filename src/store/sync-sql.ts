@@ -112,6 +112,9 @@ class Rows implements SyncRows {
   lock(key: string): Promise<void> {
     return this.x.lock(key);
   }
+  lockWithNext(key: string): Promise<void> {
+    return this.x.lockWithNext(key);
+  }
 
   // Apps.
   async createApp(input: { name: string; apiKeyHash: string; pricing: SyncAppPricing; now: string }): Promise<SyncApp> {
@@ -176,13 +179,13 @@ class Rows implements SyncRows {
       await this.x.run(TOUCH_DEVICE, touchArgs);
       return;
     }
-    // PostgreSQL: the last run of entries and the other writes in one statement, one round trip.
+    // PostgreSQL: the last run of entries and the other writes in one statement, sent with COMMIT.
     // The tables differ, so no part needs to see another's rows.
     const runs = chunks(p.entries, ENTRY_CHUNK);
     const last = runs.pop();
     for (const c of runs) await this.insertEntries(o, c);
     const v = last ? entryValues(o, last) : undefined;
-    await this.x.run(`WITH ${v ? `e AS (${INSERT_ENTRIES}${v.sql}), ` : ''}u AS (${ADD_CHANGELOG_BYTES}), b AS (${INSERT_BATCH}) ${TOUCH_DEVICE}`, [
+    await this.x.runLast(`WITH ${v ? `e AS (${INSERT_ENTRIES}${v.sql}), ` : ''}u AS (${ADD_CHANGELOG_BYTES}), b AS (${INSERT_BATCH}) ${TOUCH_DEVICE}`, [
       ...(v?.params ?? []),
       ...usageArgs,
       ...batchArgs,

@@ -129,6 +129,8 @@ export interface SyncRows {
    * instances on PostgreSQL). Only inside `transaction()`.
    */
   lock(key: string): Promise<void>;
+  /** `lock(key)` taken with the next statement (see SqlExecutor.lockWithNext: it guards statements only). */
+  lockWithNext(key: string): Promise<void>;
 
   // Apps.
   createApp(input: { name: string; apiKeyHash: string; pricing: SyncAppPricing; now: string }): Promise<SyncApp>;
@@ -148,7 +150,7 @@ export interface SyncRows {
   maxSeq(o: Owner): Promise<number>;
   /** The state a push of `batchId` by `deviceId` decides on (with usage when `withUsage`), in one statement. */
   pushState(o: Owner, input: { deviceId: string; batchId: string; withUsage: boolean }): Promise<PushState>;
-  /** Stores an accepted push: its entries, their bytes, the batch's answer, and the device seen at `now`. */
+  /** Stores an accepted push: its entries, their bytes, the batch's answer, and the device seen at `now`. The transaction's last write (PostgreSQL sends it with COMMIT). */
   recordPush(o: Owner, p: PushRecord): Promise<void>;
   insertEntries(o: Owner, rows: NewEntry[]): Promise<void>;
   /** Entries after `cursor`, oldest first, at most `limit`, and whether more follow. */

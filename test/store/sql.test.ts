@@ -49,6 +49,46 @@ describeEngines('SqlDatabase', (open) => {
     expect(await db.value('SELECT n FROM t WHERE k = ?', ['c'])).toBe(20);
   });
 
+  it('serialises them as well when the lock travels with the read and the write with COMMIT', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    await db.run('INSERT INTO t (k, n) VALUES (?, ?)', ['c', 0]);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => db.transaction(async (tx) => {
+      await tx.lockWithNext('counter c');
+      const n = (await tx.value<number>('SELECT n FROM t WHERE k = ?', ['c']))!;
+      await new Promise((r) => setTimeout(r, 1));
+      await tx.run('INSERT INTO t (k, n) VALUES (?, ?)', [`row ${i}`, i]);
+      await tx.runLast('UPDATE t SET n = ? WHERE k = ?', [n + 1, 'c']);
+    })));
+    expect(await db.value('SELECT n FROM t WHERE k = ?', ['c'])).toBe(20);
+    expect(await db.value('SELECT COUNT(*) FROM t')).toBe(21);
+  });
+
+  it('a failing last write rolls the whole transaction back and is thrown', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    await db.run('INSERT INTO t (k, n) VALUES (?, ?)', ['taken', 1]);
+    await expect(db.transaction(async (tx) => {
+      await tx.run('INSERT INTO t (k, n) VALUES (?, ?)', ['new', 2]);
+      await tx.runLast('INSERT INTO t (k, n) VALUES (?, ?)', ['taken', 3]);
+      return 'answered';
+    })).rejects.toThrow(/unique|duplicate/i);
+    expect(await db.all('SELECT k, n FROM t ORDER BY k')).toEqual([{ k: 'taken', n: 1 }]);
+    // The connection is clean afterwards: the next transactions commit.
+    for (let i = 0; i < 12; i++) await db.transaction(async (tx) => tx.run('UPDATE t SET n = n + 1 WHERE k = ?', ['taken']));
+    expect(await db.value('SELECT n FROM t WHERE k = ?', ['taken'])).toBe(13);
+  });
+
+  it('a statement that fails after a pipelined lock throws its own error, not the aborted transaction\'s', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    await expect(db.transaction(async (tx) => {
+      await tx.lockWithNext('k');
+      await tx.run('INSERT INTO t (k, n) VALUES (?, ?)', ['a', null]);
+    })).rejects.toThrow(/null/i);
+    expect(await db.value('SELECT COUNT(*) FROM t')).toBe(0);
+  });
+
   it('runs one exclusive job of a name at a time', async () => {
     const db = await open();
     let release!: () => void;

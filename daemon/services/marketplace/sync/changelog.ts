@@ -4,7 +4,7 @@
 import type { ChangeEntry } from '../../../../src/schemas/sync.js';
 import type { NewEntry, Owner, PullPage, SyncStore } from '../../../../src/store/sync.js';
 import { entryBytes, type Usage } from '../../../../src/store/sync-usage.js';
-import { lockOwner } from './owner-lock.js';
+import { lockOwnerWithNext } from './owner-lock.js';
 
 export type PushOutcome =
   | { kind: 'ok'; cursor: number; accepted: number; duplicate: boolean }
@@ -27,9 +27,9 @@ export interface PushInput {
 /** Appends the entries, sealed with `keyId`, after the owner's newest sequence number, all or none. */
 export function push(store: SyncStore, o: Owner, input: PushInput): Promise<PushOutcome> {
   return store.transaction(async (tx) => {
-    await lockOwner(tx, o);
-    // Every figure below in one read (each statement is a round trip on PostgreSQL); the owner's
-    // lock, taken first, keeps them true until the writes.
+    // The lock travels with the read, the writes with COMMIT: two round trips on PostgreSQL. The
+    // owner's lock, taken before the read runs, keeps every figure true until the writes.
+    await lockOwnerWithNext(tx, o);
     const state = await tx.pushState(o, { deviceId: input.deviceId, batchId: input.batchId, withUsage: input.admit !== undefined });
     const prior = state.batch;
     if (prior) return { kind: 'ok', cursor: prior.cursor, accepted: prior.accepted, duplicate: true };
