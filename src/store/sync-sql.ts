@@ -50,11 +50,17 @@ const INSERT_ENTRIES = 'INSERT INTO sync_entries (app_id, user_id, seq, key_id, 
 const ENTRY_CHUNK = 64;
 const ADD_CHANGELOG_BYTES = `INSERT INTO sync_changelog_usage (app_id, user_id, bytes) VALUES (?, ?, ?)
   ON CONFLICT (app_id, user_id) DO UPDATE SET bytes = sync_changelog_usage.bytes + excluded.bytes`;
-const INSERT_BATCH = 'INSERT INTO sync_push_batches (app_id, user_id, device_id, batch_id, cursor, accepted, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const INSERT_BATCH = 'INSERT INTO sync_push_batches (app_id, user_id, device_id, batch_id, cursor, accepted, created_at) VALUES ';
+const BATCH_ROW = '(?, ?, ?, ?, ?, ?, ?)';
 const TOUCH_DEVICE = `UPDATE sync_devices SET last_seen_at = ? WHERE ${OWNER} AND id = ?`;
-const PUSH_STATE = `(SELECT cursor FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?) AS batch_cursor,
-  (SELECT accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?) AS batch_accepted,
-  EXISTS (SELECT 1 FROM sync_devices WHERE ${OWNER} AND id = ?) AS device_exists,
+/**
+ * What a group of pushes decides on: one row per asked (device, batch), in the order asked (the
+ * VALUES list's third column), each with the owner's figures; those subqueries are uncorrelated,
+ * so both engines evaluate them once. VALUES columns are named column1… on both engines.
+ */
+const PUSH_STATE_COLUMNS = `(SELECT cursor FROM sync_push_batches WHERE ${OWNER} AND device_id = p.column1 AND batch_id = p.column2) AS batch_cursor,
+  (SELECT accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = p.column1 AND batch_id = p.column2) AS batch_accepted,
+  EXISTS (SELECT 1 FROM sync_devices WHERE ${OWNER} AND id = p.column1) AS device_exists,
   (SELECT new_key_id FROM sync_rotations WHERE ${OWNER} AND state = 'active') AS rotation_key_id,
   (SELECT key_id FROM sync_keys WHERE ${OWNER}) AS key_id,
   (SELECT COALESCE(MAX(seq), 0) FROM sync_entries WHERE ${OWNER}) AS max_seq`;
@@ -151,45 +157,62 @@ class Rows implements SyncRows {
       await this.x.run(INSERT_ENTRIES + v.sql, v.params);
     }
   }
-  async pushState(o: Owner, input: { deviceId: string; batchId: string; withUsage: boolean }): Promise<PushState> {
+  async pushState(o: Owner, input: { pushes: { deviceId: string; batchId: string }[]; withUsage: boolean }): Promise<PushState> {
+    if (input.pushes.length === 0) throw new Error('pushState of no pushes');
     const owner = [o.appId, o.userId];
-    const params = [...owner, input.deviceId, input.batchId, ...owner, input.deviceId, input.batchId, ...owner, input.deviceId, ...owner, ...owner, ...owner];
-    const r = (await this.x.get<PushStateRow & UsageRow>(
-      input.withUsage ? `SELECT ${PUSH_STATE},\n  ${USAGE_COLUMNS}` : `SELECT ${PUSH_STATE}`,
-      input.withUsage ? [...params, ...usageParams(o.appId, o.userId)] : params,
-    ))!;
+    const values = input.pushes.map(() => '(?, ?, CAST(? AS INTEGER))').join(', ');
+    const rows = await this.x.all<PushStateRow & UsageRow>(
+      `SELECT ${PUSH_STATE_COLUMNS}${input.withUsage ? `,\n  ${USAGE_COLUMNS}` : ''}\nFROM (VALUES ${values}) AS p ORDER BY p.column3`,
+      [
+        ...owner, ...owner, ...owner, ...owner, ...owner, ...owner,
+        ...(input.withUsage ? usageParams(o.appId, o.userId) : []),
+        ...input.pushes.flatMap((q, i) => [q.deviceId, q.batchId, i]),
+      ],
+    );
+    const r = rows[0]!;
     return {
-      batch: r.batch_cursor === null || r.batch_accepted === null ? undefined : { cursor: r.batch_cursor, accepted: r.batch_accepted },
-      deviceExists: truth(r.device_exists),
+      asked: rows.map((a) => ({
+        batch: a.batch_cursor === null || a.batch_accepted === null ? undefined : { cursor: a.batch_cursor, accepted: a.batch_accepted },
+        deviceExists: truth(a.device_exists),
+      })),
       rotationKeyId: r.rotation_key_id,
       keyId: r.key_id,
       maxSeq: r.max_seq,
       usage: input.withUsage ? usageOf(r) : undefined,
     };
   }
-  async recordPush(o: Owner, p: PushRecord): Promise<void> {
-    const usageArgs = [o.appId, o.userId, p.addedBytes];
-    const batchArgs = [o.appId, o.userId, p.deviceId, p.batchId, p.cursor, p.accepted, p.now];
-    const touchArgs = [p.now, o.appId, o.userId, p.deviceId];
+  async recordPushes(o: Owner, pushes: PushRecord[]): Promise<void> {
+    if (pushes.length === 0) return;
+    const entries = pushes.flatMap((p) => p.entries);
+    const usageArgs = [o.appId, o.userId, pushes.reduce((n, p) => n + p.addedBytes, 0)];
+    const batchSql = INSERT_BATCH + pushes.map(() => BATCH_ROW).join(', ');
+    const batchArgs = pushes.flatMap((p) => [o.appId, o.userId, p.deviceId, p.batchId, p.cursor, p.accepted, p.now]);
+    // Each device is seen at its latest push of the group.
+    const seen = new Map<string, string>();
+    for (const p of pushes) if ((seen.get(p.deviceId) ?? '') < p.now) seen.set(p.deviceId, p.now);
+    const touches = [...seen];
     if (this.x.engine !== 'postgres') {
       // SQLite has no data-modifying CTEs (and no round trips to save).
-      await this.insertEntries(o, p.entries);
+      await this.insertEntries(o, entries);
       await this.x.run(ADD_CHANGELOG_BYTES, usageArgs);
-      await this.x.run(INSERT_BATCH, batchArgs);
-      await this.x.run(TOUCH_DEVICE, touchArgs);
+      await this.x.run(batchSql, batchArgs);
+      for (const [device, now] of touches) await this.x.run(TOUCH_DEVICE, [now, o.appId, o.userId, device]);
       return;
     }
     // PostgreSQL: the last run of entries and the other writes in one statement, sent with COMMIT.
     // The tables differ, so no part needs to see another's rows.
-    const runs = chunks(p.entries, ENTRY_CHUNK);
+    const runs = chunks(entries, ENTRY_CHUNK);
     const last = runs.pop();
     for (const c of runs) await this.insertEntries(o, c);
     const v = last ? entryValues(o, last) : undefined;
-    await this.x.runLast(`WITH ${v ? `e AS (${INSERT_ENTRIES}${v.sql}), ` : ''}u AS (${ADD_CHANGELOG_BYTES}), b AS (${INSERT_BATCH}) ${TOUCH_DEVICE}`, [
+    const touchSql = `UPDATE sync_devices AS d SET last_seen_at = t.column2 FROM (VALUES ${touches.map(() => '(?, ?)').join(', ')}) AS t WHERE d.app_id = ? AND d.user_id = ? AND d.id = t.column1`;
+    await this.x.runLast(`WITH ${v ? `e AS (${INSERT_ENTRIES}${v.sql}), ` : ''}u AS (${ADD_CHANGELOG_BYTES}), b AS (${batchSql}) ${touchSql}`, [
       ...(v?.params ?? []),
       ...usageArgs,
       ...batchArgs,
-      ...touchArgs,
+      ...touches.flat(),
+      o.appId,
+      o.userId,
     ]);
   }
   async page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage> {
@@ -230,7 +253,7 @@ class Rows implements SyncRows {
     return this.x.get<BatchRow>(`SELECT cursor, accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?`, [o.appId, o.userId, deviceId, batchId]);
   }
   async insertBatch(o: Owner, input: { deviceId: string; batchId: string; cursor: number; accepted: number; now: string }): Promise<void> {
-    await this.x.run(INSERT_BATCH, [
+    await this.x.run(INSERT_BATCH + BATCH_ROW, [
       o.appId,
       o.userId,
       input.deviceId,

@@ -80,10 +80,13 @@ export interface NewEntry {
 
 /** What a push decides on, read in one statement under the owner's lock. */
 export interface PushState {
-  /** The batch's first answer, when the device used its id before. */
-  batch: BatchRow | undefined;
-  /** Whether the pushing device is registered. */
-  deviceExists: boolean;
+  /** For each asked (device, batch), in the order asked: */
+  asked: {
+    /** The batch's first answer, when the device used its id before. */
+    batch: BatchRow | undefined;
+    /** Whether the pushing device is registered. */
+    deviceExists: boolean;
+  }[];
   /** The new key id of the running rotation, null when none runs. */
   rotationKeyId: number | null;
   /** The stored envelope's key id, null when none is stored. */
@@ -148,10 +151,10 @@ export interface SyncRows {
   // Changelog.
   /** The owner's newest sequence number, 0 when none. */
   maxSeq(o: Owner): Promise<number>;
-  /** The state a push of `batchId` by `deviceId` decides on (with usage when `withUsage`), in one statement. */
-  pushState(o: Owner, input: { deviceId: string; batchId: string; withUsage: boolean }): Promise<PushState>;
-  /** Stores an accepted push: its entries, their bytes, the batch's answer, and the device seen at `now`. The transaction's last write (PostgreSQL sends it with COMMIT). */
-  recordPush(o: Owner, p: PushRecord): Promise<void>;
+  /** The state a group of pushes (each a device and batch id) decides on, with usage when `withUsage`, in one statement. */
+  pushState(o: Owner, input: { pushes: { deviceId: string; batchId: string }[]; withUsage: boolean }): Promise<PushState>;
+  /** Stores accepted pushes: their entries, their bytes, each batch's answer, each device seen. The transaction's last write (PostgreSQL sends it with COMMIT). */
+  recordPushes(o: Owner, pushes: PushRecord[]): Promise<void>;
   insertEntries(o: Owner, rows: NewEntry[]): Promise<void>;
   /** Entries after `cursor`, oldest first, at most `limit`, and whether more follow. */
   page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage>;

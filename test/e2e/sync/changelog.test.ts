@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEntryData, sealEntryData } from '../../../src/crypto/sync-entry.js';
 import { MAX_PUSH_ENTRIES, type StoredChangeEntry } from '../../../src/schemas/sync.js';
+import { marketplaceTestEngine } from '../../helpers/pg.js';
 import { startSyncServer, type SyncServer } from '../../helpers/sync-server.js';
 
 let s: SyncServer;
@@ -92,6 +93,56 @@ describe('sync_push and sync_pull', () => {
     expect(cursors).toEqual(Array.from({ length: 20 }, (_, i) => before + 2 * (i + 1)));
     const seqs = (await pull(ana, { cursor: before, limit: 1000 })).body.entries.map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: 40 }, (_, i) => before + i + 1));
+  });
+
+  it('decides one owner\'s concurrent pushes in order, each on the state the ones before it left', async () => {
+    // Arriving together, these are decided in groups (one transaction each): every answer must
+    // still be its own push's, as if they had come one by one.
+    const before = (await s.call<{ cursor: number }>('GET', '/api/v1/sync/status', { token: ana })).body.cursor;
+    type Sent = { kind: 'new' | 'copy' | 'wrong_key' | 'unknown'; body: Record<string, unknown> };
+    const sent: Sent[] = [];
+    for (let i = 0; i < 24; i++) {
+      sent.push({ kind: 'new', body: { device_id: i % 3 ? laptop : phone, batch_id: `g${i}`, entries: Array.from({ length: 1 + (i % 4) }, (_, j) => entry(`g${i}-${j}`)) } });
+      if (i % 6 === 0) sent.push({ kind: 'copy', body: { device_id: laptop, batch_id: 'g-same', entries: [entry('g-same')] } });
+      if (i % 8 === 0) sent.push({ kind: 'wrong_key', body: { device_id: phone, batch_id: `gw${i}`, key_id: 7, entries: [entry(`gw${i}`)] } });
+      if (i % 12 === 0) sent.push({ kind: 'unknown', body: { device_id: 'no-such-device', batch_id: `gu${i}`, entries: [entry(`gu${i}`)] } });
+    }
+    const answers = await Promise.all(sent.map((p) => push(ana, p.body)));
+    const entries = (await pull(ana, { cursor: before, limit: 1000 })).body.entries;
+    const bySeq = new Map(entries.map((e) => [e.seq, e]));
+    let stored = 0;
+    for (const [i, p] of sent.entries()) {
+      const a = answers[i]!;
+      if (p.kind === 'wrong_key') expect(a.status).toBe(409);
+      else if (p.kind === 'unknown') expect(a.status).toBe(403);
+      else {
+        expect(a.status).toBe(200);
+        const rows = (p.body.entries as { row_id: string }[]).map((e) => e.row_id);
+        expect(a.body.accepted).toBe(rows.length);
+        // The push's own entries sit right before its cursor, from its own device.
+        const cursor = a.body.cursor as number;
+        const mine = rows.map((_, j) => bySeq.get(cursor - rows.length + 1 + j));
+        expect(mine.map((e) => e?.row_id)).toEqual(rows);
+        expect(mine.every((e) => e?.device_id === p.body.device_id)).toBe(true);
+        if (a.body.duplicate === false) stored += rows.length;
+      }
+    }
+    const copies = answers.filter((_, i) => sent[i]!.kind === 'copy');
+    expect(copies.filter((a) => a.body.duplicate === false)).toHaveLength(1);
+    expect(new Set(copies.map((a) => a.body.cursor)).size).toBe(1);
+    // Gap-free: exactly the accepted entries, numbered on from the cursor before.
+    expect(entries.map((e) => e.seq)).toEqual(Array.from({ length: stored }, (_, i) => before + i + 1));
+  });
+
+  it('a push the database refuses fails alone, not the pushes decided with it', async () => {
+    const good = Array.from({ length: 12 }, (_, i) => push(ana, { device_id: laptop, batch_id: `n${i}`, entries: [entry(`n${i}`)] }));
+    // PostgreSQL cannot store a NUL in text: that push is a 400; SQLite stores it as given.
+    const bad = push(ana, { device_id: laptop, batch_id: 'nul', entries: [entry('nul\u0000row')] });
+    const answers = await Promise.all(good);
+    expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
+    expect((await bad).status).toBe(marketplaceTestEngine() === 'postgres' ? 400 : 200);
+    const rows = (await pull(ana, { cursor: 0, limit: 1000 })).body.entries.map((e) => e.row_id);
+    for (let i = 0; i < 12; i++) expect(rows).toContain(`n${i}`);
   });
 
   it('pages after a cursor with the next cursor and has_more', async () => {
