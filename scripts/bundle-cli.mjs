@@ -1,14 +1,21 @@
 // Bundles the CLI's start-up path (entry, program, noun registrations, commander) into one
 // CommonJS file, dist/cli.cjs. Node's ESM loader and per-file resolution cost more start-up
 // time than the whole command tree; verbs stay separate ESM files in dist/, loaded by
-// dynamic import() only when run.
+// dynamic import() only when run, except the few whose start-up time is their job.
 import { build } from 'esbuild';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Leaves every dynamic import() external, pointing at the tsc output beside the bundle. */
+/**
+ * Verbs bundled into dist/cli.cjs all the same (still evaluated only when run): `mkt license
+ * check` runs at every start of the app that embeds it, and loading it through the ESM loader
+ * cost more than the check itself.
+ */
+const INLINE_VERBS = new Set(['commands/license/check.js']);
+
+/** Leaves every other dynamic import() external, pointing at the tsc output beside the bundle. */
 const lazyImports = {
   name: 'lazy-imports',
   setup(b) {
@@ -17,8 +24,27 @@ const lazyImports = {
       if (!args.path.startsWith('.')) return { path: args.path, external: true };
       const target = resolve(args.resolveDir, args.path);
       const rel = relative(join(root), target).split('\\').join('/');
+      if (INLINE_VERBS.has(rel)) return undefined;
       return { path: `./${rel}`, external: true };
     });
+  },
+};
+
+/**
+ * commander requires node:child_process at load time for executable subcommands, which mkt
+ * does not use; child_process pulls in net, dgram and the stream stack (several ms of every
+ * start). This hands commander a stand-in that loads the real module on first use.
+ */
+const lazyChildProcess = {
+  name: 'lazy-child-process',
+  setup(b) {
+    b.onResolve({ filter: /^node:child_process$/ }, (args) =>
+      /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'lazy-child-process', namespace: 'lazy' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'lazy' }, () => ({
+      contents: "module.exports = { spawn: (...args) => require('node:child_process').spawn(...args) };",
+      loader: 'js',
+    }));
   },
 };
 
@@ -29,18 +55,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  plugins: [lazyImports],
+  plugins: [lazyChildProcess, lazyImports],
   logLevel: 'warning',
 }).catch(() => process.exit(1));
 
-// jose's verifier as one ESM file over the tsc output of its re-export (see src/client/jose-verify.ts).
-await build({
-  entryPoints: [join(root, 'src/client/jose-verify.ts')],
-  outfile: join(root, 'dist/src/client/jose-verify.js'),
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  allowOverwrite: true,
-  logLevel: 'warning',
-}).catch(() => process.exit(1));

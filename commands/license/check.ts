@@ -31,7 +31,7 @@ export async function checkRun(opts: CheckOptions): Promise<void> {
     result = { valid: false, code: loaded.malformed ? 'MALFORMED_TOKEN' : 'NO_TOKEN', error: loaded.error, item: opts.item ?? null, license: null, expires_at: null };
   } else {
     // Without --item the cache says which item this is, so an app must pass --item to pin its own.
-    result = await checkToken(loaded.entry, { keys: pin.pinned.keys, issuer, item: opts.item ?? loaded.entry.item, fingerprint: machine, nowMs: f.now().getTime() });
+    result = checkToken(loaded.entry, { keys: pin.pinned.keys, issuer, item: opts.item ?? loaded.entry.item, fingerprint: machine, nowMs: f.now().getTime() });
   }
   if (opts.json) printJson(f.io, result);
   else if (result.valid) printFields(f.io, [['valid', 'yes'], ['item', result.item], ['license', result.license], ['token expires', result.expires_at]]);

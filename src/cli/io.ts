@@ -10,7 +10,17 @@ export interface IOStreams {
 }
 
 export function systemIO(): IOStreams {
-  return { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  return {
+    // A getter: process.stdin builds a read stream (and on a file, loads fs/promises and
+    // readline) that most commands never read; only a command that reads stdin pays for it.
+    get stdin() {
+      return process.stdin;
+    },
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+  };
 }
 
 export function stdoutIsTTY(io: IOStreams): boolean {

@@ -14,4 +14,36 @@ import { register as notes } from '../../commands/notes/index.js';
 
 export type RegisterNoun = (program: Command, f: Factory) => void;
 
-export const NOUNS: RegisterNoun[] = [admin, auth, serve, notes, license, sync, monitor, tickets, completion];
+export interface Noun {
+  /** The top-level command the module registers (a test keeps the two equal). */
+  name: string;
+  register: RegisterNoun;
+  /** Whether the noun works without its siblings in the tree (`completion` prints the whole tree). */
+  standalone: boolean;
+}
+
+export const NOUNS: Noun[] = [
+  { name: 'admin', register: admin, standalone: true },
+  { name: 'auth', register: auth, standalone: true },
+  { name: 'serve', register: serve, standalone: true },
+  { name: 'notes', register: notes, standalone: true },
+  { name: 'license', register: license, standalone: true },
+  { name: 'sync', register: sync, standalone: true },
+  { name: 'monitor', register: monitor, standalone: true },
+  { name: 'tickets', register: tickets, standalone: true },
+  { name: 'completion', register: completion, standalone: false },
+];
+
+/**
+ * The nouns a command line can reach, so a run builds only the part of the tree it uses:
+ * `mkt tickets ...` needs the tickets noun alone, `mkt --version` none (commander answers a
+ * leading --version before it looks at commands); anything else (help, a typo, completion)
+ * gets the whole tree, so its output is what the full tree prints.
+ */
+export function nounsFor(argv: readonly string[] | undefined): Noun[] {
+  if (argv === undefined) return NOUNS;
+  const first = argv[0];
+  if (first === '--version' || first === '-V') return [];
+  const noun = NOUNS.find((n) => n.name === first);
+  return noun?.standalone ? [noun] : NOUNS;
+}

@@ -1,10 +1,11 @@
 // Builds the commander program: global behaviour (version, usage errors) and the nouns.
 import { Command, Option } from 'commander';
 import type { Factory } from './factory.js';
-import { NOUNS } from './nouns.js';
+import { nounsFor } from './nouns.js';
 import { VERSION } from '../version.js';
 
-export function buildProgram(f: Factory): Command {
+/** The program; with `argv`, only the nouns that command line can reach (see nounsFor). */
+export function buildProgram(f: Factory, argv?: readonly string[]): Command {
   const program = new Command('mkt')
     .description('mkt: client and server of the marketplace, monitor and tickets services')
     .version(VERSION, '-V, --version', 'print the mkt version')
@@ -28,7 +29,7 @@ Environment:
   MKT_DATA_DIR, MKT_CONFIG, MKT_LOG_LEVEL  server data directory, config file, log level
   MKT_DEBUG=1                              print stack traces on errors`,
   );
-  for (const register of NOUNS) register(program, f);
+  for (const noun of nounsFor(argv)) noun.register(program, f);
   return program;
 }
 

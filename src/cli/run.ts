@@ -7,7 +7,7 @@ import { ExitCode, exitCodeFor, isCliError } from './errors.js';
 
 export async function run(argv: string[], io = systemIO()): Promise<number> {
   const f = createFactory(io);
-  const program = buildProgram(f);
+  const program = buildProgram(f, argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;

@@ -5,6 +5,7 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cacheDir } from '../config/paths.js';
+import { tokenHeader, verifyLicenseToken, type TokenFailure } from '../crypto/license-token.js';
 import { fingerprintHash, type Jwks } from '../crypto/signing.js';
 import type { PinnedKey } from './license-trust.js';
 
@@ -148,25 +149,23 @@ const CLAIMS = ['iss', 'sub', 'license', 'item', 'fph', 'iat', 'exp'];
 
 type Failure = { code: OfflineCode; error: string };
 
-/** Maps a jose verification error to our code: only the signature failing lets another key try. */
-function failureOf(err: unknown): Failure | 'bad-signature' {
-  const e = err as { code?: string; claim?: string; reason?: string; message?: string };
-  switch (e.code) {
-    case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+/** Maps a verifier's refusal to our code: only the signature failing lets another key try. */
+function failureOf(f: TokenFailure): Failure | 'bad-signature' {
+  switch (f.kind) {
+    case 'bad-signature':
       return 'bad-signature';
-    case 'ERR_JWT_EXPIRED':
-      return { code: 'TOKEN_EXPIRED', error: e.claim === 'iat' ? `the token was issued more than ${TOKEN_LIFETIME_SECONDS / 86400} days ago` : 'the token has expired' };
-    case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
-      if (e.claim === 'iss' && e.reason === 'check_failed') return { code: 'WRONG_ISSUER', error: 'the token was issued by another issuer' };
-      if (e.claim === 'typ') return { code: 'WRONG_TYPE', error: 'the token is not a license token (header typ)' };
-      if ((e.claim === 'nbf' || e.claim === 'iat') && e.reason === 'check_failed') {
+    case 'alg-not-allowed':
+      return { code: 'MALFORMED_TOKEN', error: 'the token is not signed with EdDSA' };
+    case 'malformed':
+      return { code: 'MALFORMED_TOKEN', error: 'the token is not a well-formed signed JWT' };
+    case 'claim':
+      if (f.expired) return { code: 'TOKEN_EXPIRED', error: f.claim === 'iat' ? `the token was issued more than ${TOKEN_LIFETIME_SECONDS / 86400} days ago` : 'the token has expired' };
+      if (f.claim === 'iss' && f.reason === 'check_failed') return { code: 'WRONG_ISSUER', error: 'the token was issued by another issuer' };
+      if (f.claim === 'typ') return { code: 'WRONG_TYPE', error: 'the token is not a license token (header typ)' };
+      if ((f.claim === 'nbf' || f.claim === 'iat') && f.reason === 'check_failed') {
         return { code: 'NOT_YET_VALID', error: "the token is not valid yet (issued in the future: check this machine's clock)" };
       }
-      return { code: 'MALFORMED_TOKEN', error: `the token claims are not a license token's (${e.claim ?? 'claims'} ${e.reason ?? 'invalid'})` };
-    case 'ERR_JOSE_ALG_NOT_ALLOWED':
-      return { code: 'MALFORMED_TOKEN', error: 'the token is not signed with EdDSA' };
-    default:
-      return { code: 'MALFORMED_TOKEN', error: 'the token is not a well-formed signed JWT' };
+      return { code: 'MALFORMED_TOKEN', error: `the token claims are not a license token's (${f.claim} ${f.reason})` };
   }
 }
 
@@ -179,36 +178,22 @@ function fail(f: Failure, item: string | null = null): OfflineResult {
  * token type and claims, not before / issued at / expiry (with a small clock tolerance), the
  * expected item, and this machine's fingerprint.
  */
-export async function checkToken(entry: Pick<CachedToken, 'token'>, expect: OfflineExpectation): Promise<OfflineResult> {
-  // jose is loaded here, not at the top: every license verb imports this module for the fingerprint.
-  const { jwtVerify, decodeProtectedHeader } = await import('./jose-verify.js');
-  let kid: unknown;
-  try {
-    kid = decodeProtectedHeader(entry.token).kid;
-  } catch {
-    return fail({ code: 'MALFORMED_TOKEN', error: 'the token is not a well-formed signed JWT' });
-  }
+export function checkToken(entry: Pick<CachedToken, 'token'>, expect: OfflineExpectation): OfflineResult {
+  const header = tokenHeader(entry.token);
+  if (!header) return fail({ code: 'MALFORMED_TOKEN', error: 'the token is not a well-formed signed JWT' });
+  const kid = header.kid;
   // A kid names a pinned key; a pinned key without kid (PEM) may have signed any token.
   const candidates = expect.keys.filter((k) => k.kid === undefined || k.kid === kid);
   if (candidates.length === 0) return fail({ code: 'UNKNOWN_KEY', error: `no pinned public key has the token's kid ${JSON.stringify(kid ?? null)}` });
+  const rules = { typ: TOKEN_TYPE, issuer: expect.issuer, requiredClaims: CLAIMS, maxTokenAgeSeconds: TOKEN_LIFETIME_SECONDS, clockToleranceSeconds: CLOCK_TOLERANCE_SECONDS, nowMs: expect.nowMs };
   for (const { key } of candidates) {
-    let claims: Record<string, unknown>;
-    try {
-      ({ payload: claims } = await jwtVerify(entry.token, key, {
-        algorithms: ['EdDSA'],
-        typ: TOKEN_TYPE,
-        issuer: expect.issuer,
-        requiredClaims: CLAIMS,
-        maxTokenAge: TOKEN_LIFETIME_SECONDS,
-        clockTolerance: CLOCK_TOLERANCE_SECONDS,
-        currentDate: new Date(expect.nowMs),
-      }));
-    } catch (err) {
-      const f = failureOf(err);
+    const verdict = verifyLicenseToken(entry.token, key, rules);
+    if (!verdict.ok) {
+      const f = failureOf(verdict.failure);
       if (f === 'bad-signature') continue;
       return fail(f);
     }
-    const { item, license, sub, fph, exp } = claims;
+    const { item, license, sub, fph, exp } = verdict.claims;
     if (typeof item !== 'string' || typeof license !== 'string' || sub !== license || typeof fph !== 'string') {
       return fail({ code: 'MALFORMED_TOKEN', error: "the token claims are not a license token's (item, license, sub, fph)" });
     }
