@@ -225,6 +225,17 @@ export class NotesIndexer {
   }
 
   /**
+   * Must run inside the repository lock: brings the index up to date when one namespace's ref
+   * moved, judged on the ref read from disk now and the tip the index records now (a note write
+   * needs its own namespace current, and this is a file read and one query when it is).
+   */
+  async catchUpNamespace(repo: HostedRepo, namespace: string): Promise<void> {
+    const disk = readRef(repo.dir, `refs/notes/${namespace}`);
+    if (disk !== undefined && (await this.index.tips(repo.id)).get(namespace) === disk) return;
+    await this.catchUp(repo);
+  }
+
+  /**
    * Must run inside the repository lock. Another instance may catch up the same refs at once:
    * a ref whose recorded tip moved under this one is read again, a few rounds at most (the
    * next read carries on after that).

@@ -1,13 +1,17 @@
-// Writing and removing notes through the API: inside the repository lock (this process) and the
-// ref's lock (every instance on the database, see NotesIndex.holdRef), catch the index up, write
-// one notes commit (src/git/notes-write.ts) on top of the tip just read, and retry with backoff
-// when something outside the server (a push, git itself) moved the ref meanwhile; only after
-// WRITE_BUDGET_MS of that give up with ContentionError. A namespace whose ref cannot exist
-// beside another (`a` and `a/b`) fails at once with NamespaceConflictError.
+// Writing and removing notes through the API. Writes to one notes ref that arrive while another
+// is being written wait together and then go as one group: inside the repository lock (this
+// process) and the ref's lock (every instance on the database, see NotesIndex.holdRef), catch the
+// ref's part of the index up, write one notes commit per note in arrival order
+// (src/git/notes-write.ts), move the ref once by compare-and-swap, and record the group in the
+// index. When something outside the server (a push, git itself) moved the ref meanwhile, the
+// whole group is written again on the new tip, with backoff; only after WRITE_BUDGET_MS of that
+// does it give up with ContentionError. A namespace whose ref cannot exist beside another (`a` and
+// `a/b`) fails at once with NamespaceConflictError.
 import { createHash } from 'node:crypto';
 import { listNotesRefs, readRef } from '../git/refs.js';
-import { RefConflictError, RefMovedError, writeNote, type NoteAuthor } from '../git/notes-write.js';
-import type { NotesIndex } from '../store/notes.js';
+import { RefConflictError, RefMovedError, writeNoteCommits, type NoteAuthor, type NoteChange } from '../git/notes-write.js';
+import { RepoGitPool } from '../git/repo-git.js';
+import type { NotesIndex, NoteUpsert } from '../store/notes.js';
 import type { HostedRepo, NotesIndexer } from './indexer.js';
 import { collidingNamespace, namespaceOfRef } from './namespace.js';
 
@@ -19,6 +23,8 @@ import { collidingNamespace, namespaceOfRef } from './namespace.js';
 export const WRITE_BUDGET_MS = 30_000;
 /** The longest pause between two attempts (the first retry is at once, then 5 ms, doubling). */
 const MAX_BACKOFF_MS = 250;
+/** Writes in one group at most: one ref lock is not held for ever while writers keep coming. */
+const MAX_GROUP = 64;
 
 export class ContentionError extends Error {}
 /** The namespace's ref cannot be created because another namespace sits on its path. */
@@ -51,13 +57,31 @@ export interface NoteWriterOptions {
   refLock?: RefLock;
   /** Defaults to WRITE_BUDGET_MS. */
   budgetMs?: number;
+  /** The repositories' git processes; by default the writer's own, ended by close(). */
+  git?: RepoGitPool;
 }
+
+type Repo = HostedRepo & { objectFormat: 'sha1' | 'sha256' };
+type WriteInput = { namespace: string; target: string; content: string | null; author: NoteAuthor; message?: string };
+
+interface Queued {
+  input: WriteInput;
+  resolve(out: WriteOutcome): void;
+  reject(err: unknown): void;
+}
+
+/** Where a write left its target: the note's content and blob, or null (no note). */
+type NoteState = { content: string; blob: string } | null;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class NoteWriter {
   private readonly refLock: RefLock;
   private readonly budgetMs: number;
+  private readonly git: RepoGitPool;
+  private readonly ownsGit: boolean;
+  /** Per repository and ref: writes waiting for the group being written to finish. */
+  private readonly queues = new Map<string, Queued[]>();
 
   constructor(
     private readonly index: NotesIndex,
@@ -67,39 +91,96 @@ export class NoteWriter {
   ) {
     this.refLock = opts.refLock ?? ((repoId, ref, fn) => index.holdRef(repoId, ref, fn));
     this.budgetMs = opts.budgetMs ?? WRITE_BUDGET_MS;
+    this.ownsGit = opts.git === undefined;
+    this.git = opts.git ?? new RepoGitPool();
+  }
+
+  /** Ends the git processes the writer started (when it owns them). */
+  close(): void {
+    if (this.ownsGit) this.git.close();
   }
 
   /** Sets (content) or removes (null) the note on a commit known to exist. */
-  write(
-    repo: HostedRepo & { objectFormat: 'sha1' | 'sha256' },
-    input: { namespace: string; target: string; content: string | null; author: NoteAuthor; message?: string },
-  ): Promise<WriteOutcome> {
+  write(repo: Repo, input: WriteInput): Promise<WriteOutcome> {
     const ref = `refs/notes/${input.namespace}`;
-    return this.indexer.locks.run(repo.id, () => this.refLock(repo.id, ref, () => this.attempt(repo, ref, input)));
+    const key = `${repo.id}\0${ref}`;
+    return new Promise<WriteOutcome>((resolve, reject) => {
+      const queue = this.queues.get(key);
+      if (queue) {
+        queue.push({ input, resolve, reject });
+        return;
+      }
+      this.queues.set(key, [{ input, resolve, reject }]);
+      void this.drain(repo, ref, key);
+    });
   }
 
-  private async attempt(
-    repo: HostedRepo & { objectFormat: 'sha1' | 'sha256' },
-    ref: string,
-    input: { namespace: string; target: string; content: string | null; author: NoteAuthor; message?: string },
-  ): Promise<WriteOutcome> {
+  /** Writes the ref's queue group by group until it is empty. */
+  private async drain(repo: Repo, ref: string, key: string): Promise<void> {
+    const queue = this.queues.get(key)!;
+    while (queue.length > 0) {
+      const group = queue.splice(0, MAX_GROUP);
+      try {
+        const outcomes = await this.indexer.locks.run(repo.id, () =>
+          this.refLock(repo.id, ref, () =>
+            this.attempt(
+              repo,
+              ref,
+              group.map((q) => q.input),
+            ),
+          ),
+        );
+        group.forEach((q, i) => q.resolve(outcomes[i]!));
+      } catch (err) {
+        for (const q of group) q.reject(err);
+      }
+    }
+    this.queues.delete(key);
+  }
+
+  private async attempt(repo: Repo, ref: string, writes: WriteInput[]): Promise<WriteOutcome[]> {
+    const namespace = writes[0]!.namespace;
+    const git = this.git.get(repo.dir, repo.objectFormat);
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
-      await this.indexer.catchUp(repo);
+      await this.indexer.catchUpNamespace(repo, namespace);
       const tip = readRef(repo.dir, ref) ?? null;
-      if (tip === null && input.content !== null) {
-        const other = collidingNamespace(input.namespace, [...listNotesRefs(repo.dir).keys()].map(namespaceOfRef));
-        if (other !== undefined) throw new NamespaceConflictError(conflictMessage(input.namespace, other));
+      if (tip === null && writes.some((w) => w.content !== null)) {
+        const other = collidingNamespace(namespace, [...listNotesRefs(repo.dir).keys()].map(namespaceOfRef));
+        if (other !== undefined) throw new NamespaceConflictError(conflictMessage(namespace, other));
       }
-      const existing = await this.index.get(repo.id, input.namespace, input.target);
-      if (input.content === null && !existing) return { action: 'absent', commit: tip ?? '', blob: null };
-      if (input.content !== null && existing?.content === input.content) return { action: 'unchanged', commit: tip!, blob: existing.blob };
-      const verb = input.content === null ? `remove note from ${input.target}` : `${existing ? 'update' : 'add'} note on ${input.target}`;
-      const extra = input.message?.trim() ? `\n\n${input.message.trim()}` : '';
-      const message = `Notes: ${verb}${extra}\n\nWritten through the mkt marketplace API by ${input.author.name}.\n`;
-      let commit: string;
+      // Each write is judged against the notes as the writes before it in the group left them.
+      const state = new Map<string, NoteState>();
+      const changes: NoteChange[] = [];
+      const decided: { action: WriteOutcome['action']; blob: string | null; after: number }[] = [];
+      for (const w of writes) {
+        let existing = state.get(w.target);
+        if (existing === undefined) {
+          const indexed = await this.index.get(repo.id, namespace, w.target);
+          existing = indexed ? { content: indexed.content, blob: indexed.blob } : null;
+          state.set(w.target, existing);
+        }
+        // `after`: how many of the group's commits precede this write's answer.
+        if (w.content === null && !existing) {
+          decided.push({ action: 'absent', blob: null, after: changes.length });
+          continue;
+        }
+        if (w.content !== null && existing?.content === w.content) {
+          decided.push({ action: 'unchanged', blob: existing.blob, after: changes.length });
+          continue;
+        }
+        const verb = w.content === null ? `remove note from ${w.target}` : `${existing ? 'update' : 'add'} note on ${w.target}`;
+        const extra = w.message?.trim() ? `\n\n${w.message.trim()}` : '';
+        const message = `Notes: ${verb}${extra}\n\nWritten through the mkt marketplace API by ${w.author.name}.\n`;
+        changes.push({ target: w.target, content: w.content, author: w.author, message, nowSeconds: this.nowSeconds() });
+        const blob = w.content === null ? null : blobId(w.content, repo.objectFormat);
+        state.set(w.target, w.content === null ? null : { content: w.content, blob: blob! });
+        decided.push({ action: w.content === null ? 'removed' : existing ? 'updated' : 'added', blob, after: changes.length });
+      }
+      if (changes.length === 0) return decided.map((d) => ({ action: d.action, blob: d.blob, commit: tip ?? '' }));
+      const commits = await writeNoteCommits(git, tip, changes);
       try {
-        commit = await writeNote(repo.dir, { ref, target: input.target, content: input.content, expectedTip: tip, author: input.author, message, nowSeconds: this.nowSeconds() });
+        await git.updateRef(ref, commits[commits.length - 1]!, tip);
       } catch (err) {
         if (err instanceof RefMovedError) {
           const spent = performance.now() - started;
@@ -114,13 +195,20 @@ export class NoteWriter {
         if (err instanceof RefConflictError) throw new NamespaceConflictError(err.message);
         throw err;
       }
-      if (input.content === null) {
-        await this.indexer.applyWrite(repo.id, input.namespace, tip, commit, [], [input.target]);
-        return { action: 'removed', commit, blob: null };
-      }
-      const blob = blobId(input.content, repo.objectFormat);
-      await this.indexer.applyWrite(repo.id, input.namespace, tip, commit, [{ target: input.target, object_type: 'commit', blob, content: input.content }], []);
-      return { action: existing ? 'updated' : 'added', commit, blob };
+      await this.indexer.applyWrite(repo.id, namespace, tip, commits[commits.length - 1]!, ...this.indexChanges(changes, state));
+      return decided.map((d) => ({ action: d.action, blob: d.blob, commit: d.after > 0 ? commits[d.after - 1]! : (tip ?? '') }));
     }
+  }
+
+  /** What the group leaves in the index: each changed target's last state. */
+  private indexChanges(changes: NoteChange[], state: Map<string, NoteState>): [NoteUpsert[], string[]] {
+    const upserts: NoteUpsert[] = [];
+    const removals: string[] = [];
+    for (const target of new Set(changes.map((c) => c.target))) {
+      const s = state.get(target);
+      if (s) upserts.push({ target, object_type: 'commit', blob: s.blob, content: s.content });
+      else removals.push(target);
+    }
+    return [upserts, removals];
   }
 }

@@ -6,6 +6,7 @@ import type { OpenArea } from '../area.js';
 import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
 import { NoteWriter } from '../../../../src/notes/writer.js';
 import { repoDir } from '../../../../src/git/hosting.js';
+import { RepoGitPool } from '../../../../src/git/repo-git.js';
 import { installHooks } from '../../../../src/git/hooks.js';
 import { Access } from './access.js';
 import { NotesApi } from './notes.js';
@@ -16,9 +17,11 @@ export const openNotesArea: OpenArea = async (shared) => {
   const { ctx, dataDir } = shared;
   const { accounts, repos, notes: index } = shared.stores;
   const indexer = new NotesIndexer(index);
-  const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000));
+  // Each repository's long-lived git processes, shared by note writes and the API's object checks.
+  const git = new RepoGitPool();
+  const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000), { git });
   const access = new Access(accounts, repos);
-  const api = new NotesApi({ dataDir, repos, index, indexer, writer, access });
+  const api = new NotesApi({ dataDir, repos, index, indexer, writer, access, git });
   // Repositories created before the hook existed (or with an older one) get the current hook
   // before the first push is served.
   for (const repo of await repos.listRepos()) {
@@ -54,6 +57,7 @@ export const openNotesArea: OpenArea = async (shared) => {
       closed = true;
       await catchUp;
       await indexer.close();
+      git.close();
     },
   };
 };

@@ -7,7 +7,8 @@ import type { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { ContentionError, NamespaceConflictError, type NoteWriter } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
 import { QueryError, parseQuery, type NotesQuery } from '../../../../src/notes/query.js';
-import { noteAttribution, objectTypes } from '../../../../src/git/notes-tree.js';
+import { noteAttribution } from '../../../../src/git/notes-tree.js';
+import type { RepoGitPool } from '../../../../src/git/repo-git.js';
 import { readRef } from '../../../../src/git/refs.js';
 import { repoDir } from '../../../../src/git/hosting.js';
 import {
@@ -31,7 +32,7 @@ export class NotesApi {
   private readonly knownCommits = new Map<string, Set<string>>();
 
   constructor(
-    private readonly deps: { dataDir: string; repos: RepoStore; index: NotesIndex; indexer: NotesIndexer; writer: NoteWriter; access: Access },
+    private readonly deps: { dataDir: string; repos: RepoStore; index: NotesIndex; indexer: NotesIndexer; writer: NoteWriter; access: Access; git: RepoGitPool },
   ) {}
 
   private hosted(repo: Repo) {
@@ -120,10 +121,10 @@ export class NotesApi {
     return { repo, user, target, hosted };
   }
 
-  private async requireCommit(hosted: { id: string; dir: string }, target: string, repo: Repo): Promise<void> {
+  private async requireCommit(hosted: { id: string; dir: string; objectFormat: 'sha1' | 'sha256' }, target: string, repo: Repo): Promise<void> {
     const known = this.knownCommits.get(hosted.id);
     if (known?.has(target)) return;
-    const type = (await objectTypes(hosted.dir, [target])).get(target);
+    const type = (await this.deps.git.get(hosted.dir, hosted.objectFormat).info(target))?.type;
     if (type !== 'commit') throw new HttpError(404, type ? `${target} is a ${type}, not a commit` : `no commit ${target} in ${repo.owner}/${repo.name}`);
     const set = known ?? new Set<string>();
     if (set.size >= 100_000) set.clear();
