@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { mkdirSync } from 'node:fs';
 import type { ServiceName } from '../src/config/services.js';
 import { systemClock, type Clock } from '../src/util/clock.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger, flushLogs, type Logger } from './logger.js';
 import { buildServer } from './server.js';
 import type { ServeOptions, ServiceRuntime } from './service.js';
 import { SERVICE_LOADERS } from './services/registry.js';
@@ -109,4 +109,7 @@ export async function runUntilSignalled(services: RunningService[], logger: Logg
   const results = await Promise.allSettled(services.map((s) => s.close()));
   for (const r of results) if (r.status === 'rejected') logger.error({ err: String(r.reason) }, 'shutdown error');
   logger.info('stopped');
+  // Log lines are written from a buffer: every one of them, this last included, goes out
+  // before the process may exit.
+  await flushLogs(logger);
 }
