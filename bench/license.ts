@@ -92,7 +92,7 @@ export async function run(): Promise<void> {
     const baseMs = timeCommand(process.execPath, ['-e', '0'], 20, env);
     const checkMs = timeCommand(process.execPath, [join(import.meta.dirname, '..', 'bin', 'mkt'), 'license', 'check'], 20, env);
     console.log(`node -e 0                    ${baseMs.toFixed(1)} ms (baseline)`);
-    console.log(`mkt license check            ${checkMs.toFixed(1)} ms  ratio ${ratio(checkMs, baseMs)} (target <= 2.00)`);
+    console.log(`mkt license check            ${checkMs.toFixed(1)} ms  ratio ${ratio(checkMs, baseMs)} (goal <= 1.60)${checkMs / baseMs <= 1.6 ? '' : '  MISSED'}`);
   } finally {
     await svc.close();
     await admin.close();
