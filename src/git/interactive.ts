@@ -96,26 +96,26 @@ export class GitSessionExit extends Error {
   }
 }
 
+/** `n` answers in a row, for `n` requests sent at once (one write, one wake-up of git). */
+export function answers<T>(parse: AnswerParser<T>, n: number): AnswerParser<T[]> {
+  return (buf) => {
+    const values: T[] = [];
+    let pos = 0;
+    while (values.length < n) {
+      const got = parse(pos === 0 ? buf : buf.subarray(pos));
+      if (!got) return undefined;
+      values.push(got.value);
+      pos += got.length;
+    }
+    return { value: values, length: pos };
+  };
+}
+
 /** A line answer. */
 export const lineAnswer: AnswerParser<string> = (buf) => {
   const nl = buf.indexOf(0x0a);
   return nl < 0 ? undefined : { value: buf.subarray(0, nl).toString('utf8'), length: nl + 1 };
 };
-
-/** `n` line answers at once (`update-ref --stdin` answers `start`, `prepare` and `commit` each with a line). */
-export function linesAnswer(n: number): AnswerParser<string[]> {
-  return (buf) => {
-    const lines: string[] = [];
-    let pos = 0;
-    while (lines.length < n) {
-      const nl = buf.indexOf(0x0a, pos);
-      if (nl < 0) return undefined;
-      lines.push(buf.subarray(pos, nl).toString('utf8'));
-      pos = nl + 1;
-    }
-    return { value: lines, length: pos };
-  };
-}
 
 /** A `cat-file --batch` (or `--batch-command` `contents`) answer: `<oid> <type> <size>\n<body>\n`, or `<name> missing\n`. */
 export const objectAnswer: AnswerParser<{ type: string; body: Buffer } | undefined> = (buf) => {

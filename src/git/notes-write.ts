@@ -1,11 +1,11 @@
 // Writing notes as notes commits by rewriting only the trees on each note's path (root, then the
-// fan-out subtrees it lives under). Objects are written straight to the object store
-// (src/git/objects.ts) and trees read through the repository's long-lived `cat-file` (or from
-// memory: trees just written are remembered), so a write starts no git process. Several changes
+// fan-out subtrees it lives under). Objects are made in node (src/git/objects.ts) and written as
+// one pack per call (src/git/pack.ts); trees are read through the repository's long-lived
+// `cat-file` (or from memory: trees just written are remembered), so a write starts no git process. Several changes
 // become a chain of commits, one per note with its own author and message, and the ref moves once
 // with a compare-and-swap (src/git/repo-git.ts): a ref moved by someone else fails the write with
 // RefMovedError, a ref in the way (`a` beside `a/b`) with RefConflictError.
-import { BLOB_MODE, TREE_MODE, formatOfId, type TreeEntry } from './objects.js';
+import { BLOB_MODE, TREE_MODE, formatOfId, withEntry, type TreeEntry } from './objects.js';
 import { RepoGit, RefConflictError, RefMovedError } from './repo-git.js';
 
 export { RefConflictError, RefMovedError };
@@ -55,7 +55,7 @@ async function changeTree(repo: RepoGit, root: string | null, change: NoteChange
     tree = sub.oid;
     depth++;
   }
-  const blob = change.content === null ? null : repo.writeBlob(Buffer.from(change.content, 'utf8'));
+  const blob = change.content === null ? null : repo.addBlob(Buffer.from(change.content, 'utf8'));
   if (blob === null && foundAt < 0) throw new Error('no note to remove'); // callers check first
   let at = foundAt >= 0 ? foundAt : levels.length - 1;
   if (foundAt < 0 && levels[at]!.length >= FANOUT_THRESHOLD && target.length - at * 2 > 2) {
@@ -63,23 +63,43 @@ async function changeTree(repo: RepoGit, root: string | null, change: NoteChange
     levels.push([]);
     at++;
   }
-  // Rebuild bottom-up; remembered trees are shared, so each level is a filtered copy.
+  // Rebuild bottom-up; remembered trees are shared, so each level is a changed copy.
   let child: { name: string; oid: string | null } | undefined;
   for (let d = levels.length - 1; d >= 0; d--) {
     let entries: TreeEntry[];
     if (d === at) {
       const name = target.slice(d * 2);
-      entries = levels[d]!.filter((e) => e.name !== name);
-      if (blob) entries.push({ mode: BLOB_MODE, name, oid: blob });
+      entries = withEntry(levels[d]!, name, blob ? { mode: BLOB_MODE, name, oid: blob } : null);
     } else {
       const c = child!;
-      entries = levels[d]!.filter((e) => e.name !== c.name);
-      if (c.oid) entries.push({ mode: TREE_MODE, name: c.name, oid: c.oid });
+      entries = withEntry(levels[d]!, c.name, c.oid ? { mode: TREE_MODE, name: c.name, oid: c.oid } : null);
     }
-    const oid = entries.length === 0 && d > 0 ? null : repo.writeTree(entries);
+    const oid = entries.length === 0 && d > 0 ? null : repo.addTree(entries);
     child = { name: target.slice((d - 1) * 2, d * 2), oid };
   }
   return child!.oid!;
+}
+
+/**
+ * Reads every tree on the targets' paths below `root` that is not in memory yet, one request per
+ * fan-out level, so that the changes then find them all in memory.
+ */
+async function readPaths(repo: RepoGit, root: string, targets: string[]): Promise<void> {
+  let level = new Map<string, string[]>([[root, targets]]);
+  for (let depth = 0; level.size > 0; depth++) {
+    const oids = [...level.keys()];
+    const trees = await repo.readTrees(oids);
+    const next = new Map<string, string[]>();
+    oids.forEach((oid, i) => {
+      for (const target of level.get(oid)!) {
+        const rest = target.slice(depth * 2);
+        if (rest.length <= 2 || trees[i]!.some((e) => isNote(e, rest))) continue;
+        const sub = trees[i]!.find((e) => e.mode === TREE_MODE && e.name === rest.slice(0, 2));
+        if (sub) next.set(sub.oid, [...(next.get(sub.oid) ?? []), target]);
+      }
+    });
+    level = next;
+  }
 }
 
 /**
@@ -91,11 +111,13 @@ export async function writeNoteCommits(repo: RepoGit, base: string | null, chang
   const commits: string[] = [];
   let parent = base;
   let root = base === null ? null : await repo.commitTree(base);
+  if (root !== null) await readPaths(repo, root, changes.map((c) => c.target));
   for (const change of changes) {
     root = await changeTree(repo, root, change);
-    parent = repo.writeCommit({ tree: root, parent, name: change.author.name, email: change.author.email, seconds: change.nowSeconds, message: change.message });
+    parent = repo.addCommit({ tree: root, parent, name: change.author.name, email: change.author.email, seconds: change.nowSeconds, message: change.message });
     commits.push(parent);
   }
+  repo.flush();
   return commits;
 }
 

@@ -1,11 +1,7 @@
-// Git objects made and written straight from node, so a note write starts no git process: loose
-// objects (zlib-deflated `<type> <size>\0<body>`, named by SHA-1 or SHA-256 per the repository's
-// object format) written as git writes them, to a temporary file renamed into place, and the
-// binary tree and commit formats git would produce for the same input.
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
+// Git objects made in node, so a note write starts no git process: ids (the SHA-1 or SHA-256 of
+// `<type> <size>\0<body>`, per the repository's object format) and the binary tree and commit
+// formats git would produce for the same input. src/git/pack.ts writes them to disk.
+import { createHash } from 'node:crypto';
 
 export type ObjectFormat = 'sha1' | 'sha256';
 export type ObjectType = 'blob' | 'tree' | 'commit';
@@ -34,44 +30,14 @@ export function objectId(format: ObjectFormat, type: ObjectType, body: Buffer): 
   return createHash(format).update(header(type, body.length)).update(body).digest('hex');
 }
 
-/**
- * Writes one loose object and returns its id. Like git: deflated at git's loose-object level
- * (Z_BEST_SPEED), read-only, written whole to a temporary file in the object's directory and
- * renamed to its name, so a reader sees the whole object or none (an object that exists already
- * is replaced by the same bytes). No fsync, as git's default (`core.fsync` leaves loose objects
- * to the file system).
- */
-export function writeObject(gitDir: string, format: ObjectFormat, type: ObjectType, body: Buffer): string {
-  const head = header(type, body.length);
-  const id = createHash(format).update(head).update(body).digest('hex');
-  const dir = join(gitDir, 'objects', id.slice(0, 2));
-  const file = join(dir, id.slice(2));
-  // `tmp_obj_` is the prefix git's prune removes when a writer died between write and rename.
-  const tmp = join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
-  const data = deflateSync(Buffer.concat([head, body]), { level: 1 });
-  try {
-    writeFileSync(tmp, data, { mode: 0o444, flag: 'wx' });
-  } catch (err) {
-    // The fan-out directory does not exist yet (or `git prune` removed it when it emptied).
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(tmp, data, { mode: 0o444, flag: 'wx' });
-  }
-  try {
-    renameSync(tmp, file);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-  return id;
-}
-
 export interface TreeEntry {
   /** The mode as git stores it: `100644`, `40000` (a tree), `160000`, ... */
   mode: string;
   /** The name's bytes as latin1 (one char per byte), so any name survives a rewrite unchanged. */
   name: string;
   oid: string;
+  /** The entry's bytes in the tree it was read from: a rewritten tree copies them as they are. */
+  raw?: Buffer;
 }
 
 export const TREE_MODE = '40000';
@@ -86,8 +52,9 @@ export function parseTree(body: Buffer, format: ObjectFormat): TreeEntry[] {
     const sp = body.indexOf(0x20, pos);
     const nul = body.indexOf(0x00, sp);
     if (sp < 0 || nul < 0 || nul + 1 + size > body.length) throw new Error('malformed tree object');
-    entries.push({ mode: body.toString('latin1', pos, sp), name: body.toString('latin1', sp + 1, nul), oid: body.toString('hex', nul + 1, nul + 1 + size) });
-    pos = nul + 1 + size;
+    const end = nul + 1 + size;
+    entries.push({ mode: body.toString('latin1', pos, sp), name: body.toString('latin1', sp + 1, nul), oid: body.toString('hex', nul + 1, end), raw: body.subarray(pos, end) });
+    pos = end;
   }
   return entries;
 }
@@ -97,19 +64,38 @@ function sortKey(e: TreeEntry): string {
   return e.mode === TREE_MODE ? `${e.name}/` : e.name;
 }
 
-/** A tree object's body for these entries, sorted as git sorts them. */
-export function encodeTree(entries: TreeEntry[], format: ObjectFormat): Buffer {
-  const sorted = entries.map((e) => ({ e, key: sortKey(e) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const size = idBytes(format);
-  let length = 0;
-  for (const { e } of sorted) length += e.mode.length + 1 + e.name.length + 1 + size;
-  const out = Buffer.allocUnsafe(length);
-  let pos = 0;
-  for (const { e } of sorted) {
-    pos += out.write(`${e.mode} ${e.name}\0`, pos, 'latin1');
-    pos += out.write(e.oid, pos, size, 'hex');
+/**
+ * A copy of git-ordered entries without any entry named `name`, and with `entry` (if given) in
+ * its place in git's order.
+ */
+export function withEntry(entries: readonly TreeEntry[], name: string, entry: TreeEntry | null): TreeEntry[] {
+  const out = entries.filter((e) => e.name !== name);
+  if (!entry) return out;
+  const key = sortKey(entry);
+  let lo = 0;
+  let hi = out.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sortKey(out[mid]!) < key) lo = mid + 1;
+    else hi = mid;
   }
+  out.splice(lo, 0, entry);
   return out;
+}
+
+/** A tree object's body for entries already in git's order (withEntry keeps them so). */
+export function encodeTree(entries: readonly TreeEntry[], format: ObjectFormat): Buffer {
+  const size = idBytes(format);
+  return Buffer.concat(
+    entries.map((e) => {
+      if (e.raw) return e.raw;
+      const head = Buffer.from(`${e.mode} ${e.name}\0`, 'latin1');
+      const out = Buffer.allocUnsafe(head.length + size);
+      head.copy(out);
+      out.write(e.oid, head.length, size, 'hex');
+      return out;
+    }),
+  );
 }
 
 /** Characters git strips from both ends of an identity's name and email (ident.c `crud`). */

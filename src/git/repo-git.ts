@@ -2,10 +2,16 @@
 // --batch-command` for object types and contents, an `update-ref --stdin` that moves refs by
 // compare-and-swap (git's own ref locking, so pushes and other instances are excluded as with
 // `git update-ref <ref> <new> <old>`), and the trees and commits read or written, kept by id
-// (objects never change). Processes start on first use; they end, and what was read is
-// forgotten, after IDLE_MS unused.
-import { GitSession, GitSessionExit, infoAnswer, linesAnswer, objectAnswer } from './interactive.js';
-import { encodeCommit, encodeTree, parseTree, writeObject, zeroId, type CommitInput, type ObjectFormat, type TreeEntry } from './objects.js';
+// (objects never change). New objects are gathered and written as one pack per flush (a note
+// group's objects in two files); the small packs this leaves are merged now and then by `git
+// repack --geometric`. Processes start on first use; they end, and what was read is forgotten,
+// after IDLE_MS unused.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { GitSession, GitSessionExit, answers, infoAnswer, lineAnswer, objectAnswer } from './interactive.js';
+import { encodeCommit, encodeTree, objectId, parseTree, zeroId, type CommitInput, type ObjectFormat, type ObjectType, type TreeEntry } from './objects.js';
+import { writePack, type PackObject } from './pack.js';
+import { runGit } from './run.js';
 
 /** The ref was moved by someone else between our read and our write. */
 export class RefMovedError extends Error {
@@ -26,6 +32,10 @@ const IDLE_MS = 10_000;
 /** Tree entries remembered per repository (a notes tree of 100,000 notes at fan-out 2 has some 166,000). */
 const TREE_ENTRIES = 250_000;
 const COMMIT_TREES = 1_000;
+/** Packs written between two counts of the repository's packs. */
+const PACK_COUNT_EVERY = 16;
+/** More packs than this, and the small ones are merged (git gc --auto would merge them all at 50). */
+const PACK_LIMIT = 24;
 
 export class RepoGit {
   private reader: GitSession | undefined;
@@ -33,6 +43,12 @@ export class RepoGit {
   private readonly trees = new Map<string, TreeEntry[]>();
   private treeEntries = 0;
   private readonly commitTrees = new Map<string, string>();
+  /** Objects made since the last flush, by id: written by flush(), readable from here until then. */
+  private readonly staged = new Map<string, PackObject>();
+  private packsSinceCount = 0;
+  private readonly infoQueue: { oid: string; resolve(v: { type: string; size: number } | undefined): void; reject(err: unknown): void }[] = [];
+  private infoRunning = false;
+  private repacking: Promise<unknown> | undefined;
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -58,13 +74,58 @@ export class RepoGit {
     return this.refs;
   }
 
-  /** Type and size of an object, or undefined when the repository lacks it. */
-  async info(oid: string): Promise<{ type: string; size: number } | undefined> {
-    return this.session('reader').request(`info ${oid}\n`, infoAnswer);
+  /**
+   * Type and size of an object, or undefined when the repository lacks it. Asked while another
+   * question is out, questions wait and go together: one write and one answer read for all.
+   */
+  info(oid: string): Promise<{ type: string; size: number } | undefined> {
+    return new Promise((resolve, reject) => {
+      this.infoQueue.push({ oid, resolve, reject });
+      if (!this.infoRunning) void this.askInfo();
+    });
+  }
+
+  private async askInfo(): Promise<void> {
+    this.infoRunning = true;
+    while (this.infoQueue.length > 0) {
+      const batch = this.infoQueue.splice(0, this.infoQueue.length);
+      try {
+        const got = await this.session('reader').request(batch.map((q) => `info ${q.oid}\n`).join(''), answers(infoAnswer, batch.length));
+        batch.forEach((q, i) => q.resolve(got[i]));
+      } catch (err) {
+        for (const q of batch) q.reject(err);
+      }
+    }
+    this.infoRunning = false;
   }
 
   /** Entries of a tree; the array is shared, so callers copy before changing it. */
   async readTree(oid: string): Promise<TreeEntry[]> {
+    return (await this.readTrees([oid]))[0]!;
+  }
+
+  /** Entries of trees (shared arrays, as readTree); the ones not in memory are read in one request. */
+  async readTrees(oids: readonly string[]): Promise<TreeEntry[][]> {
+    const out: (TreeEntry[] | undefined)[] = oids.map((oid) => this.knownTree(oid));
+    const missing = [...new Set(oids.filter((_, i) => out[i] === undefined))];
+    if (missing.length > 0) {
+      const got = await this.session('reader').request(missing.map((oid) => `contents ${oid}\n`).join(''), answers(objectAnswer, missing.length));
+      const read = new Map<string, TreeEntry[]>();
+      missing.forEach((oid, i) => {
+        const obj = got[i];
+        if (!obj || obj.type !== 'tree') throw new Error(`tree ${oid} cannot be read`);
+        // A copy: the answer is a view of the session's read buffer, which it would keep alive.
+        const entries = parseTree(Buffer.from(obj.body), this.format);
+        read.set(oid, entries);
+        this.remember(oid, entries);
+      });
+      oids.forEach((oid, i) => (out[i] ??= read.get(oid)));
+    }
+    return out as TreeEntry[][];
+  }
+
+  /** A tree in memory (remembered, or made since the last flush), else undefined. */
+  private knownTree(oid: string): TreeEntry[] | undefined {
     const hit = this.trees.get(oid);
     if (hit) {
       // Most recently used last: the map's order is the eviction order.
@@ -72,9 +133,9 @@ export class RepoGit {
       this.trees.set(oid, hit);
       return hit;
     }
-    const obj = await this.session('reader').request(`contents ${oid}\n`, objectAnswer);
-    if (!obj || obj.type !== 'tree') throw new Error(`tree ${oid} cannot be read`);
-    const entries = parseTree(obj.body, this.format);
+    const staged = this.staged.get(oid);
+    if (!staged) return undefined;
+    const entries = parseTree(staged.body, this.format);
     this.remember(oid, entries);
     return entries;
   }
@@ -106,24 +167,67 @@ export class RepoGit {
     this.commitTrees.set(commit, tree);
   }
 
-  writeBlob(content: Buffer): string {
+  private stage(type: ObjectType, body: Buffer): string {
     this.used();
-    return writeObject(this.gitDir, this.format, 'blob', content);
+    const id = objectId(this.format, type, body);
+    this.staged.set(id, { id, type, body });
+    return id;
   }
 
-  /** Writes a tree of these entries (sorted as git sorts them) and remembers it. */
-  writeTree(entries: TreeEntry[]): string {
-    this.used();
-    const oid = writeObject(this.gitDir, this.format, 'tree', encodeTree(entries, this.format));
-    this.remember(oid, entries);
-    return oid;
+  /** A blob to write at the next flush; its id. */
+  addBlob(content: Buffer): string {
+    return this.stage('blob', content);
   }
 
-  writeCommit(input: CommitInput): string {
-    this.used();
-    const oid = writeObject(this.gitDir, this.format, 'commit', encodeCommit(input));
-    this.rememberCommit(oid, input.tree);
-    return oid;
+  /** A tree of these entries (sorted as git sorts them) to write at the next flush, remembered. */
+  addTree(entries: TreeEntry[]): string {
+    const id = this.stage('tree', encodeTree(entries, this.format));
+    this.remember(id, entries);
+    return id;
+  }
+
+  /** A commit to write at the next flush; its id. */
+  addCommit(input: CommitInput): string {
+    const id = this.stage('commit', encodeCommit(input));
+    this.rememberCommit(id, input.tree);
+    return id;
+  }
+
+  /** Writes every object added since the last flush, as one pack. */
+  flush(): void {
+    if (this.staged.size === 0) return;
+    const objects = [...this.staged.values()];
+    this.staged.clear();
+    writePack(this.gitDir, this.format, objects);
+    if (++this.packsSinceCount >= PACK_COUNT_EVERY) {
+      this.packsSinceCount = 0;
+      this.mergeSmallPacks();
+    }
+  }
+
+  /**
+   * Merges small packs into one when there are many, in the background. `--geometric` rolls up
+   * only the small packs (not the large one a clone or import left) and keeps every object they
+   * hold, so objects of a group whose ref has not moved yet are never lost.
+   */
+  private mergeSmallPacks(): void {
+    if (this.repacking) return;
+    let packs = 0;
+    try {
+      packs = readdirSync(join(this.gitDir, 'objects', 'pack')).filter((f) => f.endsWith('.pack')).length;
+    } catch {
+      return;
+    }
+    if (packs <= PACK_LIMIT) return;
+    // Another instance may repack at once; the loser fails and leaves every pack in place.
+    this.repacking = runGit(this.gitDir, ['repack', '-d', '-q', '--geometric=2'])
+      .catch(() => undefined)
+      .finally(() => (this.repacking = undefined));
+  }
+
+  /** Waits for a background repack, if one runs (tests, and close before a repository is deleted). */
+  async settled(): Promise<void> {
+    await this.repacking;
   }
 
   /**
@@ -135,7 +239,7 @@ export class RepoGit {
     const session = this.session('refs');
     try {
       // All four commands at once: a failed `prepare` ends the process before `commit` is read.
-      await session.request(`start\nupdate ${ref} ${next} ${expected ?? zeroId(this.format)}\nprepare\ncommit\n`, linesAnswer(3));
+      await session.request(`start\nupdate ${ref} ${next} ${expected ?? zeroId(this.format)}\nprepare\ncommit\n`, answers(lineAnswer, 3));
     } catch (err) {
       if (!(err instanceof GitSessionExit)) throw err;
       // A ref on the new ref's path is not a race: retrying cannot help.

@@ -1,0 +1,101 @@
+// Writing a group of objects as one git pack (version 2, every object whole, none as a delta)
+// with its index (version 2), the way `git index-pack` leaves them: a note write's blob, trees
+// and commit cost two files instead of one file per object. Works for SHA-1 and SHA-256
+// repositories (ids, checksums and index entries in the repository's hash).
+import { createHash, randomBytes } from 'node:crypto';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { crc32, deflateSync } from 'node:zlib';
+import { idBytes, type ObjectFormat, type ObjectType } from './objects.js';
+
+const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
+
+export interface PackObject {
+  id: string;
+  type: ObjectType;
+  body: Buffer;
+}
+
+/** An entry's header: type and size, the size in 4 bits then 7-bit groups, low bits first. */
+function entryHeader(type: ObjectType, size: number): Buffer {
+  const bytes: number[] = [];
+  let c = (TYPE_CODE[type] << 4) | (size & 0x0f);
+  let rest = Math.floor(size / 16);
+  while (rest > 0) {
+    bytes.push(c | 0x80);
+    c = rest & 0x7f;
+    rest = Math.floor(rest / 128);
+  }
+  bytes.push(c);
+  return Buffer.from(bytes);
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.allocUnsafe(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+}
+
+/** The pack's bytes and its index's bytes, for objects with distinct ids. */
+export function encodePack(format: ObjectFormat, objects: readonly PackObject[]): { pack: Buffer; index: Buffer; name: string } {
+  const parts: Buffer[] = [Buffer.from('PACK', 'latin1'), u32(2), u32(objects.length)];
+  let offset = 12;
+  const entries: { id: string; crc: number; offset: number }[] = [];
+  for (const o of objects) {
+    const head = entryHeader(o.type, o.body.length);
+    const data = deflateSync(o.body, { level: 1 });
+    entries.push({ id: o.id, crc: crc32(data, crc32(head)), offset });
+    parts.push(head, data);
+    offset += head.length + data.length;
+  }
+  // Offsets past 2 GiB need the index's large-offset table; a group is far smaller.
+  if (offset >= 0x80000000) throw new Error('pack too large');
+  const body = Buffer.concat(parts);
+  const checksum = createHash(format).update(body).digest();
+  const pack = Buffer.concat([body, checksum]);
+
+  entries.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const size = idBytes(format);
+  const n = entries.length;
+  const idx = Buffer.alloc(8 + 256 * 4 + n * (size + 8) + size);
+  idx.writeUInt32BE(0xff744f63, 0); // "\377tOc"
+  idx.writeUInt32BE(2, 4);
+  const fanout = new Array<number>(256).fill(0);
+  for (const e of entries) fanout[parseInt(e.id.slice(0, 2), 16)]!++;
+  let total = 0;
+  for (let i = 0; i < 256; i++) {
+    total += fanout[i]!;
+    idx.writeUInt32BE(total, 8 + i * 4);
+  }
+  let pos = 8 + 256 * 4;
+  for (const e of entries) pos += idx.write(e.id, pos, size, 'hex');
+  for (const e of entries) pos = idx.writeUInt32BE(e.crc >>> 0, pos);
+  for (const e of entries) pos = idx.writeUInt32BE(e.offset, pos);
+  checksum.copy(idx, pos);
+  const index = Buffer.concat([idx, createHash(format).update(idx).digest()]);
+  return { pack, index, name: `pack-${checksum.toString('hex')}` };
+}
+
+function writeFileAtomically(dir: string, name: string, data: Buffer): void {
+  const tmp = join(dir, `tmp_pack_${randomBytes(6).toString('hex')}`);
+  writeFileSync(tmp, data, { mode: 0o444, flag: 'wx' });
+  try {
+    renameSync(tmp, join(dir, name));
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Writes the objects as one pack in `objects/pack/`. Each file is written whole under a temporary
+ * name (`tmp_pack_`, which git's prune removes if a writer died) and renamed into place; the
+ * index last, since git finds a pack by its index. No fsync, as git's default for objects.
+ */
+export function writePack(gitDir: string, format: ObjectFormat, objects: readonly PackObject[]): void {
+  if (objects.length === 0) return;
+  const { pack, index, name } = encodePack(format, objects);
+  const dir = join(gitDir, 'objects', 'pack');
+  writeFileAtomically(dir, `${name}.pack`, pack);
+  writeFileAtomically(dir, `${name}.idx`, index);
+}
