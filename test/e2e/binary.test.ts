@@ -1,10 +1,15 @@
 // The built binary (bin/mkt -> dist/cli.cjs -> lazily loaded verbs): exit codes and one-line
-// errors survive the bundle boundary. Needs `npm run build` first (npm test does it).
+// errors survive the bundle boundary, the bundle runs from its V8 code cache only when the cache
+// was made for it, and it also runs under a plain require(). Needs `npm run build` first (npm
+// test does it).
 import { describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { VERSION } from '../../src/version.js';
+import { tempDir } from '../helpers/tmp.js';
 
 const mkt = join(import.meta.dirname, '../../bin/mkt');
 const exec = promisify(execFile);
@@ -32,6 +37,60 @@ describe('bin/mkt', () => {
     const r = await runMkt(['auth', 'logout', 'tickets'], { XDG_CONFIG_HOME: '/nonexistent-mkt-test' });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('mkt: not logged in to tickets\n');
+  });
+});
+
+describe('bin/mkt: the code cache and the bundle boundary', () => {
+  const root = join(import.meta.dirname, '../..');
+
+  /** Whether V8 took the cache: false when it did, undefined when bin/mkt passed none. */
+  function cacheTaken(bin: string): string {
+    const r = spawnSync(process.execPath, ['-e', `process.stdout.write(String(require(${JSON.stringify(bin)}).compile().cachedDataRejected))`], { encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    return r.stdout;
+  }
+
+  it('compiles the bundle from the code cache the build wrote', () => {
+    expect(cacheTaken(mkt)).toBe('false');
+  });
+
+  it('a cache made for another bundle is not used, even when the bundle kept its length', () => {
+    const dir = tempDir('mkt-code-cache-');
+    try {
+      mkdirSync(join(dir.path, 'bin'));
+      mkdirSync(join(dir.path, 'dist'));
+      for (const f of ['bin/mkt', 'bin/package.json', 'dist/cli.cjs']) copyFileSync(join(root, f), join(dir.path, f));
+      const bundle = join(dir.path, 'dist/cli.cjs');
+      const size = statSync(bundle).size;
+      // The build's cache, stamped for the copy as the build stamps it: the copy takes it.
+      const { stamp, cacheFile } = createRequire(import.meta.url)(join(dir.path, 'bin/mkt')) as { stamp(): string; cacheFile: string };
+      const cache = readFileSync(join(root, 'dist/cli.cjs.cache'));
+      writeFileSync(cacheFile, Buffer.concat([Buffer.from(stamp(), 'latin1'), cache.subarray(cache.indexOf(0x0a) + 1)]));
+      expect(cacheTaken(join(dir.path, 'bin/mkt'))).toBe('false');
+      // An edit of the same length (V8 itself compares only lengths) must not run the old code.
+      const other = VERSION.replace(/\d/g, '9');
+      expect(other.length).toBe(VERSION.length);
+      writeFileSync(bundle, readFileSync(bundle, 'utf8').replace(`"${VERSION}"`, `"${other}"`));
+      expect(statSync(bundle).size).toBe(size);
+      expect(cacheTaken(join(dir.path, 'bin/mkt'))).toBe('undefined');
+      const r = spawnSync(process.execPath, [join(dir.path, 'bin/mkt'), '--version'], { encoding: 'utf8' });
+      expect(r.stdout).toBe(`${other}\n`);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('a verb loaded from dist/ by the bundle answers with one line on stderr and no warning', async () => {
+    const r = await runMkt(['tickets', 'list', '--server', 'http://127.0.0.1:9']);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^mkt: cannot reach http:\/\/127\.0\.0\.1:9[^\n]*\n$/);
+  });
+
+  it('the bundle also runs under a plain require(), loading its verbs with Node\'s own import()', () => {
+    const code = `process.argv = [process.execPath, 'mkt', 'auth', 'logout', 'tickets']; require(${JSON.stringify(join(root, 'dist/cli.cjs'))});`;
+    const r = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', env: { ...process.env, MKT_CREDENTIAL_STORE: 'file', XDG_CONFIG_HOME: '/nonexistent-mkt-test' } });
+    expect(r.stderr).toBe('mkt: not logged in to tickets\n');
+    expect(r.status).toBe(1);
   });
 });
 

@@ -122,6 +122,39 @@ describe('mkt license check: the trust anchor is never the cache', () => {
     expect(b.err).toMatch(/^mkt: BAD_SIGNATURE: /);
   });
 
+  it('a real token with its claims changed after signing, or re-signed as HS256 with the public key, is not VALID', async () => {
+    const token = await mint({ ...real, iat: nowS(), exp: nowS() + 86400 }, serverKey());
+    const [h, , sig] = token.split('.');
+    const widened = Buffer.from(JSON.stringify({ ...real, item: 'font-max', iat: nowS(), exp: Date.UTC(2100, 0, 1) / 1000 })).toString('base64url');
+    plant('font-pro', `${h}.${widened}.${sig}`);
+    const tampered = await mkt(['check', '--item', 'font-pro', '--machine', MACHINE, '--public-key', pinned]);
+    expect(tampered.code).toBe(1);
+    expect(tampered.err).toMatch(/^mkt: BAD_SIGNATURE: /);
+
+    const { createHmac } = await import('node:crypto');
+    const x = (JSON.parse(jwksText) as { keys: { x: string }[] }).keys[0]!.x;
+    const input = `${Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT', kid: serverKey().kid })).toString('base64url')}.${Buffer.from(JSON.stringify(real)).toString('base64url')}`;
+    plant('font-pro', `${input}.${createHmac('sha256', x).update(input).digest('base64url')}`);
+    const hs = await mkt(['check', '--item', 'font-pro', '--machine', MACHINE, '--public-key', pinned, '--json']);
+    expect(hs.code).toBe(1);
+    expect(JSON.parse(hs.out)).toMatchObject({ valid: false, code: 'MALFORMED_TOKEN', error: 'the token is not signed with EdDSA' });
+  });
+
+  it('several pinned keys: one that does not verify the token is passed over for the next', async () => {
+    const { createPublicKey } = await import('node:crypto');
+    const jwk = (JSON.parse(jwksText) as { keys: { x: string }[] }).keys[0]!;
+    const pem = (key: KeyObject): string => key.export({ format: 'pem', type: 'spki' }).toString();
+    const other = generateKeyPairSync('ed25519').publicKey;
+    const both = join(home.path, 'two-keys.pem');
+    writeFileSync(both, pem(other) + pem(createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: jwk.x }, format: 'jwk' })));
+    plant('font-pro', await mint({ ...real, iat: nowS(), exp: nowS() + 86400 }, serverKey()));
+    const r = await mkt(['check', '--item', 'font-pro', '--machine', MACHINE, '--public-key', both]);
+    expect(r.code, r.err).toBe(0);
+    const onlyOther = join(home.path, 'other-key.pem');
+    writeFileSync(onlyOther, pem(other));
+    expect((await mkt(['check', '--item', 'font-pro', '--machine', MACHINE, '--public-key', onlyOther])).err).toMatch(/^mkt: BAD_SIGNATURE: /);
+  });
+
   it('without a pinned key the check exits 2 with one readable line, even with a JWKS in the cache', async () => {
     const own = generateKeyPairSync('ed25519');
     const ownJwk = { ...(own.publicKey.export({ format: 'jwk' }) as Record<string, unknown>), kid: 'mine', alg: 'EdDSA', use: 'sig' };
@@ -192,6 +225,11 @@ describe('mkt license check: every claim is checked against what the caller expe
     const none = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT', kid: serverKey().kid })).toString('base64url')}.${Buffer.from(JSON.stringify(real)).toString('base64url')}.`;
     plant('font-pro', none);
     expect((await check()).err).toMatch(/^mkt: MALFORMED_TOKEN: /);
+    // A critical extension the check does not know, on a token the real key signed.
+    const crit = `${Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid: serverKey().kid, crit: ['exp-policy'], 'exp-policy': 'lenient' })).toString('base64url')}.${Buffer.from(JSON.stringify(real)).toString('base64url')}`;
+    const { sign } = await import('node:crypto');
+    plant('font-pro', `${crit}.${sign(null, Buffer.from(crit), serverKey().key).toString('base64url')}`);
+    expect((await check()).err).toMatch(/^mkt: MALFORMED_TOKEN: the token is not a well-formed signed JWT/);
     // A hand-edited cache file of the wrong shape is a failed check, not a crash.
     writeFileSync(join(tokenDir(env), 'font-pro.json'), 'null');
     const odd = await check(['--json']);
