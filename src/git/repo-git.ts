@@ -33,9 +33,13 @@ const IDLE_MS = 10_000;
 const TREE_ENTRIES = 250_000;
 const COMMIT_TREES = 1_000;
 /** Packs written between two counts of the repository's packs. */
-const PACK_COUNT_EVERY = 16;
-/** More packs than this, and the small ones are merged (git gc --auto would merge them all at 50). */
-const PACK_LIMIT = 24;
+const PACK_COUNT_EVERY = 20;
+/**
+ * More packs than this, and the small ones are merged: few enough that git's lookups stay quick
+ * and `git gc --auto` (at 50 packs, a full repack) is not set off, rare enough that starting git
+ * (a fork of this process) costs little.
+ */
+const PACK_LIMIT = 36;
 
 export class RepoGit {
   private reader: GitSession | undefined;
