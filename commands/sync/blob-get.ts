@@ -6,7 +6,7 @@ import { UsageError } from '../../src/cli/errors.js';
 import { printJson } from '../../src/cli/output.js';
 import { getBlob } from '../../src/sync/blobs.js';
 import { formatBytes } from '../../src/sync/pricing.js';
-import { call, openSession, progressFor, type ClientFlags } from './shared.js';
+import { call, keepWasmOnBaselineTier, openSession, progressFor, type ClientFlags } from './shared.js';
 
 export interface BlobGetOptions extends ClientFlags {
   factory: Factory;
@@ -16,6 +16,7 @@ export interface BlobGetOptions extends ClientFlags {
 
 export async function blobGetRun(opts: BlobGetOptions): Promise<void> {
   const f = opts.factory;
+  keepWasmOnBaselineTier();
   if (!opts.output) throw new UsageError('pass -o FILE (where to write the decrypted blob)');
   const hash = opts.hash.toLowerCase();
   const s = await openSession(f, opts);

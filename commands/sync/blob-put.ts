@@ -5,7 +5,7 @@ import type { Factory } from '../../src/cli/factory.js';
 import { printFields, printJson } from '../../src/cli/output.js';
 import { putBlob } from '../../src/sync/blobs.js';
 import { formatBytes } from '../../src/sync/pricing.js';
-import { call, openSession, progressFor, type ClientFlags } from './shared.js';
+import { call, keepWasmOnBaselineTier, openSession, progressFor, type ClientFlags } from './shared.js';
 
 export interface BlobPutOptions extends ClientFlags {
   factory: Factory;
@@ -14,6 +14,7 @@ export interface BlobPutOptions extends ClientFlags {
 
 export async function blobPutRun(opts: BlobPutOptions): Promise<void> {
   const f = opts.factory;
+  keepWasmOnBaselineTier();
   const s = await openSession(f, opts);
   const bar = await progressFor(f);
   let r;

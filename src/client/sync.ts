@@ -151,7 +151,8 @@ export async function getFromSignedUrl(url: string, opts: { timeoutMs?: number }
   return { size: Number.isFinite(len) ? len : undefined, body: res.body as AsyncIterable<Buffer> };
 }
 
-function objectStoreError(text: string): string | undefined {
+/** The message of an object store's error body (our JSON, or S3's XML). */
+export function objectStoreError(text: string): string | undefined {
   try {
     const j = JSON.parse(text) as { error?: unknown };
     if (typeof j.error === 'string') return j.error;

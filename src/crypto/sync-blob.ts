@@ -67,9 +67,16 @@ function chunkAad(header: Buffer, hash: Buffer, index: number, count: number): B
 
 /**
  * Supplies `length` plaintext bytes at `offset`. It may read into `scratch` (at least `length`
- * bytes, reused by the caller as soon as the chunk is sealed) and return a view of it.
+ * bytes, reused by the caller once the chunk is sealed) and return a view of it.
  */
 export type PlainReader = (offset: number, length: number, scratch: Buffer) => Promise<Buffer>;
+
+/**
+ * Plaintext bytes per cipher call. node:crypto returns each call's output in a fresh buffer: a
+ * 1 MiB one is mapped and page-faulted in anew every time (two thirds of the sealing time went
+ * to the kernel), a 64 KiB one comes from the allocator's free lists, already resident.
+ */
+export const SEAL_SLICE = 64 * 1024;
 
 /** Seals the chunks of one blob; `readPlain` supplies plaintext on demand. */
 export class BlobSealer {
@@ -93,67 +100,68 @@ export class BlobSealer {
     this.hash = Buffer.from(hashHex, 'hex');
   }
 
-  /** Sealed chunk `index` as [ciphertext, tag] (no copy joins them). */
-  async sealedChunk(index: number, scratch: Buffer = Buffer.allocUnsafe(this.chunkSize)): Promise<[Buffer, Buffer]> {
-    const off = index * this.chunkSize;
-    const plain = await this.readPlain(off, Math.min(this.chunkSize, this.plainSize - off), scratch);
-    const c = createCipheriv('aes-256-gcm', this.key, nonce(index), { authTagLength: TAG_BYTES });
-    c.setAAD(chunkAad(this.header, this.hash, index, this.count));
-    const ct = c.update(plain);
-    c.final();
-    return [ct, c.getAuthTag()];
-  }
-
   /**
-   * Ciphertext bytes [start, end) as buffers (views, in order), each chunk sealed only when the
-   * consumer asks for it. One plaintext scratch buffer serves every chunk of the range.
+   * Seals ciphertext bytes [start, end) in order and hands them to `write`, in pieces valid only
+   * until `write` returns (or its promise settles): the caller copies them where they go. The
+   * plaintext is read one chunk ahead into two scratch buffers, so the file read overlaps the
+   * encryption. A range that starts inside a chunk encrypts that chunk's head too (its tag
+   * covers the whole chunk); one that ends inside a chunk stops encrypting there.
    */
-  async *pieces(start: number, end: number): AsyncGenerator<Buffer> {
+  async sealRange(start: number, end: number, write: (piece: Buffer) => void | Promise<void>): Promise<void> {
     if (start < 0 || end > this.size || start > end) throw new RangeError(`bad ciphertext range ${start}-${end} of ${this.size}`);
-    if (start < HEADER_BYTES) yield this.header.subarray(start, Math.min(end, HEADER_BYTES));
+    if (start < HEADER_BYTES && end > start) await write(this.header.subarray(start, Math.min(end, HEADER_BYTES)));
+    if (end <= HEADER_BYTES) return;
     const sealedSize = this.chunkSize + TAG_BYTES;
     const first = Math.max(0, Math.floor((start - HEADER_BYTES) / sealedSize));
-    const scratch = Buffer.allocUnsafe(Math.min(this.chunkSize, Math.max(1, this.plainSize)));
-    for (let i = first; i < this.count; i++) {
-      const cStart = HEADER_BYTES + i * sealedSize;
-      if (cStart >= end) break;
-      const [ct, tag] = await this.sealedChunk(i, scratch);
-      const from = Math.max(start, cStart) - cStart;
-      const to = Math.min(end, cStart + ct.length + TAG_BYTES) - cStart;
-      if (from < ct.length) yield ct.subarray(from, Math.min(to, ct.length));
-      if (to > ct.length) yield tag.subarray(Math.max(0, from - ct.length), to - ct.length);
+    const last = Math.min(this.count - 1, Math.floor((end - 1 - HEADER_BYTES) / sealedSize));
+    const scratchSize = Math.min(this.chunkSize, Math.max(1, this.plainSize));
+    const scratch = [Buffer.allocUnsafe(scratchSize), Buffer.allocUnsafe(scratchSize)] as const;
+    const read = (i: number): Promise<Buffer> => {
+      const off = i * this.chunkSize;
+      return this.readPlain(off, Math.min(this.chunkSize, this.plainSize - off), scratch[i % 2]!);
+    };
+    let next: Promise<Buffer> | undefined = read(first);
+    try {
+      for (let i = first; i <= last; i++) {
+        const plain: Buffer = await next!;
+        next = i < last ? read(i + 1) : undefined;
+        const cStart = HEADER_BYTES + i * sealedSize;
+        const from = Math.max(start, cStart) - cStart;
+        const to = Math.min(end, cStart + plain.length + TAG_BYTES) - cStart;
+        const c = createCipheriv('aes-256-gcm', this.key, nonce(i), { authTagLength: TAG_BYTES });
+        c.setAAD(chunkAad(this.header, this.hash, i, this.count));
+        for (let o = 0; o < plain.length && o < to; o += SEAL_SLICE) {
+          const sliceEnd = Math.min(plain.length, o + SEAL_SLICE);
+          const ct = c.update(plain.subarray(o, sliceEnd));
+          if (sliceEnd > from) await write(ct.subarray(Math.max(from, o) - o, Math.min(to, sliceEnd) - o));
+        }
+        if (to > plain.length) {
+          c.final();
+          await write(c.getAuthTag().subarray(Math.max(0, from - plain.length), to - plain.length));
+        }
+      }
+    } finally {
+      // A read still running must finish (or fail) before its scratch buffer is forgotten.
+      await next?.catch(() => undefined);
     }
-  }
-
-  /** Ciphertext bytes [start, end) as a list of buffers (views, in order). */
-  async rangePieces(start: number, end: number): Promise<Buffer[]> {
-    const out: Buffer[] = [];
-    for await (const p of this.pieces(start, end)) out.push(p);
-    return out;
   }
 
   /** Ciphertext bytes [start, end) as one buffer. */
   async range(start: number, end: number): Promise<Buffer> {
-    return Buffer.concat(await this.rangePieces(start, end), end - start);
-  }
-
-  /**
-   * Ciphertext bytes [start, end) copied into `target` (a buffer reused part after part), as a
-   * view of it. The sealed chunks die young and are reclaimed at once; buffers held for a
-   * whole upload would linger in the old generation until a full collection.
-   */
-  async rangeInto(start: number, end: number, target: Buffer): Promise<Buffer> {
-    if (target.length < end - start) throw new RangeError('target buffer too small');
+    const out = Buffer.allocUnsafe(end - start);
     let at = 0;
-    for await (const piece of this.pieces(start, end)) at += piece.copy(target, at);
-    return target.subarray(0, at);
+    await this.sealRange(start, end, (piece) => {
+      at += piece.copy(out, at);
+    });
+    return out;
   }
 }
 
 /**
- * Opens a blob stream chunk by chunk, yielding plaintext. Throws BlobIntegrityError for a bad
- * header, a chunk that fails authentication (tampered, reordered, moved from another blob,
- * wrong key), a short or long stream, or a plaintext whose SHA-256 is not `hashHex`.
+ * Opens a blob stream chunk by chunk, yielding plaintext (a chunk's slices, once its tag has
+ * proved all of it). Throws BlobIntegrityError for a bad header, a chunk that fails
+ * authentication (tampered, reordered, moved from another blob, wrong key), a short or long
+ * stream, or a plaintext whose SHA-256 is not `hashHex`.
  */
 export async function* openBlobStream(source: AsyncIterable<Buffer | Uint8Array> | Iterable<Buffer | Uint8Array>, ring: Keyring, hashHex: string): AsyncGenerator<Buffer> {
   const hash = Buffer.from(hashHex, 'hex');
@@ -168,12 +176,15 @@ export async function* openBlobStream(source: AsyncIterable<Buffer | Uint8Array>
   let acc = Buffer.alloc(0);
   let accLen = 0;
   const sealedLen = (i: number): number => Math.min(h!.chunkSize, h!.plainSize - i * h!.chunkSize) + TAG_BYTES;
-  const open = (sealed: Buffer): Buffer => {
+  // Opened in slices (see SEAL_SLICE); released only once the tag has proved the whole chunk.
+  const open = (sealed: Buffer): Buffer[] => {
     const d = createDecipheriv('aes-256-gcm', key!, nonce(index), { authTagLength: TAG_BYTES });
     d.setAAD(chunkAad(header, hash, index, count));
     d.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    const ct = sealed.subarray(0, sealed.length - TAG_BYTES);
+    const plain: Buffer[] = [];
     try {
-      const plain = d.update(sealed.subarray(0, sealed.length - TAG_BYTES));
+      for (let o = 0; o < ct.length; o += SEAL_SLICE) plain.push(d.update(ct.subarray(o, o + SEAL_SLICE)));
       d.final();
       return plain;
     } catch {
@@ -205,9 +216,11 @@ export async function* openBlobStream(source: AsyncIterable<Buffer | Uint8Array>
       if (accLen < want) break;
       const plain = open(acc.subarray(0, want));
       accLen = 0;
-      hasher.update(plain);
       index++;
-      yield plain;
+      for (const p of plain) {
+        hasher.update(p);
+        yield p;
+      }
     }
   }
   if (!h) throw new BlobIntegrityError('the blob ended inside its header');

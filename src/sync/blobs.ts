@@ -1,6 +1,8 @@
 // `blob put` and `blob get`: hash the plaintext, seal it chunk by chunk, upload one-shot or
 // multipart (several parts in flight, per-part SHA-256, a resumable session on disk), confirm;
-// download, open every chunk, re-hash, and only then move the file into place.
+// download, open every chunk, re-hash, and only then move the file into place. Memory is
+// bounded whatever the file size: the sealed bytes waiting for the network (BUFFER_BYTES), two
+// chunks of read-ahead, and the cipher's garbage between two scavenges.
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
@@ -8,18 +10,35 @@ import { open, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { NegativeError, UsageError } from '../cli/errors.js';
 import { ApiError } from '../client/http.js';
-import { getFromSignedUrl, putToSignedUrl } from '../client/sync.js';
+import { putStreamToSignedUrl } from '../client/signed-put.js';
+import { getFromSignedUrl } from '../client/sync.js';
 import { BlobSealer, ciphertextSize, openBlobStream } from '../crypto/sync-blob.js';
 import { keyFingerprint } from '../crypto/sync-keys.js';
 import type { SyncSession } from './session.js';
+import { PartBody, SlabFiller, SlabPool, Slots, Stop } from './part-buffers.js';
 import type { UploadSession } from './state.js';
+import { collectYoungGarbage } from './young-gc.js';
 
 /** Ciphertext at or below this goes in one PUT; above it, multipart. */
 export const ONE_SHOT_MAX = 16 * 1024 * 1024;
-/** Parts uploading at once. */
+/** Part PUTs at once. */
 export const PARTS_IN_FLIGHT = 3;
+const MIB = 1024 * 1024;
+/**
+ * Sealed bytes waiting for the network, at most. A part is sealed whole before its PUT (the URL
+ * is signed with its checksum): this holds one 8 MiB part and the start of the next while the
+ * first drains into the kernel. Parts larger than this (blobs over 117 GiB) are sealed twice
+ * instead: once for the checksum, then into the PUT as it sends.
+ */
+export const BUFFER_BYTES = 12 * MIB;
+/** The unit those bytes wait in: a slab is reused as soon as the kernel has sent it. */
+const SLAB_BYTES = 1 * MIB;
+/** Sealed bytes between two scavenges: the cipher's garbage never exceeds this (see young-gc.ts). */
+const GC_EVERY_BYTES = 4 * MIB;
 /** Part numbers start at 1, like S3. */
 const FIRST_PART = 1;
+/** File read size of the hashing pass. */
+const READ_BYTES = 1024 * 1024;
 
 export interface BlobProgress {
   phase: 'hash' | 'upload' | 'download';
@@ -36,25 +55,34 @@ export interface PutReport {
   resumed_parts: number;
 }
 
-/** SHA-256 of a file, read through one reused buffer (no garbage per read). */
+/**
+ * SHA-256 of a file, read through two reused buffers: the next read runs (in libuv's pool) while
+ * the main thread hashes the last one.
+ */
 export async function sha256File(file: string, onBytes?: (n: number) => void): Promise<string> {
   const h = createHash('sha256');
   const fh = await open(file, 'r');
+  const bufs = [Buffer.allocUnsafe(READ_BYTES), Buffer.allocUnsafe(READ_BYTES)] as const;
+  let next: Promise<{ bytesRead: number; buffer: Buffer }> | undefined;
   try {
-    const buf = Buffer.allocUnsafe(1024 * 1024);
-    for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+    next = fh.read(bufs[0], 0, READ_BYTES, null);
+    for (let i = 1; ; i++) {
+      const { bytesRead, buffer } = await next;
+      next = undefined;
       if (bytesRead === 0) break;
-      h.update(buf.subarray(0, bytesRead));
+      // Reads without a position follow one another in the order they were issued.
+      next = fh.read(bufs[i % 2]!, 0, READ_BYTES, null);
+      h.update(buffer.subarray(0, bytesRead));
       onBytes?.(bytesRead);
     }
   } finally {
+    await next?.catch(() => undefined);
     await fh.close();
   }
   return h.digest('hex');
 }
 
-export async function putBlob(s: SyncSession, file: string, opts: { onProgress?: (p: BlobProgress) => void; oneShotMax?: number; inFlight?: number } = {}): Promise<PutReport> {
+export async function putBlob(s: SyncSession, file: string, opts: MultipartOptions & { oneShotMax?: number } = {}): Promise<PutReport> {
   let st;
   try {
     st = await stat(file);
@@ -90,7 +118,7 @@ export async function putBlob(s: SyncSession, file: string, opts: { onProgress?:
     if (sealer.size <= (opts.oneShotMax ?? ONE_SHOT_MAX) && !s.state.upload(s.server, hash)) {
       const res = await s.client.blobUploadUrl({ hash, size_bytes: sealer.size });
       if (res.already_exists) return { ...report, already_exists: true };
-      await putToSignedUrl(res.upload_url, await sealer.rangePieces(0, sealer.size));
+      await oneShot(res.upload_url, sealer, opts.bufferBytes ?? BUFFER_BYTES);
       opts.onProgress?.({ phase: 'upload', done: sealer.size, total: sealer.size });
     } else {
       const r = await multipart(s, file, sealer, opts);
@@ -113,6 +141,43 @@ export async function putBlob(s: SyncSession, file: string, opts: { onProgress?:
   }
 }
 
+/** Counts sealed bytes; a scavenge every GC_EVERY_BYTES of them. */
+function garbageTicker(): (bytes: number) => void {
+  let since = 0;
+  return (bytes) => {
+    since += bytes;
+    if (since >= GC_EVERY_BYTES) {
+      since = 0;
+      collectYoungGarbage();
+    }
+  };
+}
+
+/** The one-shot PUT, sealed into it as it sends (no checksum: the URL is signed without). */
+async function oneShot(url: string, sealer: BlobSealer, bufferBytes: number): Promise<void> {
+  const stop = new Stop();
+  const slabBytes = Math.min(SLAB_BYTES, sealer.size);
+  const pool = new SlabPool(Math.max(1, Math.floor(bufferBytes / slabBytes)), slabBytes, stop);
+  const body = new PartBody(pool, stop);
+  const filler = new SlabFiller(pool);
+  const sealed = garbageTicker();
+  const put = putStreamToSignedUrl(url, { length: sealer.size, body, flushed: body.flushed });
+  put.catch((err: unknown) => stop.fail(err));
+  try {
+    let left = sealer.size;
+    await sealer.sealRange(0, sealer.size, async (piece) => {
+      left -= await filler.fill(body, piece, left);
+      sealed(piece.length);
+    });
+    body.end();
+  } catch (err) {
+    stop.fail(err);
+  }
+  // The PUT's own failure first: a sealing pass stopped by it only repeats it.
+  await put;
+  if (stop.error) throw stop.error.cause;
+}
+
 /** Aborts a saved multipart session on the server (best effort) and forgets it locally. */
 async function dropUpload(s: SyncSession, u: UploadSession): Promise<void> {
   await s.client.multipartAbort(u.hash, u.upload_id).catch(() => undefined);
@@ -125,7 +190,15 @@ function sessionGone(err: unknown): boolean {
 }
 
 /** Runs (or resumes) a multipart upload; returns how many parts an earlier run had stored. */
-async function multipart(s: SyncSession, file: string, sealer: BlobSealer, opts: { onProgress?: (p: BlobProgress) => void; inFlight?: number }): Promise<number | 'exists'> {
+interface MultipartOptions {
+  onProgress?: (p: BlobProgress) => void;
+  /** PUTs at once (PARTS_IN_FLIGHT). */
+  inFlight?: number;
+  /** Sealed bytes held for the network (BUFFER_BYTES). */
+  bufferBytes?: number;
+}
+
+async function multipart(s: SyncSession, file: string, sealer: BlobSealer, opts: MultipartOptions): Promise<number | 'exists'> {
   const saved = s.state.upload(s.server, sealer.hashHex);
   if (saved) {
     try {
@@ -155,41 +228,103 @@ async function multipart(s: SyncSession, file: string, sealer: BlobSealer, opts:
   return multipartRun(s, session, sealer, opts);
 }
 
-async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSealer, opts: { onProgress?: (p: BlobProgress) => void; inFlight?: number }): Promise<number> {
+async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSealer, opts: MultipartOptions): Promise<number> {
   const resumed = Object.keys(sess.etags).length;
   const todo: number[] = [];
   for (let n = FIRST_PART; n < FIRST_PART + sess.part_count; n++) if (!sess.etags[String(n)]) todo.push(n);
   let done = Math.min(resumed * sess.part_size, sess.size_bytes);
   opts.onProgress?.({ phase: 'upload', done, total: sess.size_bytes });
 
-  const worker = async (): Promise<void> => {
-    // One part buffer per worker, reused: memory stays at (parts in flight × part size).
-    const partBuf = Buffer.allocUnsafe(sess.part_size);
-    for (let n = todo.shift(); n !== undefined; n = todo.shift()) {
-      const start = (n - FIRST_PART) * sess.part_size;
-      const body = await sealer.rangeInto(start, Math.min(sess.size_bytes, start + sess.part_size), partBuf);
-      const length = body.length;
-      const checksum = createHash('sha256').update(body).digest('base64');
+  const stop = new Stop();
+  const slabBytes = Math.min(SLAB_BYTES, sess.part_size);
+  const pool = new SlabPool(Math.max(1, Math.floor((opts.bufferBytes ?? BUFFER_BYTES) / slabBytes)), slabBytes, stop);
+  const puts = new Slots(opts.inFlight ?? PARTS_IN_FLIGHT, stop);
+  const uploads = new Set<Promise<void>>();
+  const partStart = (n: number): number => (n - FIRST_PART) * sess.part_size;
+  const partLength = (n: number): number => Math.min(sess.part_size, sess.size_bytes - partStart(n));
+  const sealed = garbageTicker();
+
+  /** Takes a PUT slot and sends part `n` from `body` (which may still be filling). */
+  const send = async (n: number, body: PartBody, checksum: string): Promise<void> => {
+    await puts.take();
+    const p = (async () => {
+      const length = partLength(n);
       const urls = await s.client.multipartParts({ hash: sess.hash, upload_id: sess.upload_id, size_bytes: sess.size_bytes, first_part: n, count: 1, checksums: [checksum] });
-      const part = urls.parts.find((p) => p.part_number === n);
+      const part = urls.parts.find((x) => x.part_number === n);
       if (!part) throw new NegativeError(`the server sent no URL for part ${n}`);
       if (part.content_length !== length) throw new NegativeError(`part ${n}: the server expects ${part.content_length} bytes, this client built ${length} (different part geometry)`);
-      sess.etags[String(n)] = await putToSignedUrl(part.url, body, { checksum });
+      sess.etags[String(n)] = await putStreamToSignedUrl(part.url, { length, checksum, body, flushed: body.flushed });
       s.state.saveUpload(sess);
       done += length;
       opts.onProgress?.({ phase: 'upload', done, total: sess.size_bytes });
-    }
+    })().then(
+      () => puts.give(),
+      // The first failure stops the sealing; parts already on their way finish.
+      (err: unknown) => stop.fail(err),
+    );
+    uploads.add(p);
+    void p.finally(() => uploads.delete(p));
   };
-  // Several parts in flight; the first failure stops the others from taking new parts.
-  const workers = Array.from({ length: Math.min(opts.inFlight ?? PARTS_IN_FLIGHT, Math.max(1, todo.length)) }, () =>
-    worker().catch((err: unknown) => {
-      todo.length = 0;
-      throw err;
-    }),
-  );
-  const results = await Promise.allSettled(workers);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) throw failed.reason;
+
+  const filler = new SlabFiller(pool);
+
+  try {
+    if (Math.ceil(sess.part_size / slabBytes) <= pool.count) {
+      // Each run of consecutive missing parts in one sealing pass (a chunk that straddles two
+      // parts is sealed once); a part's PUT starts when its last byte, and so its checksum, is in.
+      for (let i = 0; i < todo.length; ) {
+        let j = i + 1;
+        while (j < todo.length && todo[j] === todo[j - 1]! + 1) j++;
+        let n = todo[i]!;
+        let left = partLength(n);
+        let body = new PartBody(pool, stop);
+        let sum = createHash('sha256');
+        await sealer.sealRange(partStart(n), partStart(todo[j - 1]!) + partLength(todo[j - 1]!), async (piece) => {
+          for (let off = 0; off < piece.length; ) {
+            const view = piece.subarray(off);
+            const k = await filler.fill(body, view, left);
+            // The checksum is taken from the piece while it is still in cache.
+            sum.update(view.subarray(0, k));
+            off += k;
+            left -= k;
+            if (left === 0) {
+              body.end();
+              await send(n, body, sum.digest('base64'));
+              n++;
+              if (n <= todo[j - 1]!) {
+                left = partLength(n);
+                body = new PartBody(pool, stop);
+                sum = createHash('sha256');
+              }
+            }
+          }
+          sealed(piece.length);
+        });
+        i = j;
+      }
+    } else {
+      // Parts too large to hold: seal each twice, for its checksum, then into its PUT.
+      for (const n of todo) {
+        const sum = createHash('sha256');
+        await sealer.sealRange(partStart(n), partStart(n) + partLength(n), (piece) => {
+          sum.update(piece);
+          sealed(piece.length);
+        });
+        const body = new PartBody(pool, stop);
+        await send(n, body, sum.digest('base64'));
+        let left = partLength(n);
+        await sealer.sealRange(partStart(n), partStart(n) + partLength(n), async (piece) => {
+          left -= await filler.fill(body, piece, left);
+          sealed(piece.length);
+        });
+        body.end();
+      }
+    }
+  } catch (err) {
+    stop.fail(err);
+  }
+  while (uploads.size > 0) await Promise.allSettled([...uploads]);
+  if (stop.error) throw stop.error.cause;
   const parts = Object.entries(sess.etags)
     .map(([n, etag]) => ({ part_number: Number(n), etag }))
     .sort((a, b) => a.part_number - b.part_number);
@@ -219,9 +354,11 @@ export async function getBlob(s: SyncSession, hash: string, out: string, opts: {
   let size = 0;
   let received = 0;
   const total = res.size ?? 0;
+  const opened = garbageTicker();
   async function* counted(): AsyncGenerator<Buffer> {
     for await (const b of res.body) {
       received += b.length;
+      opened(b.length);
       opts.onProgress?.({ phase: 'download', done: received, total });
       yield b;
     }

@@ -3,15 +3,15 @@
 import { describe, expect, it } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { newMasterKey } from '../../src/crypto/envelope.js';
-import { BlobIntegrityError, BlobSealer, ciphertextSize, HEADER_BYTES, openBlobStream, TAG_BYTES } from '../../src/crypto/sync-blob.js';
+import { BlobIntegrityError, BlobSealer, ciphertextSize, HEADER_BYTES, openBlobStream, SEAL_SLICE, TAG_BYTES } from '../../src/crypto/sync-blob.js';
 
 const CS = 1000;
 const master = newMasterKey();
 const ring = { keys: [master] };
 
-function sealerFor(plain: Buffer, key = master): BlobSealer {
+function sealerFor(plain: Buffer, key = master, chunkSize = CS): BlobSealer {
   const hash = createHash('sha256').update(plain).digest('hex');
-  return new BlobSealer(key, hash, plain.length, async (o, l) => plain.subarray(o, o + l), CS);
+  return new BlobSealer(key, hash, plain.length, async (o, l) => plain.subarray(o, o + l), chunkSize);
 }
 async function openAll(ct: Buffer, hash: string, pieces = 7): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -49,6 +49,20 @@ describe('sync blob format', () => {
     const parts: Buffer[] = [];
     for (let i = Math.ceil(s.size / ps) - 1; i >= 0; i--) parts[i] = await again.range(i * ps, Math.min(s.size, (i + 1) * ps));
     expect(Buffer.concat(parts).equals(whole)).toBe(true);
+  });
+
+  it('chunks sealed in several cipher calls: any range, cut anywhere, gives the same bytes and opens', async () => {
+    // Chunks of 2.5 slices: ranges that start and end inside a slice, a chunk or a tag.
+    const cs = 2 * SEAL_SLICE + SEAL_SLICE / 2;
+    const plain = randomBytes(3 * cs + 1234);
+    const s = sealerFor(plain, master, cs);
+    const whole = await s.range(0, s.size);
+    expect(whole.length).toBe(ciphertextSize(plain.length, cs));
+    expect((await openAll(whole, s.hashHex, 50_000)).equals(plain)).toBe(true);
+    const cuts = [0, 5, HEADER_BYTES, HEADER_BYTES + SEAL_SLICE - 3, HEADER_BYTES + cs + 7, HEADER_BYTES + cs + TAG_BYTES - 4, HEADER_BYTES + 2 * (cs + TAG_BYTES) + SEAL_SLICE + 9, s.size - 10, s.size];
+    for (let a = 0; a < cuts.length; a++) {
+      for (let b = a; b < cuts.length; b++) expect((await s.range(cuts[a]!, cuts[b]!)).equals(whole.subarray(cuts[a], cuts[b])), `${cuts[a]}-${cuts[b]}`).toBe(true);
+    }
   });
 
   it('tampered ciphertext fails loudly', async () => {
