@@ -30,13 +30,21 @@ const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 export class NotesApi {
   /** Commits known to exist, per repository: objects never disappear, so a hit saves a git process. */
   private readonly knownCommits = new Map<string, Set<string>>();
+  /** Directory of each repository by id (ids are never reused; a name's directory never moves). */
+  private readonly dirs = new Map<string, string>();
 
   constructor(
     private readonly deps: { dataDir: string; repos: RepoStore; index: NotesIndex; indexer: NotesIndexer; writer: NoteWriter; access: Access; git: RepoGitPool },
   ) {}
 
   private hosted(repo: Repo) {
-    return { id: repo.id, dir: repoDir(this.deps.dataDir, repo.owner, repo.name), objectFormat: repo.object_format };
+    let dir = this.dirs.get(repo.id);
+    if (dir === undefined) {
+      if (this.dirs.size >= 10_000) this.dirs.clear();
+      dir = repoDir(this.deps.dataDir, repo.owner, repo.name);
+      this.dirs.set(repo.id, dir);
+    }
+    return { id: repo.id, dir, objectFormat: repo.object_format };
   }
 
   private target(raw: string, repo: Repo): string {
