@@ -10,7 +10,8 @@ import { createLogger } from '../daemon/logger.js';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { saveToken } from '../src/client/license-offline.js';
 import { machineFingerprint } from '../src/client/license-offline.js';
-import { autocannon, bareServer, ratio, startupEnv, timeCommand, type LoadResult } from './_util.js';
+import { autocannon, bareServer, ratio, startupEnv, type LoadResult } from './_util.js';
+import { timeAgainstNode } from './_startup.js';
 
 const quiet = createLogger({ level: 'silent' });
 const json = { 'content-type': 'application/json' };
@@ -89,8 +90,7 @@ export async function run(): Promise<void> {
     // The check trusts only pinned keys: pin the server's JWKS inline, as an app would ship it.
     const env = { ...startupEnv(), XDG_CACHE_HOME: join(dir, 'cache'), MKT_MARKETPLACE_URL: 'http://127.0.0.1:9', MKT_LICENSE_PUBLIC_KEYS: JSON.stringify(jwks) };
     saveToken(env, { server: url, item: 'bench', license: k!.id, token: v.token, jwks, saved_at: new Date().toISOString() });
-    const baseMs = timeCommand(process.execPath, ['-e', '0'], 20, env);
-    const checkMs = timeCommand(process.execPath, [join(import.meta.dirname, '..', 'bin', 'mkt'), 'license', 'check'], 20, env);
+    const { baseline: baseMs, commands: [checkMs = NaN] } = timeAgainstNode([[process.execPath, join(import.meta.dirname, '..', 'bin', 'mkt'), 'license', 'check']], 20, env);
     console.log(`node -e 0                    ${baseMs.toFixed(1)} ms (baseline)`);
     console.log(`mkt license check            ${checkMs.toFixed(1)} ms  ratio ${ratio(checkMs, baseMs)} (goal <= 1.60)${checkMs / baseMs <= 1.6 ? '' : '  MISSED'}`);
   } finally {

@@ -1,20 +1,22 @@
 // Start-up time of `mkt --version`, `mkt tickets --help` and `mkt monitor --help` as a ratio to
-// `node -e 0` (goal <= 1.50), measured the same way in the same run. Each command is timed right
-// after its own baseline, so load from other jobs on the shared machine falls on both alike.
+// `node -e 0` (goal <= 1.50), measured the same way in the same run, run by run in turn.
 import { join } from 'node:path';
-import { ratio, startupEnv, timeCommand } from './_util.js';
+import { ratio, startupEnv } from './_util.js';
+import { timeAgainstNode } from './_startup.js';
 
 const GOAL = 1.5;
 
 export async function run(): Promise<void> {
-  const env = startupEnv();
   const mkt = join(import.meta.dirname, '..', 'bin', 'mkt');
-  for (const args of [['--version'], ['tickets', '--help'], ['monitor', '--help']]) {
-    const base = timeCommand(process.execPath, ['-e', '0'], 20, env);
-    const ms = timeCommand(process.execPath, [mkt, ...args], 20, env);
-    const r = ms / base;
-    console.log(
-      `mkt ${args.join(' ').padEnd(21)} ${ms.toFixed(1).padStart(6)} ms  node -e 0 ${base.toFixed(1).padStart(6)} ms  ratio ${ratio(ms, base)} (goal <= ${GOAL.toFixed(2)})${r <= GOAL ? '' : '  MISSED'}`,
-    );
+  const commands = [['--version'], ['tickets', '--help'], ['monitor', '--help']];
+  const t = timeAgainstNode(
+    commands.map((args) => [process.execPath, mkt, ...args]),
+    20,
+    startupEnv(),
+  );
+  console.log(`node -e 0                 ${t.baseline.toFixed(1).padStart(6)} ms (baseline)`);
+  for (const [i, args] of commands.entries()) {
+    const ms = t.commands[i]!;
+    console.log(`mkt ${args.join(' ').padEnd(21)} ${ms.toFixed(1).padStart(6)} ms  ratio ${ratio(ms, t.baseline)} (goal <= ${GOAL.toFixed(2)})${ms / t.baseline <= GOAL ? '' : '  MISSED'}`);
   }
 }
