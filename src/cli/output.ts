@@ -27,8 +27,9 @@ export function cellText(c: Cell): string {
  */
 export function printTable(io: IOStreams, headers: string[], rows: Cell[][]): void {
   const text = rows.map((r) => r.map(cellText));
+  // One write for the whole table: a write per line is a system call per line in a pipe.
   if (!stdoutIsTTY(io)) {
-    for (const r of text) io.stdout.write(r.join('\t') + '\n');
+    if (text.length > 0) io.stdout.write(text.map((r) => r.join('\t') + '\n').join(''));
     return;
   }
   const widths = headers.map((h, i) => Math.max(h.length, ...text.map((r) => (r[i] ?? '').length)));
@@ -39,16 +40,17 @@ export function printTable(io: IOStreams, headers: string[], rows: Cell[][]): vo
     return cut.padEnd(lim);
   };
   const bold = colorEnabled(io) ? (s: string) => `\u001b[1m${s}\u001b[22m` : (s: string) => s;
-  io.stdout.write(bold(headers.map((h, i) => fit(h.toUpperCase(), widths[i]!)).join('  ').trimEnd()) + '\n');
-  for (const r of text) io.stdout.write(r.map((c, i) => fit(c, widths[i]!)).join('  ').trimEnd() + '\n');
+  const lines = [bold(headers.map((h, i) => fit(h.toUpperCase(), widths[i]!)).join('  ').trimEnd())];
+  for (const r of text) lines.push(r.map((c, i) => fit(c, widths[i]!)).join('  ').trimEnd());
+  io.stdout.write(lines.join('\n') + '\n');
 }
 
 /** Prints `key: value` lines for one record (human view of `show` commands). */
 export function printFields(io: IOStreams, fields: [string, Cell][]): void {
   if (!stdoutIsTTY(io)) {
-    for (const [k, v] of fields) io.stdout.write(`${k}\t${cellText(v)}\n`);
+    if (fields.length > 0) io.stdout.write(fields.map(([k, v]) => `${k}\t${cellText(v)}\n`).join(''));
     return;
   }
   const w = Math.max(...fields.map(([k]) => k.length));
-  for (const [k, v] of fields) io.stdout.write(`${(k + ':').padEnd(w + 1)} ${cellText(v)}\n`);
+  if (fields.length > 0) io.stdout.write(fields.map(([k, v]) => `${(k + ':').padEnd(w + 1)} ${cellText(v)}\n`).join(''));
 }

@@ -27,4 +27,21 @@ describe('human output', () => {
     printJson(io, { name: hostile });
     expect(JSON.parse(io.out())).toEqual({ name: hostile });
   });
+
+  it('a table or a record is one write (a line each would be a system call each in a pipe), with the same text', () => {
+    for (const tty of [false, true]) {
+      const io = fakeIO({ tty, env: { NO_COLOR: '1' } });
+      const writes: string[] = [];
+      const write = io.stdout.write.bind(io.stdout);
+      io.stdout.write = ((chunk: string, ...rest: never[]) => (writes.push(chunk), write(chunk, ...rest))) as typeof io.stdout.write;
+      printTable(io, ['id', 'title'], [['1', 'first'], ['22', 'second']]);
+      printFields(io, [['valid', 'yes'], ['item', 'font-pro']]);
+      printTable(io, ['id'], []);
+      expect(writes).toEqual(
+        tty
+          ? ['ID  TITLE\n1   first\n22  second\n', 'valid: yes\nitem:  font-pro\n', 'ID\n']
+          : ['1\tfirst\n22\tsecond\n', 'valid\tyes\nitem\tfont-pro\n'],
+      );
+    }
+  });
 });
