@@ -34,7 +34,7 @@ export const BUFFER_BYTES = 12 * MIB;
 /** The unit those bytes wait in: a slab is reused as soon as the kernel has sent it. */
 const SLAB_BYTES = 1 * MIB;
 /** Sealed bytes between two scavenges: the cipher's garbage never exceeds this (see young-gc.ts). */
-const GC_EVERY_BYTES = 4 * MIB;
+export const GC_EVERY_BYTES = 4 * MIB;
 /** Part numbers start at 1, like S3. */
 const FIRST_PART = 1;
 /** File read size of the hashing pass. */

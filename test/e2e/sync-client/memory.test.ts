@@ -1,16 +1,29 @@
 // Issue 7 "a 200 MiB blob is streamed with bounded memory (peak RSS measured, well under the
-// blob size)": `blob put` (multipart, parts in flight) and `blob get` each run in a child process
-// that reports its own peak RSS. What the 200 MiB blob adds over the same commands on a 4-byte
-// blob (module loading, TLS-free HTTP, the test's tsx loader) must stay under half its size.
+// blob size)", and the performance issue's "peak RSS <= 100 MiB whatever the file size": `blob
+// put` (multipart, parts in flight) and `blob get` each run in a child process that reports its
+// own peak RSS. What the 200 MiB blob adds over the same command on a 4-byte blob (module
+// loading, HTTP, the test's tsx loader) must stay within what the design holds: the sealed bytes
+// waiting for the network, two chunks of read-ahead and the garbage between two scavenges for
+// put; the write queue, a chunk and that garbage for get; plus a margin for the heap and the
+// allocator. The old client (whole parts held until the store answered, 32 MiB of cipher
+// garbage) added 50-80 MiB.
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, createReadStream, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CHUNK_SIZE } from '../../../src/crypto/sync-blob.js';
+import { BUFFER_BYTES, GC_EVERY_BYTES } from '../../../src/sync/blobs.js';
 import { startSyncWorld, type Device, type SyncWorld } from './harness.js';
 
 const MIB = 1024 * 1024;
 const SIZE = 200 * MIB;
+/** Heap growth, allocator slack and code pages the design does not count. */
+const MARGIN = 16 * MIB;
+/** Put: sealed bytes held for the network, two chunks of read-ahead, one GC period of garbage. */
+const PUT_BOUND = (BUFFER_BYTES + 2 * DEFAULT_CHUNK_SIZE + GC_EVERY_BYTES + MARGIN) / MIB;
+/** Get: the file write queue (4 MiB), a chunk being assembled and its plaintext, one GC period. */
+const GET_BOUND = (4 * MIB + 2 * DEFAULT_CHUNK_SIZE + GC_EVERY_BYTES + MARGIN) / MIB;
 let w: SyncWorld;
 let a: Device;
 let hash = '';
@@ -69,7 +82,7 @@ async function sha256(file: string): Promise<string> {
 }
 
 describe('a 200 MiB blob with bounded memory', () => {
-  it('blob put and blob get each add far less memory than the blob weighs', async () => {
+  it('blob put and blob get each add no more memory than their buffers, whatever the blob weighs', async () => {
     const tinyPut = await child(['sync', 'blob', 'put', join(a.home, 'tiny.bin'), '--json']);
     expect(tinyPut.code, tinyPut.stderr).toBe(0);
     const tinyHash = (JSON.parse(tinyPut.stdout) as { hash: string }).hash;
@@ -85,8 +98,8 @@ describe('a 200 MiB blob with bounded memory', () => {
 
     const f = (n: number): string => n.toFixed(0);
     // eslint-disable-next-line no-console -- the measured figures, for the record
-    console.log(`peak RSS (MiB): put ${f(put.peakMiB)} (4-byte blob ${f(tinyPut.peakMiB)}), get ${f(get.peakMiB)} (4-byte blob ${f(tinyGet.peakMiB)}); blob ${SIZE / MIB}`);
-    expect(put.peakMiB - tinyPut.peakMiB).toBeLessThan(SIZE / MIB / 2);
-    expect(get.peakMiB - tinyGet.peakMiB).toBeLessThan(SIZE / MIB / 2);
+    console.log(`peak RSS (MiB): put ${f(put.peakMiB)} (4-byte blob ${f(tinyPut.peakMiB)}, bound +${f(PUT_BOUND)}), get ${f(get.peakMiB)} (4-byte blob ${f(tinyGet.peakMiB)}, bound +${f(GET_BOUND)}); blob ${SIZE / MIB}`);
+    expect(put.peakMiB - tinyPut.peakMiB).toBeLessThanOrEqual(PUT_BOUND);
+    expect(get.peakMiB - tinyGet.peakMiB).toBeLessThanOrEqual(GET_BOUND);
   });
 });
