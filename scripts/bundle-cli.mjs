@@ -4,7 +4,7 @@
 // separate ESM files in dist/, loaded by dynamic import() only when run, except the few whose
 // start-up time is their job.
 import { build } from 'esbuild';
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeCodeCache } from './code-cache.mjs';
@@ -88,5 +88,7 @@ if (left.length > 0 || rewritten === 0) {
   console.error(`bundle-cli: ${rewritten} verb imports rewritten, but import() left in:\n${left.join('\n')}`);
   process.exit(1);
 }
-writeFileSync(outfile, code);
+// Written aside and renamed, so an mkt starting meanwhile reads the old bundle or the new one.
+writeFileSync(`${outfile}.tmp`, code);
+renameSync(`${outfile}.tmp`, outfile);
 await writeCodeCache(root);

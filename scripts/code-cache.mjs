@@ -31,12 +31,15 @@ function licenseFixture(dir) {
 /** One run of the bundle through bin/mkt's own compile(), writing the cache at exit. */
 const TRAIN = `
 const [bin, ...args] = JSON.parse(process.env.MKT_CODE_CACHE_RUN);
-const { writeFileSync } = require('node:fs');
+const { renameSync, writeFileSync } = require('node:fs');
 const m = require(bin);
 const script = m.compile();
 if (script.cachedDataRejected) { process.stderr.write('code cache rejected by the run that made it\\n'); process.exit(70); }
 process.argv = [process.execPath, bin, ...args];
-process.on('exit', () => writeFileSync(m.cacheFile, Buffer.concat([Buffer.from(m.stamp(), 'latin1'), script.createCachedData()])));
+process.on('exit', () => {
+  writeFileSync(m.cacheFile + '.tmp', Buffer.concat([Buffer.from(m.stamp(), 'latin1'), script.createCachedData()]));
+  renameSync(m.cacheFile + '.tmp', m.cacheFile);
+});
 m.run(script);
 `;
 
