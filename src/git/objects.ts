@@ -86,16 +86,30 @@ export function withEntry(entries: readonly TreeEntry[], name: string, entry: Tr
 /** A tree object's body for entries already in git's order (withEntry keeps them so). */
 export function encodeTree(entries: readonly TreeEntry[], format: ObjectFormat): Buffer {
   const size = idBytes(format);
-  return Buffer.concat(
-    entries.map((e) => {
-      if (e.raw) return e.raw;
-      const head = Buffer.from(`${e.mode} ${e.name}\0`, 'latin1');
-      const out = Buffer.allocUnsafe(head.length + size);
-      head.copy(out);
-      out.write(e.oid, head.length, size, 'hex');
-      return out;
-    }),
-  );
+  const parts: Buffer[] = entries.map((e) => {
+    if (e.raw) return e.raw;
+    const head = Buffer.from(`${e.mode} ${e.name}\0`, 'latin1');
+    const out = Buffer.allocUnsafe(head.length + size);
+    head.copy(out);
+    out.write(e.oid, head.length, size, 'hex');
+    return (e.raw = out);
+  });
+  let length = 0;
+  for (const p of parts) length += p.length;
+  const out = Buffer.allocUnsafe(length);
+  // Entries read from one tree sit side by side in its body: copy each such run at once (a
+  // rewritten tree is a few runs, not one copy per entry).
+  let pos = 0;
+  for (let i = 0; i < parts.length; ) {
+    const first = parts[i]!;
+    let end = first.byteOffset + first.length;
+    let j = i + 1;
+    while (j < parts.length && parts[j]!.buffer === first.buffer && parts[j]!.byteOffset === end) end += parts[j++]!.length;
+    const run = Buffer.from(first.buffer, first.byteOffset, end - first.byteOffset);
+    pos += run.copy(out, pos);
+    i = j;
+  }
+  return out;
 }
 
 /** Characters git strips from both ends of an identity's name and email (ident.c `crud`). */

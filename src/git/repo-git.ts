@@ -283,12 +283,6 @@ export class RepoGitPool {
     return r;
   }
 
-  /** Forgets one repository (deleted, or about to be). */
-  drop(gitDir: string): void {
-    this.repos.get(gitDir)?.close();
-    this.repos.delete(gitDir);
-  }
-
   close(): void {
     for (const r of this.repos.values()) r.close();
     this.repos.clear();

@@ -82,12 +82,15 @@ describe.each(['sha1', 'sha256'] as const)('objects written by mkt in a %s repos
         await r.updateRef('refs/notes/commits', chain[chain.length - 1]!, tip);
         tip = chain[chain.length - 1]!;
       }
-      const more = await writeNoteCommits(r, tip, [change(targets[3]!, 'replaced', 1), change(targets[4]!, null, 2), change(targets[5]!, null, 3)]);
-      await r.updateRef('refs/notes/commits', more[2]!, tip);
+      // A note larger than one stored zlib block (64 KiB).
+      const big = 'large note line\n'.repeat(12_000);
+      const more = await writeNoteCommits(r, tip, [change(targets[3]!, 'replaced', 1), change(targets[4]!, null, 2), change(targets[5]!, null, 3), change(targets[6]!, big, 4)]);
+      await r.updateRef('refs/notes/commits', more[3]!, tip);
 
       expect(git(['fsck', '--strict', '--no-dangling'])).toBe('');
       for (const p of packs(gitDir)) git(['verify-pack', join(gitDir, 'objects', 'pack', p.replace(/\.pack$/, '.idx'))]);
-      expect(git(['rev-list', '--count', 'refs/notes/commits'])).toBe(String(n + 3));
+      expect(git(['rev-list', '--count', 'refs/notes/commits'])).toBe(String(n + 4));
+      expect(git(['notes', 'show', targets[6]!]) + '\n').toBe(big);
       expect(git(['notes', 'show', targets[200]!])).toBe('note 200 ✓');
       expect(git(['notes', 'show', targets[3]!])).toBe('replaced');
       expect(() => git(['notes', 'show', targets[4]!])).toThrow();
@@ -95,7 +98,7 @@ describe.each(['sha1', 'sha256'] as const)('objects written by mkt in a %s repos
       // The root grew a fan-out level instead of holding every note.
       expect(git(['ls-tree', 'refs/notes/commits']).split('\n').length).toBeLessThanOrEqual(FANOUT_THRESHOLD + 256);
       expect(git(['ls-tree', 'refs/notes/commits'])).toContain(' tree ');
-      expect(git(['log', '-1', '--format=%an <%ae> %at', 'refs/notes/commits'])).toBe('Writer 0 <w0@example.com> 1700000003');
+      expect(git(['log', '-1', '--format=%an <%ae> %at', 'refs/notes/commits'])).toBe('Writer 1 <w1@example.com> 1700000004');
     } finally {
       r.close();
     }
