@@ -49,7 +49,7 @@ function decodeBase64url(text: string): Buffer | undefined {
 function decodeJson(segment: string): Record<string, unknown> | undefined {
   const bytes = decodeBase64url(segment);
   if (!bytes) return undefined;
-  // isUtf8, not a fatal TextDecoder: that one loads ICU's converters, ~4 ms of the check's start.
+  // isUtf8, not a fatal TextDecoder: that one sets up an ICU converter first (~0.3 ms more).
   if (!isUtf8(bytes)) return undefined;
   let value: unknown;
   try {
