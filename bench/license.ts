@@ -1,7 +1,7 @@
 // License-key throughput: key_status_post and license_verify requests/s as ratios to a bare
-// node:http server answering the same body in the same run (targets >= 0.5 and >= 0.3; verify
-// also with a new machine per request, which activates and signs every time), and
-// `mkt license check` (offline) wall time as a ratio to `node -e 0` (target <= 2x).
+// node:http server answering the same body in the same run (goals >= 0.6 for status, >= 0.5 for
+// verify of a known machine, >= 0.3 with a new machine per request, which activates and signs
+// every time), and `mkt license check` (offline) wall time as a ratio to `node -e 0` (<= 1.6).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +17,7 @@ const quiet = createLogger({ level: 'silent' });
 const json = { 'content-type': 'application/json' };
 
 function line(name: string, r: LoadResult, base?: LoadResult, target?: number): void {
-  const rel = base ? `  ratio ${ratio(r.rps, base.rps)}${target ? ` (target >= ${target.toFixed(2)})` : ''}` : ' (baseline)';
+  const rel = base ? `  ratio ${ratio(r.rps, base.rps)}${target ? ` (goal >= ${target.toFixed(2)})` : ''}` : ' (baseline)';
   console.log(`${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
 }
 
@@ -62,7 +62,7 @@ export async function run(): Promise<void> {
     try {
       const base = await autocannon(`${bareStatus.url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody });
       line('bare node:http (status body)', base);
-      line('POST /api/v1/keys/status', await autocannon(`${url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody }), base, 0.5);
+      line('POST /api/v1/keys/status', await autocannon(`${url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody }), base, 0.6);
     } finally {
       bareStatus.server.close();
     }
@@ -72,7 +72,7 @@ export async function run(): Promise<void> {
     try {
       const base = await autocannon(`${bareVerify.url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody });
       line('bare node:http (verify body)', base);
-      line('POST /api/v1/license/verify', await autocannon(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody }), base, 0.3);
+      line('POST /api/v1/license/verify', await autocannon(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody }), base, 0.5);
       // Every request a new machine: activation write + a fresh Ed25519 signature each time.
       line('  ... each a new machine', await autocannonUnique(`${url}/api/v1/license/verify`, k!.key), base, 0.3);
     } finally {
