@@ -105,9 +105,10 @@ export class BlobSealer {
    * until `write` returns (or its promise settles): the caller copies them where they go. The
    * plaintext is read one chunk ahead into two scratch buffers, so the file read overlaps the
    * encryption. A range that starts inside a chunk encrypts that chunk's head too (its tag
-   * covers the whole chunk); one that ends inside a chunk stops encrypting there.
+   * covers the whole chunk); one that ends inside a chunk stops encrypting there. `scratch`, two
+   * buffers of a chunk each, saves making them (the caller's hashing pass used them already).
    */
-  async sealRange(start: number, end: number, write: (piece: Buffer) => void | Promise<void>): Promise<void> {
+  async sealRange(start: number, end: number, write: (piece: Buffer) => void | Promise<void>, scratch?: readonly [Buffer, Buffer]): Promise<void> {
     if (start < 0 || end > this.size || start > end) throw new RangeError(`bad ciphertext range ${start}-${end} of ${this.size}`);
     if (start < HEADER_BYTES && end > start) await write(this.header.subarray(start, Math.min(end, HEADER_BYTES)));
     if (end <= HEADER_BYTES) return;
@@ -115,10 +116,10 @@ export class BlobSealer {
     const first = Math.max(0, Math.floor((start - HEADER_BYTES) / sealedSize));
     const last = Math.min(this.count - 1, Math.floor((end - 1 - HEADER_BYTES) / sealedSize));
     const scratchSize = Math.min(this.chunkSize, Math.max(1, this.plainSize));
-    const scratch = [Buffer.allocUnsafe(scratchSize), Buffer.allocUnsafe(scratchSize)] as const;
+    const bufs = scratch && scratch[0].length >= scratchSize && scratch[1].length >= scratchSize ? scratch : ([Buffer.allocUnsafe(scratchSize), Buffer.allocUnsafe(scratchSize)] as const);
     const read = (i: number): Promise<Buffer> => {
       const off = i * this.chunkSize;
-      return this.readPlain(off, Math.min(this.chunkSize, this.plainSize - off), scratch[i % 2]!);
+      return this.readPlain(off, Math.min(this.chunkSize, this.plainSize - off), bufs[i % 2]!);
     };
     let next: Promise<Buffer> | undefined = read(first);
     try {

@@ -12,7 +12,7 @@ import { NegativeError, UsageError } from '../cli/errors.js';
 import { ApiError } from '../client/http.js';
 import { putStreamToSignedUrl } from '../client/signed-put.js';
 import { getFromSignedUrl } from '../client/sync.js';
-import { BlobSealer, ciphertextSize, openBlobStream } from '../crypto/sync-blob.js';
+import { BlobSealer, ciphertextSize, DEFAULT_CHUNK_SIZE, openBlobStream } from '../crypto/sync-blob.js';
 import { keyFingerprint } from '../crypto/sync-keys.js';
 import type { SyncSession } from './session.js';
 import { PartBody, SlabFiller, SlabPool, Slots, Stop } from './part-buffers.js';
@@ -35,10 +35,10 @@ export const BUFFER_BYTES = 12 * MIB;
 const SLAB_BYTES = 1 * MIB;
 /** Sealed bytes between two scavenges: the cipher's garbage never exceeds this (see young-gc.ts). */
 export const GC_EVERY_BYTES = 4 * MIB;
+/** Plaintext `blob get` queues for the file at most. */
+export const WRITE_QUEUE_BYTES = 1 * MIB;
 /** Part numbers start at 1, like S3. */
 const FIRST_PART = 1;
-/** File read size of the hashing pass. */
-const READ_BYTES = 1024 * 1024;
 
 export interface BlobProgress {
   phase: 'hash' | 'upload' | 'download';
@@ -55,23 +55,27 @@ export interface PutReport {
   resumed_parts: number;
 }
 
+/** Two file read buffers of a chunk each: the hashing pass reads through them, then the sealing pass. */
+function readBuffers(): [Buffer, Buffer] {
+  return [Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE), Buffer.allocUnsafe(DEFAULT_CHUNK_SIZE)];
+}
+
 /**
  * SHA-256 of a file, read through two reused buffers: the next read runs (in libuv's pool) while
  * the main thread hashes the last one.
  */
-export async function sha256File(file: string, onBytes?: (n: number) => void): Promise<string> {
+export async function sha256File(file: string, onBytes?: (n: number) => void, bufs: readonly [Buffer, Buffer] = readBuffers()): Promise<string> {
   const h = createHash('sha256');
   const fh = await open(file, 'r');
-  const bufs = [Buffer.allocUnsafe(READ_BYTES), Buffer.allocUnsafe(READ_BYTES)] as const;
   let next: Promise<{ bytesRead: number; buffer: Buffer }> | undefined;
   try {
-    next = fh.read(bufs[0], 0, READ_BYTES, null);
+    next = fh.read(bufs[0], 0, DEFAULT_CHUNK_SIZE, null);
     for (let i = 1; ; i++) {
       const { bytesRead, buffer } = await next;
       next = undefined;
       if (bytesRead === 0) break;
       // Reads without a position follow one another in the order they were issued.
-      next = fh.read(bufs[i % 2]!, 0, READ_BYTES, null);
+      next = fh.read(bufs[i % 2]!, 0, DEFAULT_CHUNK_SIZE, null);
       h.update(buffer.subarray(0, bytesRead));
       onBytes?.(bytesRead);
     }
@@ -94,7 +98,8 @@ export async function putBlob(s: SyncSession, file: string, opts: MultipartOptio
   if (!info) throw new NegativeError('this account has no sync key yet', 'run `mkt sync key init` first');
   const ring = await s.keyring();
   let hashed = 0;
-  const hash = await sha256File(file, (n) => opts.onProgress?.({ phase: 'hash', done: (hashed += n), total: st.size }));
+  const scratch = readBuffers();
+  const hash = await sha256File(file, (n) => opts.onProgress?.({ phase: 'hash', done: (hashed += n), total: st.size }), scratch);
   // A resumed upload must seal with the key its stored parts were sealed with (a rotation may
   // have happened since); new blobs use the current key, never a pending one a rotation could drop.
   const saved = s.state.upload(s.server, hash);
@@ -118,10 +123,10 @@ export async function putBlob(s: SyncSession, file: string, opts: MultipartOptio
     if (sealer.size <= (opts.oneShotMax ?? ONE_SHOT_MAX) && !s.state.upload(s.server, hash)) {
       const res = await s.client.blobUploadUrl({ hash, size_bytes: sealer.size });
       if (res.already_exists) return { ...report, already_exists: true };
-      await oneShot(res.upload_url, sealer, opts.bufferBytes ?? BUFFER_BYTES);
+      await oneShot(res.upload_url, sealer, scratch, opts.bufferBytes ?? BUFFER_BYTES);
       opts.onProgress?.({ phase: 'upload', done: sealer.size, total: sealer.size });
     } else {
-      const r = await multipart(s, file, sealer, opts);
+      const r = await multipart(s, file, sealer, scratch, opts);
       if (r === 'exists') return { ...report, mode: 'multipart', already_exists: true };
       report.mode = 'multipart';
       report.resumed_parts = r;
@@ -154,7 +159,7 @@ function garbageTicker(): (bytes: number) => void {
 }
 
 /** The one-shot PUT, sealed into it as it sends (no checksum: the URL is signed without). */
-async function oneShot(url: string, sealer: BlobSealer, bufferBytes: number): Promise<void> {
+async function oneShot(url: string, sealer: BlobSealer, scratch: readonly [Buffer, Buffer], bufferBytes: number): Promise<void> {
   const stop = new Stop();
   const slabBytes = Math.min(SLAB_BYTES, sealer.size);
   const pool = new SlabPool(Math.max(1, Math.floor(bufferBytes / slabBytes)), slabBytes, stop);
@@ -165,10 +170,11 @@ async function oneShot(url: string, sealer: BlobSealer, bufferBytes: number): Pr
   put.catch((err: unknown) => stop.fail(err));
   try {
     let left = sealer.size;
-    await sealer.sealRange(0, sealer.size, async (piece) => {
+    const intoPut = async (piece: Buffer): Promise<void> => {
       left -= await filler.fill(body, piece, left);
       sealed(piece.length);
-    });
+    };
+    await sealer.sealRange(0, sealer.size, intoPut, scratch);
     body.end();
   } catch (err) {
     stop.fail(err);
@@ -198,11 +204,11 @@ interface MultipartOptions {
   bufferBytes?: number;
 }
 
-async function multipart(s: SyncSession, file: string, sealer: BlobSealer, opts: MultipartOptions): Promise<number | 'exists'> {
+async function multipart(s: SyncSession, file: string, sealer: BlobSealer, scratch: readonly [Buffer, Buffer], opts: MultipartOptions): Promise<number | 'exists'> {
   const saved = s.state.upload(s.server, sealer.hashHex);
   if (saved) {
     try {
-      return await multipartRun(s, saved, sealer, opts);
+      return await multipartRun(s, saved, sealer, scratch, opts);
     } catch (err) {
       if (!sessionGone(err)) throw err;
       // Start over once with a fresh session.
@@ -225,10 +231,10 @@ async function multipart(s: SyncSession, file: string, sealer: BlobSealer, opts:
     started_at: new Date().toISOString(),
   };
   s.state.saveUpload(session);
-  return multipartRun(s, session, sealer, opts);
+  return multipartRun(s, session, sealer, scratch, opts);
 }
 
-async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSealer, opts: MultipartOptions): Promise<number> {
+async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSealer, scratch: readonly [Buffer, Buffer], opts: MultipartOptions): Promise<number> {
   const resumed = Object.keys(sess.etags).length;
   const todo: number[] = [];
   for (let n = FIRST_PART; n < FIRST_PART + sess.part_count; n++) if (!sess.etags[String(n)]) todo.push(n);
@@ -275,11 +281,12 @@ async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSea
       for (let i = 0; i < todo.length; ) {
         let j = i + 1;
         while (j < todo.length && todo[j] === todo[j - 1]! + 1) j++;
+        const last = todo[j - 1]!;
         let n = todo[i]!;
         let left = partLength(n);
         let body = new PartBody(pool, stop);
         let sum = createHash('sha256');
-        await sealer.sealRange(partStart(n), partStart(todo[j - 1]!) + partLength(todo[j - 1]!), async (piece) => {
+        const intoParts = async (piece: Buffer): Promise<void> => {
           for (let off = 0; off < piece.length; ) {
             const view = piece.subarray(off);
             const k = await filler.fill(body, view, left);
@@ -291,7 +298,7 @@ async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSea
               body.end();
               await send(n, body, sum.digest('base64'));
               n++;
-              if (n <= todo[j - 1]!) {
+              if (n <= last) {
                 left = partLength(n);
                 body = new PartBody(pool, stop);
                 sum = createHash('sha256');
@@ -299,24 +306,27 @@ async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSea
             }
           }
           sealed(piece.length);
-        });
+        };
+        await sealer.sealRange(partStart(todo[i]!), partStart(last) + partLength(last), intoParts, scratch);
         i = j;
       }
     } else {
       // Parts too large to hold: seal each twice, for its checksum, then into its PUT.
       for (const n of todo) {
         const sum = createHash('sha256');
-        await sealer.sealRange(partStart(n), partStart(n) + partLength(n), (piece) => {
+        const intoSum = (piece: Buffer): void => {
           sum.update(piece);
           sealed(piece.length);
-        });
+        };
+        await sealer.sealRange(partStart(n), partStart(n) + partLength(n), intoSum, scratch);
         const body = new PartBody(pool, stop);
         await send(n, body, sum.digest('base64'));
         let left = partLength(n);
-        await sealer.sealRange(partStart(n), partStart(n) + partLength(n), async (piece) => {
+        const intoPut = async (piece: Buffer): Promise<void> => {
           left -= await filler.fill(body, piece, left);
           sealed(piece.length);
-        });
+        };
+        await sealer.sealRange(partStart(n), partStart(n) + partLength(n), intoPut, scratch);
         body.end();
       }
     }
@@ -370,8 +380,9 @@ export async function getBlob(s: SyncSession, hash: string, out: string, opts: {
     }
   }
   try {
-    // A write stream lets the next chunk be opened while the previous one is written.
-    await pipeline(plaintext(), createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: 4 * 1024 * 1024 }));
+    // A write stream lets the next chunk be opened while the previous one is written; a chunk
+    // of queue is enough for that (a larger one only holds more memory).
+    await pipeline(plaintext(), createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: WRITE_QUEUE_BYTES }));
     await rename(tmp, out);
   } catch (err) {
     await rm(tmp, { force: true });

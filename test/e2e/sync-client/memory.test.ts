@@ -13,17 +13,17 @@ import { closeSync, createReadStream, openSync, writeFileSync, writeSync } from 
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CHUNK_SIZE } from '../../../src/crypto/sync-blob.js';
-import { BUFFER_BYTES, GC_EVERY_BYTES } from '../../../src/sync/blobs.js';
+import { BUFFER_BYTES, GC_EVERY_BYTES, WRITE_QUEUE_BYTES } from '../../../src/sync/blobs.js';
 import { startSyncWorld, type Device, type SyncWorld } from './harness.js';
 
 const MIB = 1024 * 1024;
 const SIZE = 200 * MIB;
 /** Heap growth, allocator slack and code pages the design does not count. */
-const MARGIN = 16 * MIB;
+const MARGIN = 20 * MIB;
 /** Put: sealed bytes held for the network, two chunks of read-ahead, one GC period of garbage. */
 const PUT_BOUND = (BUFFER_BYTES + 2 * DEFAULT_CHUNK_SIZE + GC_EVERY_BYTES + MARGIN) / MIB;
-/** Get: the file write queue (4 MiB), a chunk being assembled and its plaintext, one GC period. */
-const GET_BOUND = (4 * MIB + 2 * DEFAULT_CHUNK_SIZE + GC_EVERY_BYTES + MARGIN) / MIB;
+/** Get: the file write queue, a chunk being assembled and its plaintext, one GC period. */
+const GET_BOUND = (WRITE_QUEUE_BYTES + 2 * DEFAULT_CHUNK_SIZE + GC_EVERY_BYTES + MARGIN) / MIB;
 let w: SyncWorld;
 let a: Device;
 let hash = '';
