@@ -2,7 +2,8 @@
 // Repositories found by owner and name are remembered in the process. On PostgreSQL every create
 // and delete (on any instance, or by `mkt admin`) notifies REPOS_CHANGED after it commits and each
 // instance drops what it remembers; on SQLite a change of the file's data version (a commit by
-// another connection or process) does. Grants are always read from the database.
+// another connection or process, read at most every 100 ms) does. Grants are always read from the
+// database.
 import { randomUUID } from 'node:crypto';
 import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
 import type { ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from './repos.js';
@@ -50,6 +51,8 @@ const MIGRATIONS: ComponentMigrations = {
 
 /** Every instance's repository cache hears of creates and deletes on this channel. */
 const REPOS_CHANGED = 'mkt_repos';
+/** SQLite: how long the file's data version read is trusted (as REF_READ_TTL_MS for notes refs). */
+const DATA_VERSION_TTL_MS = 100;
 /** Lookups (owner and name as asked, repository found) one instance remembers. */
 const FOUND_ENTRIES = 10_000;
 
@@ -132,8 +135,9 @@ export class SqlRepoStore extends Rows implements RepoStore {
   /** Set once this instance hears REPOS_CHANGED: lookups are remembered only from then on. */
   private watching: Promise<void> | undefined;
   private heard = false;
-  /** SQLite: the file's data version the remembered lookups were made at. */
+  /** SQLite: the file's data version the remembered lookups were made at, and when it was read. */
   private dataVersion: number | undefined;
+  private dataVersionAt = -Infinity;
 
   private constructor(private readonly sql: SqlDatabase) {
     // Outside a transaction a statement commits as it runs: announce at once.
@@ -167,11 +171,16 @@ export class SqlRepoStore extends Rows implements RepoStore {
     } else {
       // SQLite: `mkt admin` may write the file from another process, whose changes no
       // notification announces; the file's data version moves with every commit of another
-      // connection, and reading it costs a third of the lookup (a quarter of get_note's handler).
-      const version = await this.sql.value<number>('PRAGMA data_version');
-      if (version !== this.dataVersion) {
-        this.forget();
-        this.dataVersion = version;
+      // connection. Reading it starts a read transaction, nearly the lookup's own cost, so it is
+      // read at most every DATA_VERSION_TTL_MS: another process's change is seen that much later.
+      const now = performance.now();
+      if (now - this.dataVersionAt >= DATA_VERSION_TTL_MS) {
+        const version = await this.sql.value<number>('PRAGMA data_version');
+        if (version !== this.dataVersion) {
+          this.forget();
+          this.dataVersion = version;
+        }
+        this.dataVersionAt = now;
       }
       this.heard = true;
     }
