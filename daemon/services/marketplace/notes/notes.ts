@@ -30,6 +30,8 @@ const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 export class NotesApi {
   /** Commits known to exist, per repository: objects never disappear, so a hit saves a git process. */
   private readonly knownCommits = new Map<string, Set<string>>();
+  /** Namespace names found readable (the rule never changes), so a read checks each name once. */
+  private readonly readableNamespaces = new Set<string>();
   /** Directory of each repository by id (ids are never reused; a name's directory never moves). */
   private readonly dirs = new Map<string, string>();
 
@@ -58,8 +60,11 @@ export class NotesApi {
   /** Reads: an invalid namespace names nothing that can exist, so it is a 404 like a missing one. */
   private readNamespace(ns: string | undefined): string {
     const name = ns ?? DEFAULT_NAMESPACE;
+    if (this.readableNamespaces.has(name)) return name;
     const c = checkNamespace(name);
     if (!c.ok && !c.reserved) throw new HttpError(404, `namespace not found: ${c.reason}`);
+    if (this.readableNamespaces.size >= 1_000) this.readableNamespaces.clear();
+    this.readableNamespaces.add(name);
     return name;
   }
 
