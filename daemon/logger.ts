@@ -30,6 +30,81 @@ export const LOG_FLUSH_MS = 100;
 
 type Flush = (cb: (err?: Error) => void) => void;
 
+/** The arguments of a pino log method (an object and/or a message, then format arguments). */
+type LogArgs = Parameters<pino.LogFn>;
+
+/**
+ * fastify's logger of one request. fastify makes a pino child per request (its bindings go
+ * through the redaction, its level methods are rebuilt), which cost more than the request's
+ * own log line; most requests log nothing else, so the child is made on first use only.
+ */
+export class RequestLogger {
+  #child: Logger | undefined;
+
+  constructor(
+    private readonly parent: Logger,
+    private readonly bindings: pino.Bindings,
+    private readonly options: pino.ChildLoggerOptions | undefined,
+  ) {}
+
+  private get logger(): Logger {
+    return (this.#child ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.#child?.level ?? this.options?.level ?? this.parent.level;
+  }
+
+  set level(level: string) {
+    this.logger.level = level;
+  }
+
+  private write(level: pino.Level, args: LogArgs): void {
+    // Below the level nothing is written: no child needed (unless its own options set the level).
+    if (this.#child === undefined && this.options?.level === undefined && !this.parent.isLevelEnabled(level)) return;
+    this.logger[level](...args);
+  }
+
+  fatal(...args: LogArgs): void {
+    this.write('fatal', args);
+  }
+  error(...args: LogArgs): void {
+    this.write('error', args);
+  }
+  warn(...args: LogArgs): void {
+    this.write('warn', args);
+  }
+  info(...args: LogArgs): void {
+    this.write('info', args);
+  }
+  debug(...args: LogArgs): void {
+    this.write('debug', args);
+  }
+  trace(...args: LogArgs): void {
+    this.write('trace', args);
+  }
+  silent(): void {}
+
+  child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): Logger {
+    return this.logger.child(bindings, options);
+  }
+}
+
+/** fastify's `childLoggerFactory`: a RequestLogger (fastify passes `{}` for "no options"). */
+export function requestLogger(parent: Logger, bindings: pino.Bindings, options: pino.ChildLoggerOptions): RequestLogger {
+  return new RequestLogger(parent, bindings, Object.keys(options).length === 0 ? undefined : options);
+}
+
+/**
+ * The logger of lines whose fields the server fills itself, never from input (the request
+ * line: id, method, route pattern, status, time): the same destination and bindings without
+ * the redaction, which runs every field through its wildcard paths and would cost more than
+ * writing the line. Anything that logs a value from a request or a store uses `logger`.
+ */
+export function fixedFieldLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: { paths: [] } });
+}
+
 interface FlushableStream extends NodeJS.EventEmitter {
   flush?: Flush;
   flushSync?(): void;
@@ -47,6 +122,14 @@ function bufferedStdout(): pino.DestinationStream {
   // last line still writes it; `flushLogs` is the orderly path the stop takes.
   const stream = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
   ownFlush.set(stream, stream.flush);
+  // pino stops writing when the reader has gone (EPIPE) and lets other errors crash the process;
+  // but a reader that closed with lines unread gives ECONNRESET, and then sonic-boom's flushSync
+  // (pino's exit hook) retries its write for ever. Any failed write ends the log alike: the
+  // daemon goes on serving.
+  stream.on('error', () => {
+    const silent = (): void => {};
+    Object.assign(stream, { write: () => true, flush: (cb?: () => void) => cb?.(), flushSync: silent, end: silent });
+  });
   return stream;
 }
 

@@ -2,7 +2,7 @@
 // OpenAPI), timeouts, and one service's routes. It never listens: tests inject or listen on port 0.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import AjvCompiler, { type BuildCompilerFromPool } from '@fastify/ajv-compiler';
-import type { Logger } from './logger.js';
+import { requestLogger, type Logger } from './logger.js';
 import type { ServiceRuntime } from './service.js';
 import { installErrorHandling } from './plugins/errors.js';
 import { installRequestLog } from './plugins/request-log.js';
@@ -40,6 +40,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     loggerInstance: opts.logger as FastifyBaseLogger,
     // Our request-log plugin logs route patterns only (never raw URLs, which can carry secrets).
     logController: new LogController({ disableRequestLogging: true }),
+    // Each request's logger is made when it first logs (most never do but for the request line).
+    childLoggerFactory: (logger, bindings, options) => requestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
     bodyLimit: opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024,
     return503OnClosing: true,
     forceCloseConnections: 'idle',

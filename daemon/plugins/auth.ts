@@ -98,9 +98,12 @@ export interface AuthOptions<C> {
   unauthorized(problem: Problem): HttpError;
 }
 
-/** One service's authentication: parses and verifies once per request, then remembers the caller. */
+/** The answer for one request: the caller (or undefined when none came), or the 401 it earned. */
+type Answer<C> = { caller: C | undefined } | { refused: Error } | { pending: Promise<C | undefined> };
+
+/** One service's authentication: parses and verifies once per request, then remembers the answer. */
 export class Authenticator<C> {
-  private readonly seen = new WeakMap<FastifyRequest, Promise<C | undefined>>();
+  private readonly seen = new WeakMap<FastifyRequest, Answer<C>>();
 
   constructor(private readonly opts: AuthOptions<C>) {}
 
@@ -113,12 +116,8 @@ export class Authenticator<C> {
 
   /** The caller, or undefined when no credential came; a malformed or wrong one is the service's 401. */
   optional(req: FastifyRequest): Promise<C | undefined> {
-    let found = this.seen.get(req);
-    if (!found) {
-      found = this.identify(req);
-      this.seen.set(req, found);
-    }
-    return found;
+    const a = this.answer(req);
+    return 'pending' in a ? a.pending : 'refused' in a ? Promise.reject(a.refused) : Promise.resolve(a.caller);
   }
 
   /** The caller; no credential is the service's 401 too. */
@@ -128,12 +127,52 @@ export class Authenticator<C> {
     return caller;
   }
 
-  private async identify(req: FastifyRequest): Promise<C | undefined> {
+  /** The 401 of a request that presents no credential where one is required. */
+  missing(): HttpError {
+    return this.opts.unauthorized({ kind: 'missing' });
+  }
+
+  /**
+   * This request's answer, settled at once when `verify` answers at once (no promise on the
+   * path of every request: a static token's check), remembered so a request is verified once.
+   */
+  answer(req: FastifyRequest): Answer<C> {
+    let a = this.seen.get(req);
+    if (a === undefined) {
+      a = this.identify(req);
+      this.seen.set(req, a);
+      if ('pending' in a) {
+        const pending = a.pending;
+        // Once settled, later questions get the answer itself.
+        pending.then(
+          (caller) => this.seen.set(req, { caller }),
+          (refused: Error) => this.seen.set(req, { refused }),
+        );
+      }
+    }
+    return a;
+  }
+
+  private identify(req: FastifyRequest): Answer<C> {
     const p = this.presented(req);
-    if (p.kind === 'none') return undefined;
-    if (p.kind === 'malformed') throw this.opts.unauthorized({ kind: 'malformed', reason: p.reason });
-    const caller = await this.opts.verify(p.credential);
-    if (caller === undefined) throw this.opts.unauthorized({ kind: 'invalid', credential: p.credential });
+    if (p.kind === 'none') return { caller: undefined };
+    if (p.kind === 'malformed') return { refused: this.opts.unauthorized({ kind: 'malformed', reason: p.reason }) };
+    let verified: C | undefined | Promise<C | undefined>;
+    try {
+      verified = this.opts.verify(p.credential);
+    } catch (err) {
+      return { refused: err as Error };
+    }
+    if (verified instanceof Promise) return { pending: verified.then((caller) => this.accept(req, p.credential, caller)) };
+    try {
+      return { caller: this.accept(req, p.credential, verified) };
+    } catch (err) {
+      return { refused: err as Error };
+    }
+  }
+
+  private accept(req: FastifyRequest, credential: Credential, caller: C | undefined): C {
+    if (caller === undefined) throw this.opts.unauthorized({ kind: 'invalid', credential });
     req.caller = caller;
     return caller;
   }
@@ -152,9 +191,16 @@ export interface InstallAuthOptions {
  */
 export function installAuth<C>(scope: FastifyInstance, auth: Authenticator<C>, opts: InstallAuthOptions): void {
   if (!scope.hasRequestDecorator('caller')) scope.decorateRequest('caller', undefined);
-  scope.addHook('onRequest', async (req) => {
-    if (opts.applies && !opts.applies(req)) return;
-    if (opts.required) await auth.required(req);
-    else await auth.optional(req);
+  // A callback hook, not an async one: with a `verify` that answers at once, a request passes
+  // without a promise or a turn of the microtask queue.
+  scope.addHook('onRequest', (req, _reply, done) => {
+    if (opts.applies && !opts.applies(req)) return done();
+    const a = auth.answer(req);
+    if ('pending' in a) {
+      a.pending.then((caller) => done(opts.required && caller === undefined ? auth.missing() : undefined), done);
+      return;
+    }
+    if ('refused' in a) return done(a.refused);
+    done(opts.required && a.caller === undefined ? auth.missing() : undefined);
   });
 }

@@ -1,6 +1,6 @@
 // Static secrets (the monitor's and the tickets' shared tokens) compared in constant time;
 // parsing the header that carries them is auth.ts's job.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 
 /** Compares two secrets in time independent of where they differ (hashing equalises length). */
 export function constantTimeEqual(a: string, b: string): boolean {
@@ -11,9 +11,9 @@ export function constantTimeEqual(a: string, b: string): boolean {
 
 /**
  * A checker for one configured secret: its hash is computed once, so each request hashes
- * only the presented token before the constant-time comparison.
+ * only the presented token (one-shot, half the cost of a Hash object) before the comparison.
  */
 export function secretMatcher(secret: string): (presented: string) => boolean {
-  const expected = createHash('sha256').update(secret, 'utf8').digest();
-  return (presented) => timingSafeEqual(createHash('sha256').update(presented, 'utf8').digest(), expected);
+  const expected = hash('sha256', secret, 'buffer');
+  return (presented) => timingSafeEqual(hash('sha256', presented, 'buffer'), expected);
 }

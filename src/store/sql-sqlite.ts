@@ -23,12 +23,14 @@ class SqliteExecutor implements SqlExecutor {
     private readonly inTx: boolean,
   ) {}
 
-  private async ready(): Promise<void> {
-    if (!this.inTx) await this.owner.idle();
+  /** Whether this statement must first wait for an open transaction to end (see the header). */
+  private mustWait(): boolean {
+    return !this.inTx && this.owner.transactionOpen;
   }
 
+  // Each statement awaits only when it must wait: most run at once, without two more promises.
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
-    await this.ready();
+    if (this.mustWait()) await this.owner.idle();
     const s = this.owner.prepare(sql);
     if (!s.reader) {
       s.run(...bind(params));
@@ -38,7 +40,7 @@ class SqliteExecutor implements SqlExecutor {
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    await this.ready();
+    if (this.mustWait()) await this.owner.idle();
     const s = this.owner.prepare(sql);
     if (!s.reader) {
       s.run(...bind(params));
@@ -55,7 +57,7 @@ class SqliteExecutor implements SqlExecutor {
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
-    await this.ready();
+    if (this.mustWait()) await this.owner.idle();
     const r = this.owner.prepare(sql).run(...bind(params));
     return { changes: r.changes };
   }
@@ -102,6 +104,11 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
       this.statements.set(sql, s);
     }
     return s;
+  }
+
+  /** Whether a transaction is open or waiting for its turn. */
+  get transactionOpen(): boolean {
+    return this.busy > 0;
   }
 
   /** Waits until no transaction is open. */
