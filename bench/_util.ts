@@ -1,7 +1,8 @@
 // Shared benchmark helpers: command timing and a bare node:http baseline server.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 
 /** Median wall time in ms of running a command `runs` times (after one warm-up). */
 export function timeCommand(cmd: string, args: string[], runs = 15, env: NodeJS.ProcessEnv = process.env): number {
@@ -70,4 +71,34 @@ export async function autocannon(url: string, opts: { method?: string; body?: st
   });
   const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+/**
+ * `mkt serve <service>` as deployed: the built binary (`npm run build` first), logging at info to
+ * a pipe this process reads and drops, as journald would read it.
+ */
+export async function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, [join(import.meta.dirname, '../bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dataDir], {
+    env: { ...process.env, MKT_LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  let head = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    child.stdout.on('data', (c: Buffer) => {
+      if (head.length > 64 * 1024) return;
+      head += c.toString();
+      const m = /^listening on (http:\/\/\S+)$/m.exec(head);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then(() => reject(new Error(`mkt serve ${service} exited before listening:\n${head}`)));
+  });
+  return {
+    url,
+    pid: child.pid!,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

@@ -1,6 +1,7 @@
 // Sync throughput: push and pull of 100,000 changelog entries (entries/s); a 1 GiB multipart
 // blob upload through the local object store (MB/s, as a ratio to writing the same bytes with
-// node:fs in the same run; target >= 0.5); sync_pull requests/s as a ratio to bare node:http.
+// node:fs in the same run; target >= 0.5); sync_pull requests/s of the built daemon as a ratio to
+// bare node:http (goal >= 0.5).
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +13,7 @@ import { SyncAdmin } from '../daemon/services/marketplace/sync/admin.js';
 import { SqliteDatabase } from '../src/store/sql-sqlite.js';
 import { SqlAccountsStore } from '../src/store/accounts-sql.js';
 import { hashPassword } from '../src/crypto/password.js';
-import { autocannon, bareServer, ratio } from './_util.js';
+import { autocannon, bareServer, ratio, serveBuilt } from './_util.js';
 
 const quiet = createLogger({ level: 'silent' });
 const ENTRIES = 100_000;
@@ -71,19 +72,32 @@ async function changelog(api: Api): Promise<void> {
   const pullS = (performance.now() - t) / 1000;
   if (pulled !== ENTRIES) throw new Error(`pulled ${pulled} of ${ENTRIES}`);
   console.log(`pull ${ENTRIES} entries (${BATCH} per request): ${(ENTRIES / pullS).toFixed(0)} entries/s`);
+}
 
-  // Requests/s of a small pull page against a bare server answering the same bytes.
-  const pullBody = JSON.stringify({ cursor: ENTRIES - 10, limit: 10 });
-  const sample = await request(`${api.url}/api/v1/sync/pull`, { method: 'POST', headers: { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' }, body: pullBody });
-  const bare = await bareServer(await sample.body.text());
+/**
+ * Requests/s of a small pull page of the real daemon (the built binary on the same data dir,
+ * logging at info to a pipe) against a bare server answering the same bytes (goal >= 0.5).
+ */
+async function pullRate(dir: string, token: string): Promise<void> {
+  const svc = await serveBuilt('marketplace', dir);
   try {
-    const headers = { authorization: `Bearer ${api.token}`, 'content-type': 'application/json' };
-    const base = await autocannon(`${bare.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
-    const ours = await autocannon(`${api.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
-    console.log(`bare node:http POST            ${base.rps.toFixed(0).padStart(7)} req/s (baseline)`);
-    console.log(`sync_pull (10 entries)         ${ours.rps.toFixed(0).padStart(7)} req/s  p99 ${ours.p99} ms  ratio ${ratio(ours.rps, base.rps)}${ours.non2xx ? `  non2xx ${ours.non2xx}` : ''}`);
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const pullBody = JSON.stringify({ cursor: ENTRIES - 10, limit: 10 });
+    const sample = await request(`${svc.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
+    const bare = await bareServer(await sample.body.text());
+    try {
+      // A second of the same load first, not counted: a server just started is still compiling.
+      await autocannon(`${bare.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody, seconds: 1 });
+      const base = await autocannon(`${bare.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
+      await autocannon(`${svc.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody, seconds: 1 });
+      const ours = await autocannon(`${svc.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
+      console.log(`bare node:http POST            ${base.rps.toFixed(0).padStart(7)} req/s (baseline)`);
+      console.log(`sync_pull (10 entries)         ${ours.rps.toFixed(0).padStart(7)} req/s  p99 ${ours.p99} ms  ratio ${ratio(ours.rps, base.rps)} (goal >= 0.50)${ours.non2xx ? `  non2xx ${ours.non2xx}` : ''}`);
+    } finally {
+      bare.server.close();
+    }
   } finally {
-    bare.server.close();
+    await svc.stop();
   }
 }
 
@@ -122,8 +136,10 @@ async function upload(api: Api, blob: Buffer, checksums: string[]): Promise<numb
 export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-sync-'));
   const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, flags: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  let token: string | undefined;
   try {
     const api = await signedIn(svc, dir);
+    token = api.token;
     await changelog(api);
 
     const blob = randomBytes(BLOB);
@@ -142,6 +158,11 @@ export async function run(): Promise<void> {
     console.log(`local multipart upload 1 GiB   ${(mb / upS).toFixed(0).padStart(7)} MB/s  ratio ${ratio(mb / upS, mb / fsS)} (target >= 0.50; 8 MiB parts, ${IN_FLIGHT} in flight, SHA-256 checked, completed and confirmed)`);
   } finally {
     await svc.close();
+  }
+  try {
+    // The data dir (and the token, signed with its secret) now serves the built daemon.
+    await pullRate(dir, token!);
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
