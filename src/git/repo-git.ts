@@ -283,8 +283,11 @@ export class RepoGitPool {
     return r;
   }
 
-  close(): void {
-    for (const r of this.repos.values()) r.close();
+  /** Ends every repository's processes, and waits for background repacks (a data dir may be removed next). */
+  async close(): Promise<void> {
+    const all = [...this.repos.values()];
     this.repos.clear();
+    for (const r of all) r.close();
+    await Promise.all(all.map((r) => r.settled()));
   }
 }

@@ -96,8 +96,8 @@ export class NoteWriter {
   }
 
   /** Ends the git processes the writer started (when it owns them). */
-  close(): void {
-    if (this.ownsGit) this.git.close();
+  async close(): Promise<void> {
+    if (this.ownsGit) await this.git.close();
   }
 
   /** Sets (content) or removes (null) the note on a commit known to exist. */

@@ -82,7 +82,7 @@ describeEngines('NoteWriter groups', (open) => {
       expect((await index.tips('r')).get('commits')).toBe(chain[19]);
       for (let i = 0; i < 20; i++) expect((await index.get('r', 'commits', commits[i]!))?.content).toBe(`note ${i} word${i}x`);
     } finally {
-      writer.close();
+      await writer.close();
       await indexer.close();
     }
   });
@@ -126,7 +126,7 @@ describeEngines('NoteWriter groups', (open) => {
       expect(await found('dingo')).toEqual([]);
       expect(await found('lead')).toEqual([d]);
     } finally {
-      writer.close();
+      await writer.close();
       await indexer.close();
     }
   });

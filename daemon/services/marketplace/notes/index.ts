@@ -57,7 +57,7 @@ export const openNotesArea: OpenArea = async (shared) => {
       closed = true;
       await catchUp;
       await indexer.close();
-      git.close();
+      await git.close();
     },
   };
 };
