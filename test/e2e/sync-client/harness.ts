@@ -133,3 +133,14 @@ async function createAppAndUser(dataDir: string, email: string, password: string
   if (user.code !== 0) throw new Error(`mkt admin user add: ${user.err}`);
   return { appKey: (JSON.parse(app.out) as { api_key: string }).api_key };
 }
+
+/** Devices `a` and `b` of the world's user, both signed in, with the sync key made on `a`. */
+export async function twoSignedInDevices(w: SyncWorld): Promise<{ a: Device; b: Device }> {
+  const a = w.device('a');
+  const b = w.device('b');
+  for (const [d, args] of [[a, ['login', '--app-key', w.appKey, '--email', w.email]], [a, ['key', 'init']], [b, ['login', '--app-key', w.appKey, '--email', w.email]]] as const) {
+    const r = await d.mkt([...args], `${w.password}\n`);
+    if (r.code !== 0) throw new Error(`mkt sync ${args.join(' ')} exited ${r.code}: ${r.err}`);
+  }
+  return { a, b };
+}

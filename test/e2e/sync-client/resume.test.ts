@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putBlob } from '../../../src/sync/blobs.js';
 import { rotateKey } from '../../../src/sync/rotation.js';
-import { startSyncWorld, type Device, type SyncWorld } from './harness.js';
+import { startSyncWorld, twoSignedInDevices, type Device, type SyncWorld } from './harness.js';
 
 const MIB = 1024 * 1024;
 let w: SyncWorld;
@@ -17,11 +17,7 @@ let b: Device;
 
 beforeAll(async () => {
   w = await startSyncWorld();
-  a = w.device('a');
-  b = w.device('b');
-  expect((await a.mkt(['login', '--app-key', w.appKey, '--email', w.email], `${w.password}\n`)).code).toBe(0);
-  expect((await a.mkt(['key', 'init'], `${w.password}\n`)).code).toBe(0);
-  expect((await b.mkt(['login', '--app-key', w.appKey, '--email', w.email], `${w.password}\n`)).code).toBe(0);
+  ({ a, b } = await twoSignedInDevices(w));
 });
 afterAll(async () => w?.close());
 
