@@ -2,7 +2,8 @@
 // OpenAPI), timeouts, and one service's routes. It never listens: tests inject or listen on port 0.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import AjvCompiler, { type BuildCompilerFromPool } from '@fastify/ajv-compiler';
-import { requestLogger, type Logger } from './logger.js';
+import type { Logger } from './logger.js';
+import { requestLogger } from './request-logger.js';
 import type { ServiceRuntime } from './service.js';
 import { installErrorHandling } from './plugins/errors.js';
 import { installRequestLog } from './plugins/request-log.js';
