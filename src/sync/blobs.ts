@@ -379,12 +379,16 @@ export async function getBlob(s: SyncSession, hash: string, out: string, opts: {
       yield plain;
     }
   }
+  // A write stream lets the next chunk be opened while the previous one is written; a chunk
+  // of queue is enough for that (a larger one only holds more memory).
+  const file = createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: WRITE_QUEUE_BYTES });
   try {
-    // A write stream lets the next chunk be opened while the previous one is written; a chunk
-    // of queue is enough for that (a larger one only holds more memory).
-    await pipeline(plaintext(), createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: WRITE_QUEUE_BYTES }));
+    await pipeline(plaintext(), file);
     await rename(tmp, out);
   } catch (err) {
+    // pipeline rejects at the first error without waiting for the file's open to finish: remove
+    // the partial file only once the stream has closed, or a late open creates it again.
+    if (!file.closed) await new Promise<void>((r) => file.once('close', () => r()));
     await rm(tmp, { force: true });
     throw err;
   }
