@@ -46,7 +46,8 @@ describe('mkt sync plan buy --open', () => {
     expect(ok.code, ok.err).toBe(0);
     const url = ok.out.trim();
     expect(url).toMatch(/^https:\/\/checkout\.stripe\.test\/c\/pay\//);
-    const lines = await waitFor(async () => existsSync(opened) && readFileSync(opened, 'utf8').trim().split('\n'), 'the browser script to run');
+    // The script's `>>` creates the file before printf writes to it: wait for a whole line.
+    const lines = await waitFor(async () => existsSync(opened) && readFileSync(opened, 'utf8').endsWith('\n') && readFileSync(opened, 'utf8').trim().split('\n'), 'the browser script to run');
     expect(lines).toEqual([url]);
   });
 });
