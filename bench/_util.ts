@@ -73,15 +73,9 @@ export async function autocannon(url: string, opts: { method?: string; body?: st
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
-/**
- * `mkt serve <service>` as deployed: the built binary (`npm run build` first), logging at info to
- * a pipe this process reads and drops, as journald would read it.
- */
-export async function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, '../bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dataDir], {
-    env: { ...process.env, MKT_LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+/** A server process started with `args`, once it has printed `listening on URL`; stdout is read and dropped, as journald would read it. */
+async function spawnListening(what: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let head = '';
   const url = await new Promise<string>((resolve, reject) => {
@@ -91,7 +85,7 @@ export async function serveBuilt(service: string, dataDir: string, env: NodeJS.P
       const m = /^listening on (http:\/\/\S+)$/m.exec(head);
       if (m) resolve(m[1]!);
     });
-    void exited.then(() => reject(new Error(`mkt serve ${service} exited before listening:\n${head}`)));
+    void exited.then(() => reject(new Error(`${what} exited before listening:\n${head}`)));
   });
   return {
     url,
@@ -101,4 +95,76 @@ export async function serveBuilt(service: string, dataDir: string, env: NodeJS.P
       await exited;
     },
   };
+}
+
+/**
+ * `mkt serve <service>` as deployed: the built binary (`npm run build` first), logging at info to
+ * a pipe this process reads and drops, as journald would read it.
+ */
+export function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const args = [join(import.meta.dirname, '../bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dataDir];
+  return spawnListening(`mkt serve ${service}`, args, { MKT_LOG_LEVEL: 'info', ...env });
+}
+
+/**
+ * The framework floor (bench/_floor-server.ts): our server with every shared plugin, answering
+ * `body` at GET /floor/{id} and POST /floor with no work of its own; bearer auth when `token` is given.
+ */
+export function serveFloor(body: string, token?: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const args = ['--import', 'tsx', join(import.meta.dirname, '_floor-server.ts')];
+  return spawnListening('the floor server', args, { FLOOR_BODY: body, ...(token ? { FLOOR_TOKEN: token } : {}) });
+}
+
+/** One load: `url` with these request options (a custom `run` replaces autocannon, e.g. a new body per request). */
+export interface Load {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  seconds?: number;
+  run?: (url: string) => Promise<LoadResult>;
+}
+
+/** A second of the same load first, not counted: a server just started is still compiling its hot paths. */
+export async function warmLoad(url: string, load: Load): Promise<LoadResult> {
+  const run = load.run ?? ((u: string) => autocannon(u, load));
+  await autocannon(url, { ...load, seconds: 1 });
+  return run(url);
+}
+
+/** The two references of a server row, measured in the same run just before it. */
+export interface References {
+  bare: LoadResult;
+  floor: LoadResult;
+}
+
+/**
+ * Measures the references of a row: a bare node:http server answering `answer` (the same bytes
+ * ours answers) and the framework floor (serveFloor) answering it, each under `load` at `path`.
+ */
+export async function references(label: string, answer: string, load: Load, token?: string): Promise<References> {
+  const bare = await bareServer(answer);
+  const floor = await serveFloor(answer, token);
+  try {
+    const path = load.method === 'POST' ? '/floor' : '/floor/x';
+    const refs = { bare: await warmLoad(`${bare.url}${path}`, load), floor: await warmLoad(`${floor.url}${path}`, load) };
+    printRow(`bare node:http (${label})`, refs.bare);
+    printRow(`floor (${label})`, refs.floor, refs);
+    return refs;
+  } finally {
+    bare.server.close();
+    await floor.stop();
+  }
+}
+
+/**
+ * Prints one row: requests/s and p99, and with references its ratio to bare node:http, the goal,
+ * the floor's own ratio and the row's share of the floor (how much of what the stack allows it uses).
+ */
+export function printRow(name: string, r: LoadResult, refs?: References, goal?: number): void {
+  let rel = ' (baseline)';
+  if (refs) {
+    const notes = goal === undefined ? [] : [`goal >= ${goal.toFixed(2)}`, `floor ${ratio(refs.floor.rps, refs.bare.rps)}`, `${ratio(r.rps, refs.floor.rps)} of floor`];
+    rel = `  ratio ${ratio(r.rps, refs.bare.rps)}${notes.length ? ` (${notes.join('; ')})` : ''}`;
+  }
+  console.log(`${name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
 }

@@ -1,25 +1,19 @@
-// License-key throughput: key_status_post and license_verify requests/s as ratios to a bare
-// node:http server answering the same body in the same run (goals >= 0.6 for status, >= 0.5 for
-// verify of a known machine, >= 0.3 with a new machine per request, which activates and signs
-// every time), and `mkt license check` (offline) wall time as a ratio to `node -e 0` (<= 1.6).
+// License-key throughput of the built daemon (logging at info to a pipe): key_status_post and
+// license_verify requests/s as ratios to a bare node:http server answering the same body in the
+// same run (goals >= 0.6 for status, >= 0.5 for verify of a known machine, >= 0.3 with a new
+// machine per request, which activates and signs every time), beside the framework floor
+// (bench/_floor-server.ts); and `mkt license check` (offline) wall time as a ratio to `node -e 0`
+// (<= 1.6).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startService } from '../daemon/start.js';
-import { createLogger } from '../daemon/logger.js';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { saveToken } from '../src/client/license-offline.js';
 import { machineFingerprint } from '../src/client/license-offline.js';
-import { autocannon, bareServer, ratio, startupEnv, type LoadResult } from './_util.js';
+import { printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult } from './_util.js';
 import { timeAgainstNode } from './_startup.js';
 
-const quiet = createLogger({ level: 'silent' });
 const json = { 'content-type': 'application/json' };
-
-function line(name: string, r: LoadResult, base?: LoadResult, target?: number): void {
-  const rel = base ? `  ratio ${ratio(r.rps, base.rps)}${target ? ` (goal >= ${target.toFixed(2)})` : ''}` : ' (baseline)';
-  console.log(`${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
-}
 
 /**
  * autocannon (programmatic, in a child process) where request N carries machine
@@ -48,36 +42,26 @@ async function autocannonUnique(url: string, key: string): Promise<LoadResult> {
 
 export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-license-'));
-  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, flags: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
-  const url = svc.url;
   const admin = await LicenseAdmin.open({ dataDir: dir });
+  let svc: Awaited<ReturnType<typeof serveBuilt>> | undefined;
   try {
     await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
     const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
-    const statusBody = JSON.stringify({ key: k!.key });
-    const verifyBody = JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' });
+    svc = await serveBuilt('marketplace', dir);
+    const url = svc.url;
 
-    const statusAnswer = await (await fetch(`${url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody })).text();
-    const bareStatus = await bareServer(statusAnswer);
-    try {
-      const base = await autocannon(`${bareStatus.url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody });
-      line('bare node:http (status body)', base);
-      line('POST /api/v1/keys/status', await autocannon(`${url}/api/v1/keys/status`, { method: 'POST', headers: json, body: statusBody }), base, 0.6);
-    } finally {
-      bareStatus.server.close();
-    }
+    const status: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) };
+    const statusAnswer = await (await fetch(`${url}/api/v1/keys/status`, status)).text();
+    const statusRefs = await references('status body', statusAnswer, status);
+    printRow('POST /api/v1/keys/status', await warmLoad(`${url}/api/v1/keys/status`, status), statusRefs, 0.6);
 
-    const verifyAnswer = await (await fetch(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody })).text();
-    const bareVerify = await bareServer(verifyAnswer);
-    try {
-      const base = await autocannon(`${bareVerify.url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody });
-      line('bare node:http (verify body)', base);
-      line('POST /api/v1/license/verify', await autocannon(`${url}/api/v1/license/verify`, { method: 'POST', headers: json, body: verifyBody }), base, 0.5);
-      // Every request a new machine: activation write + a fresh Ed25519 signature each time.
-      line('  ... each a new machine', await autocannonUnique(`${url}/api/v1/license/verify`, k!.key), base, 0.3);
-    } finally {
-      bareVerify.server.close();
-    }
+    const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
+    const verifyAnswer = await (await fetch(`${url}/api/v1/license/verify`, verify)).text();
+    const verifyRefs = await references('verify body', verifyAnswer, verify);
+    printRow('POST /api/v1/license/verify', await warmLoad(`${url}/api/v1/license/verify`, verify), verifyRefs, 0.5);
+    // Every request a new machine: activation write + a fresh Ed25519 signature each time.
+    const fresh: Load = { ...verify, run: (u) => autocannonUnique(u, k!.key) };
+    printRow('  ... each a new machine', await warmLoad(`${url}/api/v1/license/verify`, fresh), verifyRefs, 0.3);
 
     // `mkt license check`: a token for this machine in a private cache dir, checked offline.
     const fp = machineFingerprint();
@@ -94,7 +78,7 @@ export async function run(): Promise<void> {
     console.log(`node -e 0                    ${baseMs.toFixed(1)} ms (baseline)`);
     console.log(`mkt license check            ${checkMs.toFixed(1)} ms  ratio ${ratio(checkMs, baseMs)} (goal <= 1.60)${checkMs / baseMs <= 1.6 ? '' : '  MISSED'}`);
   } finally {
-    await svc.close();
+    await svc?.stop();
     await admin.close();
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,7 +1,8 @@
 // Git notes at scale: a hosted repository with 100,000 commits and one note each (built with
 // `git fast-import`). search_notes p50/p99 over the API against `git log --notes --grep` and
 // `git grep` on the notes ref for the same words in the same run (target >= 100x faster);
-// get_note requests/s as a ratio to bare node:http answering the same body (goal >= 0.65);
+// get_note requests/s of the built daemon as a ratio to bare node:http answering the same body
+// (goal >= 0.65), beside the framework floor;
 // put_note writes/s with 1 and 8 concurrent writers (goals >= 60 and >= 300); `mkt notes --help`
 // start-up against `node -e 0`. BENCH_SECONDS sets each load phase (default 5);
 // BENCH_NOTES_COMMITS shrinks the repository (default 100000, where the goals apply);
@@ -16,7 +17,7 @@ import { startService } from '../daemon/start.js';
 import { createLogger } from '../daemon/logger.js';
 import { run as runCli } from '../src/cli/run.js';
 import type { IOStreams } from '../src/cli/io.js';
-import { autocannon, bareServer, ratio, startupEnv, timeCommand, type LoadResult } from './_util.js';
+import { printRow, ratio, references, serveBuilt, startupEnv, timeCommand, warmLoad, type Load } from './_util.js';
 
 const quiet = createLogger({ level: 'silent' });
 const OWNER = 'bench';
@@ -157,11 +158,6 @@ function gitTime(gitDir: string, args: string[], runs: number): { ms: number; li
 const PUT_GOALS: Record<number, number> = { 1: 60, 8: 300 };
 const GET_GOAL = 0.65;
 
-function load(name: string, r: LoadResult, base?: LoadResult, goal?: number): void {
-  const rel = base ? `  ratio ${ratio(r.rps, base.rps)}${goal ? ` (goal >= ${goal.toFixed(2)})` : ''}` : ' (baseline)';
-  console.log(`${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
-}
-
 /** PUTs of new content to distinct commits from `workers` concurrent clients for `seconds`. */
 async function putRate(url: string, token: string, commits: string[], seconds: number, workers: number): Promise<{ rate: number; errors: number }> {
   let next = 0;
@@ -244,13 +240,14 @@ export async function run(): Promise<void> {
       if (phase('get')) {
         const noteUrl = `${svc.url}/api/git/${OWNER}/${REPO}/notes/${target}`;
         const answer = await (await fetch(noteUrl)).text();
-        const bare = await bareServer(answer);
+        // As deployed: the built daemon on the same data dir, logging at info to a pipe.
+        const built = await serveBuilt('marketplace', dir);
         try {
-          const base = await autocannon(`${bare.url}/api/git/${OWNER}/${REPO}/notes/${target}`, { seconds });
-          load('bare node:http GET', base);
-          load('get_note', await autocannon(noteUrl, { seconds }), base, GET_GOAL);
+          const get: Load = { seconds };
+          const refs = await references('GET', answer, get);
+          printRow('get_note', await warmLoad(`${built.url}/api/git/${OWNER}/${REPO}/notes/${target}`, get), refs, GET_GOAL);
         } finally {
-          bare.server.close();
+          await built.stop();
         }
       }
 

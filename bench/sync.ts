@@ -13,7 +13,7 @@ import { SyncAdmin } from '../daemon/services/marketplace/sync/admin.js';
 import { SqliteDatabase } from '../src/store/sql-sqlite.js';
 import { SqlAccountsStore } from '../src/store/accounts-sql.js';
 import { hashPassword } from '../src/crypto/password.js';
-import { autocannon, bareServer, ratio, serveBuilt } from './_util.js';
+import { printRow, ratio, references, serveBuilt, warmLoad, type Load } from './_util.js';
 
 const quiet = createLogger({ level: 'silent' });
 const ENTRIES = 100_000;
@@ -76,7 +76,8 @@ async function changelog(api: Api): Promise<void> {
 
 /**
  * Requests/s of a small pull page of the real daemon (the built binary on the same data dir,
- * logging at info to a pipe) against a bare server answering the same bytes (goal >= 0.5).
+ * logging at info to a pipe) against a bare server answering the same bytes (goal >= 0.5), beside
+ * the framework floor with a bearer token (bench/_floor-server.ts).
  */
 async function pullRate(dir: string, token: string): Promise<void> {
   const svc = await serveBuilt('marketplace', dir);
@@ -84,18 +85,9 @@ async function pullRate(dir: string, token: string): Promise<void> {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const pullBody = JSON.stringify({ cursor: ENTRIES - 10, limit: 10 });
     const sample = await request(`${svc.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
-    const bare = await bareServer(await sample.body.text());
-    try {
-      // A second of the same load first, not counted: a server just started is still compiling.
-      await autocannon(`${bare.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody, seconds: 1 });
-      const base = await autocannon(`${bare.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
-      await autocannon(`${svc.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody, seconds: 1 });
-      const ours = await autocannon(`${svc.url}/api/v1/sync/pull`, { method: 'POST', headers, body: pullBody });
-      console.log(`bare node:http POST            ${base.rps.toFixed(0).padStart(7)} req/s (baseline)`);
-      console.log(`sync_pull (10 entries)         ${ours.rps.toFixed(0).padStart(7)} req/s  p99 ${ours.p99} ms  ratio ${ratio(ours.rps, base.rps)} (goal >= 0.50)${ours.non2xx ? `  non2xx ${ours.non2xx}` : ''}`);
-    } finally {
-      bare.server.close();
-    }
+    const pull: Load = { method: 'POST', headers, body: pullBody };
+    const refs = await references('pull body', await sample.body.text(), pull, token);
+    printRow('sync_pull (10 entries)', await warmLoad(`${svc.url}/api/v1/sync/pull`, pull), refs, 0.5);
   } finally {
     await svc.stop();
   }

@@ -1,7 +1,9 @@
 // Ticket tracker throughput: GET /tickets/{id} and POST /tickets of the real daemon (`mkt serve
 // tickets`, built, logging at info to a pipe this process reads, as journald would) against a
 // bare node:http server answering a JSON body of the same size, in the same run (goals: GET >=
-// 0.75 of bare, POST >= 0.5); and the time to sync 10,000 tickets from one node to an empty one.
+// 0.75 of bare, POST >= 0.5), beside the framework floor (bench/_floor-server.ts: the shared
+// plugins answering the same body with no work); and the time to sync 10,000 tickets from one
+// node to an empty one.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,22 +14,11 @@ import { HybridClock } from '../daemon/services/tickets/hybrid-clock.js';
 import { PeerSync } from '../daemon/services/tickets/sync.js';
 import { systemClock } from '../src/util/clock.js';
 import type { Ticket } from '../src/schemas/tickets.js';
-import { autocannon, bareServer, ratio, serveBuilt, type LoadResult } from './_util.js';
+import { printRow, ratio, references, serveBuilt, warmLoad, type Load } from './_util.js';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 const quiet = createLogger({ level: 'silent' });
-
-function line(name: string, r: LoadResult, base?: LoadResult, goal?: number): void {
-  const rel = base ? `  ratio ${ratio(r.rps, base.rps)}${goal ? ` (goal >= ${goal.toFixed(2)})` : ''}` : ' (baseline)';
-  console.log(`${name.padEnd(28)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
-}
-
-/** autocannon after a second of the same load, not counted: a server just started is still compiling its hot paths. */
-async function warmLoad(url: string, opts: Parameters<typeof autocannon>[1] = {}): Promise<LoadResult> {
-  await autocannon(url, { ...opts, seconds: 1 });
-  return autocannon(url, opts);
-}
 
 async function throughput(dir: string): Promise<void> {
   const svc = await serveBuilt('tickets', join(dir, 'http'), { MKT_TICKETS_TOKEN: TOKEN });
@@ -36,17 +27,12 @@ async function throughput(dir: string): Promise<void> {
     const created = await fetch(`${svc.url}/tickets`, { method: 'POST', headers: auth, body: newTicket });
     const body = await created.text();
     const id = (JSON.parse(body) as Ticket).id;
-    const bare = await bareServer(body);
-    try {
-      const bareGet = await warmLoad(`${bare.url}/tickets/${id}`, { headers: auth });
-      line('bare node:http GET', bareGet);
-      line('GET /tickets/{id}', await warmLoad(`${svc.url}/tickets/${id}`, { headers: auth }), bareGet, 0.75);
-      const barePost = await warmLoad(`${bare.url}/tickets`, { method: 'POST', headers: auth, body: newTicket });
-      line('bare node:http POST', barePost);
-      line('POST /tickets', await warmLoad(`${svc.url}/tickets`, { method: 'POST', headers: auth, body: newTicket }), barePost, 0.5);
-    } finally {
-      bare.server.close();
-    }
+    const get: Load = { headers: auth };
+    const getRefs = await references('GET', body, get, TOKEN);
+    printRow('GET /tickets/{id}', await warmLoad(`${svc.url}/tickets/${id}`, get), getRefs, 0.75);
+    const post: Load = { method: 'POST', headers: auth, body: newTicket };
+    const postRefs = await references('POST', body, post, TOKEN);
+    printRow('POST /tickets', await warmLoad(`${svc.url}/tickets`, post), postRefs, 0.5);
   } finally {
     await svc.stop();
   }
