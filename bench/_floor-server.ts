@@ -3,30 +3,22 @@
 // auth on the root when FLOOR_TOKEN is set) and two routes that answer FLOOR_BODY without any
 // work of their own. No route of ours can be faster than this, so its ratio to a bare node:http
 // server is the highest any row can reach with the stack ARCHITECTURE.md prescribes.
-// Run by bench/_floor.ts: `node --import tsx bench/_floor-server.ts`.
+// Started by serveFloor (bench/_util.ts) as `node --import tsx bench/_floor-server.ts`.
 import { buildServer } from '../daemon/server.js';
 import { createLogger } from '../daemon/logger.js';
-import { Authenticator, installAuth } from '../daemon/plugins/auth.js';
-import { secretMatcher } from '../daemon/plugins/bearer.js';
-import { HttpError } from '../daemon/plugins/errors.js';
+import { installTokenCheck } from '../daemon/services/tickets/routes.js';
 
 const body = process.env.FLOOR_BODY ?? '{}';
 const token = process.env.FLOOR_TOKEN;
-const logger = createLogger({ level: 'info' });
+// As startService makes it: bound to the service's name, so its lines carry what ours carry.
+const logger = createLogger({ level: 'info' }).child({ service: 'floor' });
 const app = await buildServer({
   logger,
   service: {
     openapi: { title: 'floor', version: '0' },
     async register(scope) {
-      if (token) {
-        const matches = secretMatcher(token);
-        const auth = new Authenticator<true>({
-          schemes: ['Bearer'],
-          verify: (c) => (c.kind === 'token' && matches(c.token) ? true : undefined),
-          unauthorized: () => new HttpError(401, 'unauthorized'),
-        });
-        installAuth(scope, auth, { required: true });
-      }
+      // The tickets service's own check: a shared token, hashed and compared in constant time.
+      if (token) installTokenCheck(scope, token);
       const answer = { schema: { response: { 200: { type: 'object', additionalProperties: true }, 201: { type: 'object', additionalProperties: true } } } };
       scope.get('/floor/:id', answer, (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
       scope.post('/floor', { schema: { ...answer.schema, body: { type: 'object', additionalProperties: true } } }, (_req, reply) =>
