@@ -1,4 +1,5 @@
-// Shared benchmark helpers: command timing and a bare node:http baseline server.
+// Shared benchmark helpers: command timing, load runs, and the servers a row is measured
+// against (bare node:http, the framework floor) beside ours.
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -73,8 +74,15 @@ export async function autocannon(url: string, opts: { method?: string; body?: st
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
+/** A server running in a child process. */
+export interface ServerProcess {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+}
+
 /** A server process started with `args`, once it has printed `listening on URL`; stdout is read and dropped, as journald would read it. */
-async function spawnListening(what: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+async function spawnListening(what: string, args: string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let head = '';
@@ -101,7 +109,7 @@ async function spawnListening(what: string, args: string[], env: NodeJS.ProcessE
  * `mkt serve <service>` as deployed: the built binary (`npm run build` first), logging at info to
  * a pipe this process reads and drops, as journald would read it.
  */
-export function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+export function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
   const args = [join(import.meta.dirname, '../bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dataDir];
   return spawnListening(`mkt serve ${service}`, args, { MKT_LOG_LEVEL: 'info', ...env });
 }
@@ -110,7 +118,7 @@ export function serveBuilt(service: string, dataDir: string, env: NodeJS.Process
  * The framework floor (bench/_floor-server.ts): our server with every shared plugin, answering
  * `body` at GET /floor/{id} and POST /floor with no work of its own; bearer auth when `token` is given.
  */
-export function serveFloor(body: string, token?: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+export function serveFloor(body: string, token?: string): Promise<ServerProcess> {
   const args = ['--import', 'tsx', join(import.meta.dirname, '_floor-server.ts')];
   return spawnListening('the floor server', args, { FLOOR_BODY: body, ...(token ? { FLOOR_TOKEN: token } : {}) });
 }

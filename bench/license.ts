@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { saveToken } from '../src/client/license-offline.js';
 import { machineFingerprint } from '../src/client/license-offline.js';
-import { printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult } from './_util.js';
+import { printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
 import { timeAgainstNode } from './_startup.js';
 
 const json = { 'content-type': 'application/json' };
@@ -43,7 +43,7 @@ async function autocannonUnique(url: string, key: string): Promise<LoadResult> {
 export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-license-'));
   const admin = await LicenseAdmin.open({ dataDir: dir });
-  let svc: Awaited<ReturnType<typeof serveBuilt>> | undefined;
+  let svc: ServerProcess | undefined;
   try {
     await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
     const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
