@@ -109,17 +109,18 @@ async function spawnListening(what: string, args: string[], env: NodeJS.ProcessE
  * `mkt serve <service>` as deployed: the built binary (`npm run build` first), logging at info to
  * a pipe this process reads and drops, as journald would read it.
  */
-export function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const args = [join(import.meta.dirname, '../bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dataDir];
+export function serveBuilt(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}, nodeFlags: string[] = []): Promise<ServerProcess> {
+  const args = [...nodeFlags, join(import.meta.dirname, '../bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dataDir];
   return spawnListening(`mkt serve ${service}`, args, { MKT_LOG_LEVEL: 'info', ...env });
 }
 
 /**
  * The framework floor (bench/_floor-server.ts): our server with every shared plugin, answering
  * `body` at GET /floor/{id} and POST /floor with no work of its own; bearer auth when `token` is given.
+ * `nodeFlags` go to node before the script (a profiler's `--perf-basic-prof`), as for serveBuilt.
  */
-export function serveFloor(body: string, token?: string): Promise<ServerProcess> {
-  const args = ['--import', 'tsx', join(import.meta.dirname, '_floor-server.ts')];
+export function serveFloor(body: string, token?: string, nodeFlags: string[] = []): Promise<ServerProcess> {
+  const args = [...nodeFlags, '--import', 'tsx', join(import.meta.dirname, '_floor-server.ts')];
   return spawnListening('the floor server', args, { FLOOR_BODY: body, ...(token ? { FLOOR_TOKEN: token } : {}) });
 }
 

@@ -28,7 +28,8 @@ interface Api {
   call<T>(path: string, body?: unknown, method?: string): Promise<T>;
 }
 
-async function signedIn(svc: RunningService, dir: string): Promise<Api> {
+/** A new app and user on `svc`'s data dir, signed in. */
+export async function signedIn(svc: Pick<RunningService, 'url'>, dir: string): Promise<Api> {
   const admin = await SyncAdmin.open({ dataDir: dir });
   const made = await admin.createApp('Bench App', { free_bytes: 4 * BLOB });
   await admin.close();
@@ -48,16 +49,21 @@ async function signedIn(svc: RunningService, dir: string): Promise<Api> {
   return { url: svc.url, token, call: (path, body, method) => json(path, body, method, token) };
 }
 
-async function changelog(api: Api): Promise<void> {
+/** Registers a device and a key, then pushes `count` entries of 96 random bytes each, BATCH per request. */
+export async function pushEntries(api: Api, count: number): Promise<void> {
   const device = await api.call<{ id: string }>('/api/v1/sync/devices', { name: 'bench laptop' });
   await api.call('/api/v1/sync/keys', { encrypted_key: 'sealed-envelope', expected_key_version: 0 }, 'PUT');
   const { key_id } = await api.call<{ key_id: number }>('/api/v1/sync/keys', undefined, 'GET');
   const data = randomBytes(96).toString('base64');
-  let t = performance.now();
-  for (let b = 0; b < ENTRIES / BATCH; b++) {
-    const entries = Array.from({ length: BATCH }, (_, i) => ({ table: 'notes', op: 'update', row_id: `row-${b * BATCH + i}`, timestamp: new Date(1_767_225_600_000 + b * BATCH + i).toISOString(), data }));
+  for (let b = 0; b < count / BATCH; b++) {
+    const entries = Array.from({ length: Math.min(BATCH, count - b * BATCH) }, (_, i) => ({ table: 'notes', op: 'update', row_id: `row-${b * BATCH + i}`, timestamp: new Date(1_767_225_600_000 + b * BATCH + i).toISOString(), data }));
     await api.call('/api/v1/sync/push', { device_id: device.id, batch_id: `b${b}`, key_id, entries });
   }
+}
+
+async function changelog(api: Api): Promise<void> {
+  let t = performance.now();
+  await pushEntries(api, ENTRIES);
   const pushS = (performance.now() - t) / 1000;
   console.log(`push ${ENTRIES} entries (${BATCH} per request): ${(ENTRIES / pushS).toFixed(0)} entries/s`);
   t = performance.now();

@@ -1,0 +1,96 @@
+// Where one server row's own time goes: the row (the built daemon) and its framework floor
+// (bench/_floor-server.ts, answering the same bytes) each run under the bench's load while
+// `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
+// by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
+//
+//   npm run build && node --import tsx bench/_perf-row.ts status|verify|pull
+//
+// Needs `perf` (linux-perf) and permission to record another process of the same user.
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
+import { autocannon, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
+import { cleanPerfMap, split } from './_perf-split.js';
+import { pushEntries, signedIn } from './sync.js';
+
+const json = { 'content-type': 'application/json' };
+const SECONDS = 5;
+
+interface Row {
+  path: string;
+  load: Load;
+  token?: string;
+}
+
+async function licenseRow(dir: string, which: 'status' | 'verify'): Promise<Row> {
+  const admin = await LicenseAdmin.open({ dataDir: dir });
+  await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
+  const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
+  if (which === 'status') return { path: '/api/v1/keys/status', load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) } };
+  return { path: '/api/v1/license/verify', load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) } };
+}
+
+async function pullRow(dir: string): Promise<Row> {
+  // Seeding runs on a server of its own, so the recording holds only the load.
+  const seeder = await serveBuilt('marketplace', dir);
+  try {
+    const api = await signedIn(seeder, dir);
+    await pushEntries(api, 20_000);
+    const headers = { ...json, authorization: `Bearer ${api.token}` };
+    return { path: '/api/v1/sync/pull', load: { method: 'POST', headers, body: JSON.stringify({ cursor: 19_990, limit: 10 }) }, token: api.token };
+  } finally {
+    await seeder.stop();
+  }
+}
+
+/** Samples `server` for SECONDS under the load (after a warm-up) and splits the recording. */
+async function record(server: ServerProcess, url: string, load: Load, file: string): Promise<{ rps: number; parts: Map<string, number>; total: number }> {
+  await autocannon(url, { ...load, seconds: 2 });
+  const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(server.pid), '-o', file, '--', 'sleep', String(SECONDS)], { stdio: 'ignore' });
+  const done = new Promise<void>((resolve, reject) => {
+    perf.on('error', reject);
+    perf.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`perf record exited ${code}`))));
+  });
+  const r = await autocannon(url, { ...load, seconds: SECONDS });
+  await done;
+  cleanPerfMap(`/tmp/perf-${server.pid}.map`);
+  const script = spawnSync('perf', ['script', '-i', file, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
+  return { rps: r.rps, ...split(script) };
+}
+
+const which = process.argv[2];
+if (which !== 'status' && which !== 'verify' && which !== 'pull') {
+  console.error('usage: bench/_perf-row.ts status|verify|pull');
+  process.exit(2);
+}
+const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
+try {
+  const row = which === 'pull' ? await pullRow(dir) : await licenseRow(dir, which);
+  const ours = await serveBuilt('marketplace', dir, {}, ['--perf-basic-prof']);
+  let answer: string;
+  let mine: Awaited<ReturnType<typeof record>>;
+  try {
+    answer = await (await fetch(`${ours.url}${row.path}`, { method: row.load.method, headers: row.load.headers, body: row.load.body })).text();
+    mine = await record(ours, `${ours.url}${row.path}`, row.load, join(dir, 'row.data'));
+  } finally {
+    await ours.stop();
+  }
+  const floorServer = await serveFloor(answer, row.token, ['--perf-basic-prof']);
+  let floor: Awaited<ReturnType<typeof record>>;
+  try {
+    floor = await record(floorServer, `${floorServer.url}/floor`, row.load, join(dir, 'floor.data'));
+  } finally {
+    await floorServer.stop();
+  }
+  const us = (r: typeof mine, part: string): number => ((r.parts.get(part) ?? 0) / r.total) * (1e6 / r.rps);
+  const names = [...new Set([...mine.parts.keys(), ...floor.parts.keys()])].sort((a, b) => us(mine, b) - us(floor, b) - (us(mine, a) - us(floor, a)));
+  console.log(`${which}: ${mine.rps.toFixed(0)} req/s; floor ${floor.rps.toFixed(0)} req/s (µs of server CPU per request, under perf)`);
+  console.log(`${'part'.padEnd(34)} ${'row'.padStart(7)} ${'floor'.padStart(7)} ${'own'.padStart(7)}`);
+  for (const n of names) console.log(`${n.padEnd(34)} ${us(mine, n).toFixed(1).padStart(7)} ${us(floor, n).toFixed(1).padStart(7)} ${(us(mine, n) - us(floor, n)).toFixed(1).padStart(7)}`);
+  console.log(`${'total'.padEnd(34)} ${(1e6 / mine.rps).toFixed(1).padStart(7)} ${(1e6 / floor.rps).toFixed(1).padStart(7)} ${(1e6 / mine.rps - 1e6 / floor.rps).toFixed(1).padStart(7)}`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
