@@ -5,10 +5,31 @@
 // transaction's reads and writes see one state, as PostgreSQL's row and advisory locks give there.
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
-import { openDatabase, type Db } from './sqlite.js';
+import { openDatabase, sqliteLimits, type Db } from './sqlite.js';
 import { AutocommitDatabase, claimPeriod, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 type Stmt = Database.Statement<unknown[]>;
+type RowMaker = (values: unknown[]) => Record<string, unknown>;
+
+/** A cached statement: a reader with `row` returns arrays, each made an object by `row`. */
+interface Prepared {
+  stmt: Stmt;
+  row?: RowMaker;
+}
+
+/**
+ * better-sqlite3 builds each row object in C++, one property at a time through V8's API: on a
+ * ten-row page that cost more than SQLite's own reading (bench/README.md, "Where a row's own time
+ * goes"). Rows are read as arrays instead, and a function made once per statement turns each into
+ * an object with one literal, whose shape V8 then knows. Same objects, same key order; a repeated
+ * column name keeps its last value, as before.
+ */
+function rowMaker(columns: string[]): RowMaker | undefined {
+  // A literal's "__proto__" key would set the prototype: such a statement keeps better-sqlite3's objects.
+  if (columns.includes('__proto__')) return undefined;
+  // Code made from column names SQLite reports for our own statements, each quoted by JSON.stringify.
+  return new Function('v', `return {${columns.map((c, i) => `${JSON.stringify(c)}: v[${i}]`).join(', ')}};`) as RowMaker;
+}
 
 function bind(params: readonly unknown[] | undefined): unknown[] {
   if (!params) return [];
@@ -31,34 +52,44 @@ class SqliteExecutor implements SqlExecutor {
   // Each statement awaits only when it must wait: most run at once, without two more promises.
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     if (this.mustWait()) await this.owner.idle();
-    const s = this.owner.prepare(sql);
-    if (!s.reader) {
-      s.run(...bind(params));
+    const { stmt, row } = this.owner.prepare(sql);
+    if (!stmt.reader) {
+      stmt.run(...bind(params));
       return [];
     }
-    return s.all(...bind(params)) as T[];
+    const rows = stmt.all(...bind(params)) as unknown[];
+    if (row) for (let i = 0; i < rows.length; i++) rows[i] = row(rows[i] as unknown[]);
+    return rows as T[];
+  }
+
+  /** The first row as better-sqlite3 reads it (an array for a statement with a RowMaker). */
+  private async first(sql: string, params: readonly unknown[] | undefined): Promise<{ found: unknown; row?: RowMaker }> {
+    if (this.mustWait()) await this.owner.idle();
+    const { stmt, row } = this.owner.prepare(sql);
+    if (!stmt.reader) {
+      stmt.run(...bind(params));
+      return { found: undefined };
+    }
+    return { found: stmt.get(...bind(params)), row };
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    if (this.mustWait()) await this.owner.idle();
-    const s = this.owner.prepare(sql);
-    if (!s.reader) {
-      s.run(...bind(params));
-      return undefined;
-    }
-    return s.get(...bind(params)) as T | undefined;
+    const { found, row } = await this.first(sql, params);
+    if (found === undefined) return undefined;
+    return (row ? row(found as unknown[]) : found) as T;
   }
 
   async value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    const row = await this.get<Record<string, unknown>>(sql, params);
-    if (row === undefined) return undefined;
-    for (const k in row) return row[k] as T;
+    const { found, row } = await this.first(sql, params);
+    if (found === undefined) return undefined;
+    if (row) return (found as unknown[])[0] as T;
+    for (const k in found as Record<string, unknown>) return (found as Record<string, unknown>)[k] as T;
     return undefined;
   }
 
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     if (this.mustWait()) await this.owner.idle();
-    const r = this.owner.prepare(sql).run(...bind(params));
+    const r = this.owner.prepare(sql).stmt.run(...bind(params));
     return { changes: r.changes };
   }
 
@@ -79,7 +110,7 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   readonly engine = 'sqlite' as const;
   readonly label: string;
   readonly db: Db;
-  private readonly statements = new Map<string, Stmt>();
+  private readonly statements = new Map<string, Prepared>();
   /** Resolves when the open transaction (if any) ends; transactions queue on it. */
   private turn: Promise<void> = Promise.resolve();
   private busy = 0;
@@ -97,13 +128,16 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
     this.events.setMaxListeners(0);
   }
 
-  prepare(sql: string): Stmt {
-    let s = this.statements.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.statements.set(sql, s);
+  prepare(sql: string): Prepared {
+    let p = this.statements.get(sql);
+    if (!p) {
+      const stmt = this.db.prepare(sqliteLimits(sql));
+      const row = stmt.reader ? rowMaker(stmt.columns().map((c) => c.name)) : undefined;
+      if (row) stmt.raw(true);
+      p = { stmt, row };
+      this.statements.set(sql, p);
     }
-    return s;
+    return p;
   }
 
   /** Whether a transaction is open or waiting for its turn. */

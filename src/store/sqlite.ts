@@ -1,6 +1,7 @@
-// Opening a service database: better-sqlite3 in WAL mode with versioned migrations.
-// Versions are kept per component in `schema_migrations`, so the areas of one service
-// (the marketplace's accounts, notes, license and sync) share one file yet migrate apart.
+// Opening a service database: better-sqlite3 in WAL mode with versioned migrations, and the
+// one rewrite SQLite's statements need (sqliteLimits). Versions are kept per component in
+// `schema_migrations`, so the areas of one service (the marketplace's accounts, notes, license
+// and sync) share one file yet migrate apart.
 import Database from 'better-sqlite3';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -46,4 +47,14 @@ export function migrate(db: Db, component: string, migrations: Migration[]): voi
       setVersion.run(component, v + 1);
     })();
   }
+}
+
+/**
+ * `LIMIT ?` as `LIMIT +?`. SQLite's planner reads a bare bound LIMIT (it weighs the row count), so
+ * binding it expires the statement and every run prepares it again: 6-9 µs a run on our paged
+ * reads, more than the rows themselves. `+?` is the same value as an expression the planner does
+ * not read. PostgreSQL has no such cost and no `+` for an untyped parameter: SQLite only.
+ */
+export function sqliteLimits(sql: string): string {
+  return sql.replace(/\b(LIMIT|OFFSET) \?/gi, '$1 +?');
 }

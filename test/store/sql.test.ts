@@ -3,10 +3,42 @@
 import { describe, expect, it } from 'vitest';
 import { describeEngines } from '../helpers/engines.js';
 import { numberedPlaceholders } from '../../src/store/sql.js';
+import { sqliteLimits } from '../../src/store/sqlite.js';
+import { SqliteDatabase } from '../../src/store/sql-sqlite.js';
 
 describe('numberedPlaceholders', () => {
   it('numbers ? outside quotes only', () => {
     expect(numberedPlaceholders("SELECT ?, '?', \"a?\", ? FROM t WHERE x = ?")).toBe("SELECT $1, '?', \"a?\", $2 FROM t WHERE x = $3");
+  });
+});
+
+describe('sqliteLimits', () => {
+  it('makes a bound LIMIT or OFFSET an expression, and leaves literals and other parameters alone', () => {
+    expect(sqliteLimits('SELECT k FROM t WHERE n > ? ORDER BY n LIMIT ? OFFSET ?')).toBe('SELECT k FROM t WHERE n > ? ORDER BY n LIMIT +? OFFSET +?');
+    expect(sqliteLimits('SELECT k FROM t limit ?')).toBe('SELECT k FROM t limit +?');
+    expect(sqliteLimits('SELECT k FROM t LIMIT 2')).toBe('SELECT k FROM t LIMIT 2');
+  });
+});
+
+describe('SqliteDatabase rows', () => {
+  // Rows are read as arrays and made objects by a function per statement: the objects must be
+  // what better-sqlite3 itself would make.
+  it('makes the same objects: key order, types, a repeated name keeping its last value, a __proto__ column setting no prototype', async () => {
+    const db = new SqliteDatabase(':memory:');
+    try {
+      expect(await db.get(`SELECT 2 AS b, ? AS a, NULL AS "we ird""\\", x'00ff' AS bin`, ['x'])).toEqual({ b: 2, a: 'x', 'we ird"\\': null, bin: Buffer.from([0, 255]) });
+      expect(Object.keys((await db.get<object>('SELECT 1 AS z, 2 AS y, 3 AS x'))!)).toEqual(['z', 'y', 'x']);
+      expect(await db.get('SELECT 1 AS a, 2 AS a')).toEqual({ a: 2 });
+      const proto = (await db.get<Record<string, unknown>>('SELECT 1 AS "__proto__", 2 AS b'))!;
+      expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+      expect(proto.b).toBe(2);
+      expect(await db.all('SELECT value AS v FROM json_each(?)', ['[1,2,3]'])).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
+      expect(await db.value('SELECT 7 AS seven, 8 AS eight')).toBe(7);
+      expect(await db.value('SELECT 1 WHERE 0')).toBeUndefined();
+      expect(await db.get('SELECT 1 WHERE 0')).toBeUndefined();
+    } finally {
+      await db.close();
+    }
   });
 });
 
@@ -22,6 +54,17 @@ describeEngines('SqlDatabase', (open) => {
     expect(await db.value('SELECT COUNT(*) FROM t')).toBe(1);
     expect(await db.value('SELECT SUM(n) FROM t')).toBe(1_700_000_000_123);
     expect((await db.run('UPDATE t SET n = n + 1 WHERE k = ?', ['zzz'])).changes).toBe(0);
+  });
+
+  it('honours a bound LIMIT and OFFSET, statement after statement with new values', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    for (let i = 1; i <= 5; i++) await db.run('INSERT INTO t (k, n) VALUES (?, ?)', [`k${i}`, i]);
+    const page = (after: number, limit: number, offset = 0) => db.all<{ n: number }>('SELECT n FROM t WHERE n > ? ORDER BY n LIMIT ? OFFSET ?', [after, limit, offset]);
+    expect((await page(0, 2)).map((r) => r.n)).toEqual([1, 2]);
+    expect((await page(2, 3)).map((r) => r.n)).toEqual([3, 4, 5]);
+    expect((await page(0, 2, 3)).map((r) => r.n)).toEqual([4, 5]);
+    expect((await page(4, 10)).map((r) => r.n)).toEqual([5]);
   });
 
   it('rolls back a transaction that throws, commits one that resolves', async () => {
