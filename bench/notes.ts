@@ -3,7 +3,7 @@
 // `git grep` on the notes ref for the same words in the same run (target >= 100x faster);
 // get_note requests/s of the built daemon as a ratio to bare node:http answering the same body
 // (goal >= 0.65), beside the framework floor;
-// put_note writes/s with 1 and 8 concurrent writers (goals >= 60 and >= 300); `mkt notes --help`
+// put_note writes/s of the built daemon with 1 and 8 concurrent writers (goals >= 60 and >= 300); `mkt notes --help`
 // start-up against `node -e 0`. BENCH_SECONDS sets each load phase (default 5);
 // BENCH_NOTES_COMMITS shrinks the repository (default 100000, where the goals apply);
 // BENCH_NOTES_ONLY=search,get,put runs only the phases named (for profiling one of them).
