@@ -3,7 +3,9 @@
 // `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
 // by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
 //
-//   npm run build && node --import tsx bench/_perf-row.ts status|verify|pull
+//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|pull
+//
+// verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,6 +16,7 @@ import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { autocannon, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
 import { cleanPerfMap, split } from './_perf-split.js';
 import { pushEntries, signedIn } from './sync.js';
+import { autocannonUnique } from './license.js';
 
 const json = { 'content-type': 'application/json' };
 const SECONDS = 5;
@@ -24,12 +27,13 @@ interface Row {
   token?: string;
 }
 
-async function licenseRow(dir: string, which: 'status' | 'verify'): Promise<Row> {
+async function licenseRow(dir: string, which: 'status' | 'verify' | 'verify-new'): Promise<Row> {
   const admin = await LicenseAdmin.open({ dataDir: dir });
   await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
   const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
   if (which === 'status') return { path: '/api/v1/keys/status', load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) } };
-  return { path: '/api/v1/license/verify', load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) } };
+  const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
+  return { path: '/api/v1/license/verify', load: which === 'verify' ? verify : { ...verify, run: (url) => autocannonUnique(url, k!.key) } };
 }
 
 async function pullRow(dir: string): Promise<Row> {
@@ -47,13 +51,15 @@ async function pullRow(dir: string): Promise<Row> {
 
 /** Samples `server` for SECONDS under the load (after a warm-up) and splits the recording. */
 async function record(server: ServerProcess, url: string, load: Load, file: string): Promise<{ rps: number; parts: Map<string, number>; total: number }> {
+  const run = load.run ?? ((u: string) => autocannon(u, { ...load, seconds: SECONDS }));
+  // Warm-up with the plain load, as warmLoad does: a custom run (new machines) is used once only.
   await autocannon(url, { ...load, seconds: 2 });
   const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(server.pid), '-o', file, '--', 'sleep', String(SECONDS)], { stdio: 'ignore' });
   const done = new Promise<void>((resolve, reject) => {
     perf.on('error', reject);
     perf.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`perf record exited ${code}`))));
   });
-  const r = await autocannon(url, { ...load, seconds: SECONDS });
+  const r = await run(url);
   await done;
   cleanPerfMap(`/tmp/perf-${server.pid}.map`);
   const script = spawnSync('perf', ['script', '-i', file, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
@@ -61,8 +67,8 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
 }
 
 const which = process.argv[2];
-if (which !== 'status' && which !== 'verify' && which !== 'pull') {
-  console.error('usage: bench/_perf-row.ts status|verify|pull');
+if (which !== 'status' && which !== 'verify' && which !== 'verify-new' && which !== 'pull') {
+  console.error('usage: bench/_perf-row.ts status|verify|verify-new|pull');
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));

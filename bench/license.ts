@@ -19,7 +19,7 @@ const json = { 'content-type': 'application/json' };
  * autocannon (programmatic, in a child process) where request N carries machine
  * `bench-N`: every verify activates a new machine and signs a new token.
  */
-async function autocannonUnique(url: string, key: string): Promise<LoadResult> {
+export async function autocannonUnique(url: string, key: string): Promise<LoadResult> {
   const { spawn } = await import('node:child_process');
   const { createRequire } = await import('node:module');
   const lib = createRequire(import.meta.url).resolve('autocannon');
