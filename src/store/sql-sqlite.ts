@@ -62,9 +62,8 @@ class SqliteExecutor implements SqlExecutor {
     return rows as T[];
   }
 
-  /** The first row as better-sqlite3 reads it (an array for a statement with a RowMaker). */
-  private async first(sql: string, params: readonly unknown[] | undefined): Promise<{ found: unknown; row?: RowMaker }> {
-    if (this.mustWait()) await this.owner.idle();
+  /** The first row as better-sqlite3 reads it (an array for a statement with a RowMaker); once ready to run. */
+  private first(sql: string, params: readonly unknown[] | undefined): { found: unknown; row?: RowMaker } {
     const { stmt, row } = this.owner.prepare(sql);
     if (!stmt.reader) {
       stmt.run(...bind(params));
@@ -74,13 +73,15 @@ class SqliteExecutor implements SqlExecutor {
   }
 
   async get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    const { found, row } = await this.first(sql, params);
+    if (this.mustWait()) await this.owner.idle();
+    const { found, row } = this.first(sql, params);
     if (found === undefined) return undefined;
     return (row ? row(found as unknown[]) : found) as T;
   }
 
   async value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
-    const { found, row } = await this.first(sql, params);
+    if (this.mustWait()) await this.owner.idle();
+    const { found, row } = this.first(sql, params);
     if (found === undefined) return undefined;
     if (row) return (found as unknown[])[0] as T;
     for (const k in found as Record<string, unknown>) return (found as Record<string, unknown>)[k] as T;
