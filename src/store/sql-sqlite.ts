@@ -1,8 +1,9 @@
 // The SQLite engine of the SQL surface: one better-sqlite3 connection (WAL), statements cached by
-// their text, rows read as arrays and made objects by one function per statement (rowMaker). better-sqlite3 is synchronous, so a transaction whose body awaits would let other
-// statements of this process run inside it; transactions therefore take turns, and a statement
-// outside them waits while one is open. BEGIN IMMEDIATE takes the write lock up front, so a
-// transaction's reads and writes see one state, as PostgreSQL's row and advisory locks give there.
+// their text, rows read as arrays and made objects by one function per statement (rowMaker).
+// better-sqlite3 is synchronous, so a transaction whose body awaits would let other statements of
+// this process run inside it; transactions therefore take turns, and a statement outside them
+// waits while one is open. BEGIN IMMEDIATE takes the write lock up front, so a transaction's reads
+// and writes see one state, as PostgreSQL's row and advisory locks give there.
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import { openDatabase, sqliteLimits, type Db } from './sqlite.js';
