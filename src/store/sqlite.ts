@@ -50,10 +50,11 @@ export function migrate(db: Db, component: string, migrations: Migration[]): voi
 }
 
 /**
- * `LIMIT ?` as `LIMIT +?`. SQLite's planner reads a bare bound LIMIT (it weighs the row count), so
- * binding it expires the statement and every run prepares it again: 6-9 µs a run on our paged
- * reads, more than the rows themselves. `+?` is the same value as an expression the planner does
- * not read. PostgreSQL has no such cost and no `+` for an untyped parameter: SQLite only.
+ * `LIMIT ?` as `LIMIT +?`. SQLite's planner reads a bare bound LIMIT (sqlite3ExprIsInteger marks
+ * the variable in the statement's mask, SQLite 3.53), so binding it expires the statement and every
+ * run prepares it again: 6-9 µs a run on our paged reads, more than the rows themselves. `+?` is the
+ * same value as an expression the planner does not read (it looks through the unary plus without
+ * the parse). PostgreSQL has no such cost and no `+` for an untyped parameter: SQLite only.
  */
 export function sqliteLimits(sql: string): string {
   return sql.replace(/\b(LIMIT|OFFSET) \?/gi, '$1 +?');
