@@ -1,6 +1,6 @@
 // MonitorStore: the health monitor's history — check snapshots, route/DNS/TLS/WHOIS results,
 // test runs and incidents — with windowed statistics computed in SQL or in one streamed pass.
-import { migrate, openDatabase, sqliteLimits, type Db } from './sqlite.js';
+import { migrate, openDatabase, type Db } from './sqlite.js';
 import type { LimiterWindows } from './limiter-windows.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
 
@@ -170,7 +170,7 @@ export class SqliteMonitorStore implements MonitorStore {
     const db = this.db;
     this.q = {
       insertSnap: db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      recent: db.prepare(sqliteLimits('SELECT checked_at, status, response_time_ms, details, error FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?')),
+      recent: db.prepare('SELECT checked_at, status, response_time_ms, details, error FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?'),
       uptime: db.prepare("SELECT count(*) AS total, coalesce(sum(status IN ('operational', 'degraded')), 0) AS up FROM snapshots WHERE target = ? AND ts >= ?"),
       latCount: db.prepare('SELECT count(*) AS n FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0'),
       latValues: db.prepare('SELECT response_time_ms FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0 ORDER BY response_time_ms').pluck(),
@@ -184,13 +184,13 @@ export class SqliteMonitorStore implements MonitorStore {
       upsertResult: db.prepare('INSERT INTO results (target, kind, result) VALUES (?, ?, ?) ON CONFLICT(target, kind) DO UPDATE SET result = excluded.result'),
       result: db.prepare('SELECT result FROM results WHERE target = ? AND kind = ?').pluck(),
       insertRun: db.prepare('INSERT INTO test_runs (target, ts, started_at, exit_code, duration_ms, passed, error) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      runs: db.prepare(sqliteLimits('SELECT started_at, exit_code, duration_ms, passed, error FROM test_runs WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?')),
+      runs: db.prepare('SELECT started_at, exit_code, duration_ms, passed, error FROM test_runs WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?'),
       lastPass: db.prepare('SELECT started_at, exit_code, duration_ms, passed, error FROM test_runs WHERE target = ? AND passed = 1 ORDER BY ts DESC, id DESC LIMIT 1'),
       openIncident: db.prepare('INSERT INTO incidents (target, ts_start, started_at, cause, checks) VALUES (?, ?, ?, ?, ?)'),
       bumpIncident: db.prepare('UPDATE incidents SET checks = checks + 1 WHERE id = ?'),
       resolveIncident: db.prepare('UPDATE incidents SET ended_at = ?, ts_end = ? WHERE id = ? AND ended_at IS NULL'),
       current: db.prepare('SELECT * FROM incidents WHERE target = ? AND ended_at IS NULL ORDER BY ts_start DESC LIMIT 1'),
-      incidents: db.prepare(sqliteLimits('SELECT * FROM incidents WHERE target = ? ORDER BY ts_start DESC, id DESC LIMIT ?')),
+      incidents: db.prepare('SELECT * FROM incidents WHERE target = ? ORDER BY ts_start DESC, id DESC LIMIT ?'),
       incidentById: db.prepare('SELECT * FROM incidents WHERE id = ?'),
       pruneSnaps: db.prepare('DELETE FROM snapshots WHERE ts < ?'),
       pruneRuns: db.prepare('DELETE FROM test_runs WHERE ts < ?'),

@@ -6,7 +6,7 @@
 // and writes see one state, as PostgreSQL's row and advisory locks give there.
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
-import { openDatabase, sqliteLimits, type Db } from './sqlite.js';
+import { openDatabase, type Db } from './sqlite.js';
 import { AutocommitDatabase, claimPeriod, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 type Stmt = Database.Statement<unknown[]>;
@@ -133,7 +133,7 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   prepare(sql: string): Prepared {
     let p = this.statements.get(sql);
     if (!p) {
-      const stmt = this.db.prepare(sqliteLimits(sql));
+      const stmt = this.db.prepare(sql);
       const row = stmt.reader ? rowMaker(stmt.columns().map((c) => c.name)) : undefined;
       if (row) stmt.raw(true);
       p = { stmt, row };

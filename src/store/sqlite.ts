@@ -1,7 +1,7 @@
-// Opening a service database: better-sqlite3 in WAL mode with versioned migrations, and the
-// one rewrite SQLite's statements need (sqliteLimits). Versions are kept per component in
-// `schema_migrations`, so the areas of one service (the marketplace's accounts, notes, license
-// and sync) share one file yet migrate apart.
+// Opening a service database: better-sqlite3 in WAL mode with versioned migrations, its
+// statements prepared with the one rewrite SQLite needs (sqliteLimits). Versions are kept per
+// component in `schema_migrations`, so the areas of one service (the marketplace's accounts,
+// notes, license and sync) share one file yet migrate apart.
 import Database from 'better-sqlite3';
 import { chmodSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -25,6 +25,10 @@ export function openDatabase(file: string): Db {
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
+  // Every statement of every store goes through this connection's prepare: rewritten here, none
+  // can be written without it.
+  const prepare = db.prepare.bind(db);
+  db.prepare = ((source: string) => prepare(sqliteLimits(source))) as Db['prepare'];
   return db;
 }
 

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { describeEngines } from '../helpers/engines.js';
 import { numberedPlaceholders } from '../../src/store/sql.js';
-import { sqliteLimits } from '../../src/store/sqlite.js';
+import { openDatabase, sqliteLimits } from '../../src/store/sqlite.js';
 import { SqliteDatabase } from '../../src/store/sql-sqlite.js';
 
 describe('numberedPlaceholders', () => {
@@ -17,6 +17,16 @@ describe('sqliteLimits', () => {
     expect(sqliteLimits('SELECT k FROM t WHERE n > ? ORDER BY n LIMIT ? OFFSET ?')).toBe('SELECT k FROM t WHERE n > ? ORDER BY n LIMIT +? OFFSET +?');
     expect(sqliteLimits('SELECT k FROM t limit ?')).toBe('SELECT k FROM t limit +?');
     expect(sqliteLimits('SELECT k FROM t LIMIT 2')).toBe('SELECT k FROM t LIMIT 2');
+  });
+
+  it('is applied to every statement a connection of openDatabase prepares', () => {
+    const db = openDatabase(':memory:');
+    try {
+      expect(db.prepare('SELECT 1 LIMIT ?').source).toBe('SELECT 1 LIMIT +?');
+      expect(db.prepare('SELECT 1 LIMIT ?').pluck().all(5)).toEqual([1]);
+    } finally {
+      db.close();
+    }
   });
 });
 
