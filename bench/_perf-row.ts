@@ -66,9 +66,10 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...split(script) };
 }
 
-const which = process.argv[2];
-if (which !== 'status' && which !== 'verify' && which !== 'verify-new' && which !== 'pull') {
-  console.error('usage: bench/_perf-row.ts status|verify|verify-new|pull');
+const ROWS = ['status', 'verify', 'verify-new', 'pull'] as const;
+const which = ROWS.find((r) => r === process.argv[2]);
+if (which === undefined) {
+  console.error(`usage: bench/_perf-row.ts ${ROWS.join('|')}`);
   process.exit(2);
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
