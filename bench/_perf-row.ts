@@ -8,13 +8,13 @@
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { autocannon, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
-import { cleanPerfMap, split } from './_perf-split.js';
+import { splitRecording } from './_perf-split.js';
 import { pushEntries, signedIn } from './sync.js';
 import { autocannonUnique } from './license.js';
 
@@ -61,9 +61,7 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   });
   const r = await run(url);
   await done;
-  cleanPerfMap(`/tmp/perf-${server.pid}.map`);
-  const script = spawnSync('perf', ['script', '-i', file, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
-  return { rps: r.rps, ...split(script) };
+  return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
 const ROWS = ['status', 'verify', 'verify-new', 'pull'] as const;

@@ -43,7 +43,7 @@ export const PARTS: readonly (readonly [string, RegExp])[] = [
 ];
 
 /** Rewrites a perf map so that later entries win over the earlier ones they overlap. */
-export function cleanPerfMap(path: string): void {
+function cleanPerfMap(path: string): void {
   const starts: number[] = [];
   const byStart = new Map<number, { end: number; name: string }>();
   const firstAtOrAfter = (x: number): number => {
@@ -71,7 +71,7 @@ export function cleanPerfMap(path: string): void {
 }
 
 /** Samples per part of a recording (`perf script` output of ip and symbol per frame). */
-export function split(script: string): { total: number; parts: Map<string, number> } {
+function split(script: string): { total: number; parts: Map<string, number> } {
   const parts = new Map<string, number>();
   let total = 0;
   for (const sample of script.split('\n\n')) {
@@ -91,6 +91,13 @@ export function split(script: string): { total: number; parts: Map<string, numbe
   return { total, parts };
 }
 
+/** Samples per part of the recording `data` of process `pid` (its perf map cleaned first). */
+export function splitRecording(data: string, pid: number | string): { total: number; parts: Map<string, number> } {
+  const map = `/tmp/perf-${pid}.map`;
+  if (existsSync(map)) cleanPerfMap(map);
+  return split(spawnSync('perf', ['script', '-i', data, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout);
+}
+
 function main(): void {
   const [data, rpsText] = process.argv.slice(2);
   const rps = Number(rpsText);
@@ -99,10 +106,7 @@ function main(): void {
     process.exit(2);
   }
   const pid = spawnSync('perf', ['script', '-i', data, '-F', 'pid'], { encoding: 'utf8', maxBuffer: 1 << 28 }).stdout.trim().split(/\s+/)[0];
-  const map = `/tmp/perf-${pid}.map`;
-  if (existsSync(map)) cleanPerfMap(map);
-  const script = spawnSync('perf', ['script', '-i', data, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }).stdout;
-  const { total, parts } = split(script);
+  const { total, parts } = splitRecording(data, pid ?? '');
   // The server is taken as busy for the whole recording (it is, under this load): a sample's
   // share of a second, divided over the requests answered in it, is its time per request.
   for (const [name, n] of [...parts].sort((a, b) => b[1] - a[1])) {
