@@ -7,6 +7,8 @@ export interface Snapshot {
   response_time_ms: number;
   details?: Record<string, unknown>;
   error?: string;
+  /** True when the check ran inside a maintenance window: it counts as maintenance, not against uptime. */
+  maintenance?: boolean;
 }
 
 export interface LatencyStats {
@@ -39,6 +41,7 @@ export const SnapshotSchema = Type.Object({
   response_time_ms: Type.Integer(),
   details: Type.Optional(open('the JSON body of the health endpoint')),
   error: Type.Optional(Type.String()),
+  maintenance: Type.Optional(Type.Boolean({ description: 'present (true) when the check ran inside a maintenance window' })),
 });
 
 export const LatencySchema = Type.Object({

@@ -44,6 +44,24 @@ export interface Incident {
   duration_s: number | null;
 }
 
+/** Checks of a period by outcome; `maintenance` checks count neither up nor down. */
+export interface CheckCounts {
+  operational: number;
+  degraded: number;
+  down: number;
+  maintenance: number;
+}
+
+/** One hourly or daily rollup: the counts of its checks and the latency of its timed ones. */
+export interface Rollup extends CheckCounts {
+  /** Start of the hour or UTC day, epoch ms. */
+  start: number;
+  /** Latency over the checks with a response time > 0 outside maintenance; null when none. */
+  latency: LatencyStats | null;
+}
+
+export type RollupGrain = 'hour' | 'day';
+
 export interface MonitorStore {
   recordSnapshot(target: string, s: Snapshot): Promise<void>;
   recent(target: string, limit: number): Promise<Snapshot[]>;
@@ -66,8 +84,16 @@ export interface MonitorStore {
   resolveIncident(id: number, endedAt: string): Promise<void>;
   currentIncident(target: string): Promise<Incident | undefined>;
   incidents(target: string, limit: number): Promise<Incident[]>;
-  /** Drops history older than the cut-off (open incidents are kept); returns rows removed. */
-  prune(beforeMs: number): Promise<number>;
+  /**
+   * Checks in [sinceMs, untilMs) by outcome: whole hours and days from the rollups, the partial
+   * hour at the start from raw rows while they are kept (beyond the raw retention the window
+   * starts at the next whole hour).
+   */
+  counts(target: string, sinceMs: number, untilMs: number): Promise<CheckCounts>;
+  /** Hourly or daily rollups starting in [fromMs, toMs), oldest first; periods without checks are absent. */
+  rollups(target: string, grain: RollupGrain, fromMs: number, toMs: number): Promise<Rollup[]>;
+  /** Drops raw rows and test runs before `rawBeforeMs`, rollups and resolved incidents before `rollupsBeforeMs`; returns rows removed. */
+  prune(cut: { rawBeforeMs: number; rollupsBeforeMs: number }): Promise<number>;
   close(): Promise<void>;
 }
 
