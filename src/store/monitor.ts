@@ -3,6 +3,7 @@
 import { migrate, openDatabase, type Db } from './sqlite.js';
 import type { LimiterWindows } from './limiter-windows.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
+import { LatencyHistogram } from './latency-histogram.js';
 
 export type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
 import type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
@@ -97,7 +98,7 @@ export interface MonitorStore {
   close(): Promise<void>;
 }
 
-const MIGRATIONS = [
+export const MONITOR_MIGRATIONS = [
   `CREATE TABLE snapshots (
      id INTEGER PRIMARY KEY,
      target TEXT NOT NULL,
@@ -134,7 +135,121 @@ const MIGRATIONS = [
      checks INTEGER NOT NULL
    );
    CREATE INDEX incidents_target ON incidents(target, ts_start);`,
+  // Rollups (issue 14): per target and hour / UTC day, the checks by outcome and a latency
+  // histogram, folded in as each check is recorded; raw rows are kept only for the raw retention.
+  (db: Db): void => {
+    db.exec(`ALTER TABLE snapshots ADD COLUMN maintenance INTEGER NOT NULL DEFAULT 0;
+      DROP INDEX snapshots_target_ts;
+      CREATE INDEX snapshots_target_ts ON snapshots(target, ts, status, response_time_ms, maintenance);
+      CREATE TABLE monitor_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+      ${['hour', 'day'].map((g) => `CREATE TABLE rollup_${g} (
+        target TEXT NOT NULL,
+        start INTEGER NOT NULL,
+        operational INTEGER NOT NULL,
+        degraded INTEGER NOT NULL,
+        down INTEGER NOT NULL,
+        maintenance INTEGER NOT NULL,
+        rt_count INTEGER NOT NULL,
+        rt_sum INTEGER NOT NULL,
+        rt_min INTEGER,
+        rt_max INTEGER,
+        hist BLOB,
+        PRIMARY KEY (target, start)
+      ) WITHOUT ROWID;`).join('\n')}`);
+    backfillRollups(db);
+  },
 ];
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+const floorTo = (ms: number, unit: number): number => Math.floor(ms / unit) * unit;
+const ceilTo = (ms: number, unit: number): number => Math.ceil(ms / unit) * unit;
+const GRAIN_MS: Record<RollupGrain, number> = { hour: HOUR, day: DAY };
+
+/** One rollup row being built: counts by outcome plus the latency histogram of its timed checks. */
+class RollupAcc {
+  operational = 0;
+  degraded = 0;
+  down = 0;
+  maintenance = 0;
+  readonly hist = new LatencyHistogram();
+
+  add(status: string, responseMs: number, maintenance: boolean): void {
+    if (maintenance) {
+      this.maintenance++;
+      return;
+    }
+    if (status === 'operational') this.operational++;
+    else if (status === 'degraded') this.degraded++;
+    else this.down++;
+    if (responseMs > 0) this.hist.add(responseMs);
+  }
+
+  row(target: string, start: number): unknown[] {
+    const h = this.hist;
+    return [target, start, this.operational, this.degraded, this.down, this.maintenance, h.count, h.sum, h.count ? h.min : null, h.count ? h.max : null, h.count ? h.encode() : null];
+  }
+}
+
+interface RollupRow {
+  start: number;
+  operational: number;
+  degraded: number;
+  down: number;
+  maintenance: number;
+  rt_count: number;
+  rt_sum: number;
+  rt_min: number | null;
+  rt_max: number | null;
+  hist: Buffer | null;
+}
+
+function accFromRow(r: RollupRow): RollupAcc {
+  const a = new RollupAcc();
+  a.operational = r.operational;
+  a.degraded = r.degraded;
+  a.down = r.down;
+  a.maintenance = r.maintenance;
+  a.hist.addEncoded(r.hist, r.rt_count, r.rt_sum, r.rt_min, r.rt_max);
+  return a;
+}
+
+const UPSERT_ROLLUP = (g: RollupGrain): string =>
+  `INSERT OR REPLACE INTO rollup_${g} (target, start, operational, degraded, down, maintenance, rt_count, rt_sum, rt_min, rt_max, hist) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** Folds every raw row of a database made before rollups existed (run once, by the migration). */
+function backfillRollups(db: Db): void {
+  const put = { hour: db.prepare(UPSERT_ROLLUP('hour')), day: db.prepare(UPSERT_ROLLUP('day')) };
+  let target: string | undefined;
+  const open: Record<RollupGrain, { start: number; acc: RollupAcc } | undefined> = { hour: undefined, day: undefined };
+  // Written after the read: a connection cannot write while it iterates. One row an hour a
+  // target: 168,000 rows for a week of 1,000 targets.
+  const done: [RollupGrain, unknown[]][] = [];
+  const flush = (g: RollupGrain): void => {
+    const o = open[g];
+    if (o && target !== undefined) done.push([g, o.acc.row(target, o.start)]);
+    open[g] = undefined;
+  };
+  const rows = db.prepare('SELECT target, ts, status, response_time_ms FROM snapshots ORDER BY target, ts').raw().iterate() as Iterable<[string, number, string, number]>;
+  for (const [t, ts, status, rt] of rows) {
+    if (t !== target) {
+      flush('hour');
+      flush('day');
+      target = t;
+    }
+    for (const g of ['hour', 'day'] as const) {
+      const start = floorTo(ts, GRAIN_MS[g]);
+      if (open[g]?.start !== start) {
+        flush(g);
+        open[g] = { start, acc: new RollupAcc() };
+      }
+      open[g]!.acc.add(status, rt, false);
+    }
+  }
+  flush('hour');
+  flush('day');
+  for (const [g, row] of done) put[g].run(...row);
+}
 
 interface IncidentRow {
   id: number;
@@ -183,24 +298,94 @@ function statsFromSorted(values: Iterable<number>, n: number): LatencyStats | nu
   return s;
 }
 
+function rollupCounts(db: Db, g: RollupGrain) {
+  return db.prepare(
+    `SELECT coalesce(sum(operational), 0) AS operational, coalesce(sum(degraded), 0) AS degraded, coalesce(sum(down), 0) AS down, coalesce(sum(maintenance), 0) AS maintenance
+     FROM rollup_${g} WHERE target = ? AND start >= ? AND start < ?`,
+  );
+}
+
+function rollupRows(db: Db, g: RollupGrain) {
+  return db.prepare(`SELECT start, operational, degraded, down, maintenance, rt_count, rt_sum, rt_min, rt_max, hist FROM rollup_${g} WHERE target = ? AND start >= ? AND start < ? ORDER BY start`);
+}
+
+/** SQLite binds a number; an open end is the largest safe one. */
+const bound = (ms: number): number => (ms === Infinity ? Number.MAX_SAFE_INTEGER : ms);
+
+const addCounts = (a: CheckCounts, b: CheckCounts): void => {
+  a.operational += b.operational;
+  a.degraded += b.degraded;
+  a.down += b.down;
+  a.maintenance += b.maintenance;
+};
+
+/** Where a window's checks are read from: raw rows at its ragged edges, rollups for whole hours and days. */
+interface WindowPlan {
+  raw: [number, number][];
+  hour: [number, number][];
+  day: [number, number][];
+}
+
+/**
+ * Splits [since, until) into raw edges, whole hours and whole UTC days. Raw rows exist from
+ * `rawFloor` on; an edge before it is cut back to the whole hour (the documented rounding).
+ */
+export function planWindow(since: number, until: number, rawFloor: number): WindowPlan {
+  const plan: WindowPlan = { raw: [], hour: [], day: [] };
+  if (!(until > since)) return plan;
+  const a = ceilTo(since, HOUR);
+  const b = until === Infinity ? Infinity : floorTo(until, HOUR);
+  if (b !== Infinity && a > b) {
+    // Inside one hour: raw only.
+    if (since >= rawFloor) plan.raw.push([since, until]);
+    return plan;
+  }
+  if (since < a && since >= rawFloor) plan.raw.push([since, a]);
+  if (b !== Infinity && until > b && b >= rawFloor) plan.raw.push([b, until]);
+  // Whole hours up to the first whole day, whole days, then whole hours after the last whole day.
+  const d0 = ceilTo(a, DAY);
+  const d1 = b === Infinity ? Infinity : floorTo(b, DAY);
+  if (d1 !== Infinity && d0 >= d1) {
+    if (b > a) plan.hour.push([a, b]);
+    return plan;
+  }
+  if (d0 > a) plan.hour.push([a, d0]);
+  plan.day.push([d0, d1]);
+  if (d1 !== Infinity && b > d1) plan.hour.push([d1, b]);
+  return plan;
+}
+
 export class SqliteMonitorStore implements MonitorStore {
   private readonly db: Db;
   private readonly q;
+  private readonly record: (target: string, ts: number, s: Snapshot, m: boolean) => void;
   /** The rate limit's window, in this database so that it survives a restart. */
   readonly windows: LimiterWindows;
 
   constructor(file: string) {
     this.db = openDatabase(file);
-    migrate(this.db, 'monitor', MIGRATIONS);
+    migrate(this.db, 'monitor', MONITOR_MIGRATIONS);
     this.windows = SqlLimiterWindows.onSqliteConnection(file, this.db);
     const db = this.db;
     this.q = {
-      insertSnap: db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      recent: db.prepare('SELECT checked_at, status, response_time_ms, details, error FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?'),
-      uptime: db.prepare("SELECT count(*) AS total, coalesce(sum(status IN ('operational', 'degraded')), 0) AS up FROM snapshots WHERE target = ? AND ts >= ?"),
-      latCount: db.prepare('SELECT count(*) AS n FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0'),
-      latValues: db.prepare('SELECT response_time_ms FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0 ORDER BY response_time_ms').pluck(),
-      trend: db.prepare('SELECT CAST((ts - ?) / ? AS INTEGER) AS b, response_time_ms AS v FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0 ORDER BY b, v').raw(),
+      insertSnap: db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error, maintenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      recent: db.prepare('SELECT checked_at, status, response_time_ms, details, error, maintenance FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?'),
+      rawCounts: db.prepare(
+        `SELECT coalesce(sum(maintenance = 0 AND status = 'operational'), 0) AS operational, coalesce(sum(maintenance = 0 AND status = 'degraded'), 0) AS degraded,
+           coalesce(sum(maintenance = 0 AND status NOT IN ('operational', 'degraded')), 0) AS down, coalesce(sum(maintenance), 0) AS maintenance
+         FROM snapshots WHERE target = ? AND ts >= ? AND ts < ?`,
+      ),
+      rawLatency: db.prepare('SELECT response_time_ms FROM snapshots WHERE target = ? AND ts >= ? AND ts < ? AND response_time_ms > 0 AND maintenance = 0').pluck(),
+      trend: db.prepare('SELECT CAST((ts - ?) / ? AS INTEGER) AS b, response_time_ms AS v FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0 AND maintenance = 0 ORDER BY b, v').raw(),
+      rollupCounts: { hour: rollupCounts(db, 'hour'), day: rollupCounts(db, 'day') },
+      rollupRows: { hour: rollupRows(db, 'hour'), day: rollupRows(db, 'day') },
+      rollupOne: { hour: db.prepare('SELECT * FROM rollup_hour WHERE target = ? AND start = ?'), day: db.prepare('SELECT * FROM rollup_day WHERE target = ? AND start = ?') },
+      putRollup: { hour: db.prepare(UPSERT_ROLLUP('hour')), day: db.prepare(UPSERT_ROLLUP('day')) },
+      rollupTargets: db.prepare('SELECT target FROM rollup_day GROUP BY target UNION SELECT target FROM test_runs GROUP BY target').pluck(),
+      pruneTargetSnaps: db.prepare('DELETE FROM snapshots WHERE target = ? AND ts < ?'),
+      pruneRollups: { hour: db.prepare('DELETE FROM rollup_hour WHERE start < ?'), day: db.prepare('DELETE FROM rollup_day WHERE start < ?') },
+      getMeta: db.prepare('SELECT value FROM monitor_meta WHERE key = ?').pluck(),
+      setMeta: db.prepare('INSERT INTO monitor_meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       upsertRoute: db.prepare('INSERT INTO route_checks (target, path, result) VALUES (?, ?, ?) ON CONFLICT(target, path) DO UPDATE SET result = excluded.result'),
       routes: db.prepare('SELECT result FROM route_checks WHERE target = ? ORDER BY path').pluck(),
       clearRoutes: db.prepare('DELETE FROM route_checks WHERE target = ?'),
@@ -218,37 +403,93 @@ export class SqliteMonitorStore implements MonitorStore {
       current: db.prepare('SELECT * FROM incidents WHERE target = ? AND ended_at IS NULL ORDER BY ts_start DESC LIMIT 1'),
       incidents: db.prepare('SELECT * FROM incidents WHERE target = ? ORDER BY ts_start DESC, id DESC LIMIT ?'),
       incidentById: db.prepare('SELECT * FROM incidents WHERE id = ?'),
-      pruneSnaps: db.prepare('DELETE FROM snapshots WHERE ts < ?'),
-      pruneRuns: db.prepare('DELETE FROM test_runs WHERE ts < ?'),
+      pruneRuns: db.prepare('DELETE FROM test_runs WHERE target = ? AND ts < ?'),
       pruneIncidents: db.prepare('DELETE FROM incidents WHERE ended_at IS NOT NULL AND ts_end < ?'),
     };
+    // IMMEDIATE: the rollups are read, then written; a second writer waits instead of losing a count.
+    const tx = db.transaction((target: string, ts: number, s: Snapshot, m: boolean) => this.recordRow(target, ts, s, m));
+    this.record = (...a) => tx.immediate(...a);
+  }
+
+  /** Raw rows are complete from here on (the last raw prune's cut-off); 0 before any prune. */
+  private rawFloor(): number {
+    return (this.q.getMeta.get('raw_floor') as number | undefined) ?? 0;
+  }
+
+  private fold(target: string, ts: number, status: string, responseMs: number, maintenance: boolean): void {
+    for (const g of ['hour', 'day'] as const) {
+      const start = floorTo(ts, GRAIN_MS[g]);
+      const row = this.q.rollupOne[g].get(target, start) as RollupRow | undefined;
+      const acc = row ? accFromRow(row) : new RollupAcc();
+      acc.add(status, responseMs, maintenance);
+      this.q.putRollup[g].run(...acc.row(target, start));
+    }
   }
 
   async recordSnapshot(target: string, s: Snapshot): Promise<void> {
-    this.q.insertSnap.run(target, Date.parse(s.checked_at), s.checked_at, s.status, s.response_time_ms, s.details ? JSON.stringify(s.details) : null, s.error ?? null);
+    const ts = Date.parse(s.checked_at);
+    if (!Number.isFinite(ts)) throw new Error(`snapshot of ${target} has no valid checked_at: ${s.checked_at}`);
+    const m = s.maintenance === true;
+    // The raw row and its rollups in one transaction: a crash never leaves them disagreeing.
+    this.record(target, ts, s, m);
+  }
+
+  private recordRow(target: string, ts: number, s: Snapshot, m: boolean): void {
+    this.q.insertSnap.run(target, ts, s.checked_at, s.status, s.response_time_ms, s.details ? JSON.stringify(s.details) : null, s.error ?? null, m ? 1 : 0);
+    this.fold(target, ts, s.status, s.response_time_ms, m);
   }
 
   async recent(target: string, limit: number): Promise<Snapshot[]> {
-    const rows = this.q.recent.all(target, limit) as { checked_at: string; status: string; response_time_ms: number; details: string | null; error: string | null }[];
+    const rows = this.q.recent.all(target, limit) as { checked_at: string; status: string; response_time_ms: number; details: string | null; error: string | null; maintenance: number }[];
     return rows.map((r) => {
       const s: Snapshot = { status: r.status, checked_at: r.checked_at, response_time_ms: r.response_time_ms };
       if (r.details !== null) s.details = JSON.parse(r.details) as Record<string, unknown>;
       if (r.error !== null) s.error = r.error;
+      if (r.maintenance === 1) s.maintenance = true;
       return s;
     });
   }
 
-  async uptime(target: string, sinceMs: number): Promise<{ total: number; up: number }> {
-    return this.q.uptime.get(target, sinceMs) as { total: number; up: number };
+  async counts(target: string, sinceMs: number, untilMs: number): Promise<CheckCounts> {
+    const plan = planWindow(sinceMs, untilMs, this.rawFloor());
+    const c: CheckCounts = { operational: 0, degraded: 0, down: 0, maintenance: 0 };
+    for (const [a, b] of plan.raw) addCounts(c, this.q.rawCounts.get(target, a, b) as CheckCounts);
+    for (const g of ['hour', 'day'] as const) for (const [a, b] of plan[g]) addCounts(c, this.q.rollupCounts[g].get(target, a, bound(b)) as CheckCounts);
+    return c;
   }
 
+  /** Up and total checks since `sinceMs` (maintenance counts in neither). */
+  async uptime(target: string, sinceMs: number): Promise<{ total: number; up: number }> {
+    const c = await this.counts(target, sinceMs, Infinity);
+    return { total: c.operational + c.degraded + c.down, up: c.operational + c.degraded };
+  }
+
+  private histogram(target: string, sinceMs: number, untilMs: number): LatencyHistogram {
+    const plan = planWindow(sinceMs, untilMs, this.rawFloor());
+    const h = new LatencyHistogram();
+    for (const [a, b] of plan.raw) for (const v of this.q.rawLatency.iterate(target, a, b) as Iterable<number>) h.add(v);
+    for (const g of ['hour', 'day'] as const) {
+      for (const [a, b] of plan[g]) {
+        for (const r of this.q.rollupRows[g].iterate(target, a, bound(b)) as Iterable<RollupRow>) h.addEncoded(r.hist, r.rt_count, r.rt_sum, r.rt_min, r.rt_max);
+      }
+    }
+    return h;
+  }
+
+  /** Latency since `sinceMs` from the rollups' histograms: counts, min, max, mean exact; percentiles within 1 %. */
   async latency(target: string, sinceMs: number): Promise<LatencyStats | null> {
-    const n = (this.q.latCount.get(target, sinceMs) as { n: number }).n;
-    if (n === 0) return null;
-    return statsFromSorted(this.q.latValues.iterate(target, sinceMs) as Iterable<number>, n);
+    return this.histogram(target, sinceMs, Infinity).stats();
+  }
+
+  async rollups(target: string, grain: RollupGrain, fromMs: number, toMs: number): Promise<Rollup[]> {
+    return (this.q.rollupRows[grain].all(target, fromMs, bound(toMs)) as RollupRow[]).map((r) => {
+      const a = accFromRow(r);
+      return { start: r.start, operational: a.operational, degraded: a.degraded, down: a.down, maintenance: a.maintenance, latency: a.hist.stats() };
+    });
   }
 
   async trend(target: string, sinceMs: number, bucketMs: number, buckets: number): Promise<TrendBucket[]> {
+    if (sinceMs < this.rawFloor()) return this.trendFromRollups(target, sinceMs, bucketMs, buckets);
     const out: TrendBucket[] = [];
     for (let i = 0; i < buckets; i++) out.push({ start: new Date(sinceMs + i * bucketMs).toISOString(), count: 0 });
     // One pass, ordered by bucket then value: only the current bucket's values are held.
@@ -269,6 +510,16 @@ export class SqliteMonitorStore implements MonitorStore {
     }
     if (current >= 0) flush();
     return out;
+  }
+
+  /** A trend reaching past the raw retention: each hourly rollup counts in the bucket where its hour starts. */
+  private trendFromRollups(target: string, sinceMs: number, bucketMs: number, buckets: number): TrendBucket[] {
+    const hists: LatencyHistogram[] = [];
+    for (let i = 0; i < buckets; i++) hists.push(new LatencyHistogram());
+    for (const r of this.q.rollupRows.hour.iterate(target, ceilTo(sinceMs, HOUR), bound(sinceMs + buckets * bucketMs)) as Iterable<RollupRow>) {
+      hists[Math.floor((r.start - sinceMs) / bucketMs)]?.addEncoded(r.hist, r.rt_count, r.rt_sum, r.rt_min, r.rt_max);
+    }
+    return hists.map((h, i) => ({ start: new Date(sinceMs + i * bucketMs).toISOString(), ...(h.stats() ?? { count: 0 }) }));
   }
 
   async saveRoutes(target: string, results: RouteResult[]): Promise<void> {
@@ -343,8 +594,28 @@ export class SqliteMonitorStore implements MonitorStore {
     return (this.q.incidents.all(target, limit) as IncidentRow[]).map(incident);
   }
 
-  async prune(beforeMs: number): Promise<number> {
-    return this.db.transaction(() => this.q.pruneSnaps.run(beforeMs).changes + this.q.pruneRuns.run(beforeMs).changes + this.q.pruneIncidents.run(beforeMs).changes)();
+  /**
+   * Two retentions. Raw rows go target by target, a transaction each with a turn of the event loop
+   * between, so a day of 1,000 targets (1.4M rows) never stalls the API; rollups and old
+   * incidents are small. The raw floor is moved first: from then on windows reaching before it
+   * read rollups, never a half-pruned raw table.
+   */
+  async prune(cut: { rawBeforeMs: number; rollupsBeforeMs: number }): Promise<number> {
+    const rawBefore = floorTo(cut.rawBeforeMs, HOUR);
+    if (rawBefore > this.rawFloor()) this.q.setMeta.run('raw_floor', rawBefore);
+    let removed = 0;
+    const targets = this.q.rollupTargets.all() as string[];
+    for (const t of targets) {
+      removed += this.db.transaction(() => this.q.pruneTargetSnaps.run(t, rawBefore).changes + this.q.pruneRuns.run(t, rawBefore).changes)();
+      await new Promise((r) => setImmediate(r));
+    }
+    removed += this.db.transaction(
+      () =>
+        this.q.pruneRollups.hour.run(floorTo(cut.rollupsBeforeMs, HOUR)).changes +
+        this.q.pruneRollups.day.run(floorTo(cut.rollupsBeforeMs, DAY)).changes +
+        this.q.pruneIncidents.run(cut.rollupsBeforeMs).changes,
+    )();
+    return removed;
   }
 
   async close(): Promise<void> {
