@@ -1,4 +1,4 @@
-// `mkt monitor status|trends|mesh|watch|check-config`: the health monitor client. Flags and
+// `mkt monitor status|trends|report|mesh|watch|check-config`: the health monitor client. Flags and
 // help only; each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
@@ -56,6 +56,31 @@ Examples:
     .action(async (target: string, opts: Record<string, unknown>) => {
       const { trendsRun } = await import('./trends.js');
       await trendsRun({ factory: f, target, ...opts });
+    });
+
+  monitor
+    .command('report')
+    .description('SLA report over a period: uptime, downtime, incidents, latency percentiles, maintenance excluded')
+    .argument('[targets...]', 'target names (default: every target)')
+    .option('--from <when>', 'start: a date (2026-10-01, midnight UTC) or an RFC 3339 time (default: 30 days before --to)')
+    .option('--to <when>', 'end, exclusive (default and at most: now)')
+    .addOption(new Option('--format <format>', 'output format').choices(['table', 'csv', 'json']).default('table'))
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Accounting (docs/monitor.md, "SLA reports"): degraded counts as up; checks inside a maintenance
+window count neither up nor down; hours without a check are "no data".
+
+Examples:
+  $ mkt monitor report api --from 2026-10-01 --to 2026-11-01
+  $ mkt monitor report --from 2026-10-01 --to 2026-11-01 --format csv > october.csv
+  $ mkt monitor report api --format json | jq .uptime`,
+    )
+    .action(async (targets: string[], opts: Record<string, unknown>) => {
+      const { reportRun } = await import('./report.js');
+      await reportRun({ factory: f, targets, ...opts });
     });
 
   monitor

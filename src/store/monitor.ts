@@ -68,7 +68,8 @@ export interface MonitorStore {
   recent(target: string, limit: number): Promise<Snapshot[]>;
   /** Checks since `sinceMs`: total, and how many were up (operational or degraded). */
   uptime(target: string, sinceMs: number): Promise<{ total: number; up: number }>;
-  latency(target: string, sinceMs: number): Promise<LatencyStats | null>;
+  /** Latency of timed checks outside maintenance in [sinceMs, untilMs) (default: to now), windows as for `counts`. */
+  latency(target: string, sinceMs: number, untilMs?: number): Promise<LatencyStats | null>;
   trend(target: string, sinceMs: number, bucketMs: number, buckets: number): Promise<TrendBucket[]>;
   saveRoutes(target: string, results: RouteResult[]): Promise<void>;
   routes(target: string): Promise<RouteResult[]>;
@@ -85,6 +86,8 @@ export interface MonitorStore {
   resolveIncident(id: number, endedAt: string): Promise<void>;
   currentIncident(target: string): Promise<Incident | undefined>;
   incidents(target: string, limit: number): Promise<Incident[]>;
+  /** Incidents overlapping [fromMs, toMs), oldest first, at most `limit`. */
+  incidentsBetween(target: string, fromMs: number, toMs: number, limit: number): Promise<Incident[]>;
   /**
    * Checks in [sinceMs, untilMs) by outcome: whole hours and days from the rollups, the partial
    * hour at the start from raw rows while they are kept (beyond the raw retention the window
@@ -403,6 +406,7 @@ export class SqliteMonitorStore implements MonitorStore {
       current: db.prepare('SELECT * FROM incidents WHERE target = ? AND ended_at IS NULL ORDER BY ts_start DESC LIMIT 1'),
       incidents: db.prepare('SELECT * FROM incidents WHERE target = ? ORDER BY ts_start DESC, id DESC LIMIT ?'),
       incidentById: db.prepare('SELECT * FROM incidents WHERE id = ?'),
+      incidentsBetween: db.prepare('SELECT * FROM incidents WHERE target = ? AND ts_start < ? AND (ts_end IS NULL OR ts_end > ?) ORDER BY ts_start, id LIMIT ?'),
       pruneRuns: db.prepare('DELETE FROM test_runs WHERE target = ? AND ts < ?'),
       pruneIncidents: db.prepare('DELETE FROM incidents WHERE ended_at IS NOT NULL AND ts_end < ?'),
     };
@@ -477,8 +481,8 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   /** Latency since `sinceMs` from the rollups' histograms: counts, min, max, mean exact; percentiles within 1 %. */
-  async latency(target: string, sinceMs: number): Promise<LatencyStats | null> {
-    return this.histogram(target, sinceMs, Infinity).stats();
+  async latency(target: string, sinceMs: number, untilMs = Infinity): Promise<LatencyStats | null> {
+    return this.histogram(target, sinceMs, untilMs).stats();
   }
 
   async rollups(target: string, grain: RollupGrain, fromMs: number, toMs: number): Promise<Rollup[]> {
@@ -592,6 +596,10 @@ export class SqliteMonitorStore implements MonitorStore {
 
   async incidents(target: string, limit: number): Promise<Incident[]> {
     return (this.q.incidents.all(target, limit) as IncidentRow[]).map(incident);
+  }
+
+  async incidentsBetween(target: string, fromMs: number, toMs: number, limit: number): Promise<Incident[]> {
+    return (this.q.incidentsBetween.all(target, toMs, fromMs, limit) as IncidentRow[]).map(incident);
   }
 
   /**

@@ -12,9 +12,12 @@ import { checkDns } from './checks/dns.js';
 import { checkTls } from './checks/tls.js';
 import { checkWhois } from './checks/whois.js';
 import { runTests } from './checks/tests.js';
+import type { MaintenanceSchedule } from './maintenance.js';
 
 export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
+/** Snapshots read past the streak's length, so that checks in maintenance can be skipped over. */
+const MAINTENANCE_LOOKBACK = 100;
 
 type Kind = 'health' | 'tls' | 'whois' | 'tests';
 
@@ -32,10 +35,12 @@ export interface EngineOptions {
   clock: Clock;
   alerts: AlertSender;
   concurrency?: number;
+  /** The maintenance windows in force; a health check inside one is tagged and opens no incident. */
+  maintenance?: () => MaintenanceSchedule;
   /** Extra trusted CA for TLS checks (tests use a generated one). */
   tlsCa?: string;
   /** Called after every recorded result, so status caches can drop the target. */
-  onResult?: (target: string, snapshot?: Snapshot) => void;
+  onResult?: (target: string, snapshot: Snapshot | undefined, kind: Kind) => void;
 }
 
 class Semaphore {
@@ -62,10 +67,6 @@ export class CheckEngine {
   /** Aborted at stop: in-flight HTTP checks and test commands end now instead of at their timeout. */
   private readonly halt = new AbortController();
   private config!: MonitorConfig;
-  /** Checks completed, by kind (for /metrics and the benchmark). */
-  readonly counts: Record<Kind, number> = { health: 0, tls: 0, whois: 0, tests: 0 };
-  /** Health checks completed since start, by target and status (for /metrics). */
-  readonly healthCounts = new Map<string, Map<string, number>>();
 
   constructor(private readonly opts: EngineOptions) {
     this.gate = new Semaphore(opts.concurrency ?? 64);
@@ -78,7 +79,7 @@ export class CheckEngine {
     this.config = config;
     // A target dropped from the config leaves no per-target state behind (months of reloads).
     const names = new Set(config.targets.map((t) => t.name));
-    for (const m of [this.consecutiveDown, this.healthCounts]) for (const k of m.keys()) if (!names.has(k)) m.delete(k);
+    for (const k of this.consecutiveDown.keys()) if (!names.has(k)) this.consecutiveDown.delete(k);
     const wanted = new Map<string, Job>();
     for (const t of config.targets) {
       wanted.set(`${t.name}/health`, { target: t, kind: 'health', everyMs: t.intervalMs });
@@ -154,14 +155,14 @@ export class CheckEngine {
       ]);
       // A check cut short by stop() says nothing about the target: it is not recorded.
       if (this.stopped) return;
+      const inMaintenance = this.opts.maintenance?.().activeAt(t.name, Date.parse(snap.checked_at));
+      if (inMaintenance) snap.maintenance = true;
       await store.recordSnapshot(t.name, snap);
       recorded = snap;
-      const byStatus = this.healthCounts.get(t.name) ?? new Map<string, number>();
-      byStatus.set(snap.status, (byStatus.get(snap.status) ?? 0) + 1);
-      this.healthCounts.set(t.name, byStatus);
       if (routes) await store.saveRoutes(t.name, routes);
       if (dns) await store.saveDns(t.name, dns);
-      await this.trackIncident(t, snap);
+      // In maintenance: no incident opens, an open one neither grows nor resolves, no alert.
+      if (!inMaintenance) await this.trackIncident(t, snap);
     } else if (job.kind === 'tls' && t.tls) {
       const r = await checkTls(t.tls, t.timeoutMs, this.now, this.opts.tlsCa);
       if (this.stopped) return;
@@ -175,8 +176,7 @@ export class CheckEngine {
       if (this.stopped) return;
       await store.recordTestRun(t.name, run);
     }
-    this.counts[job.kind]++;
-    this.opts.onResult?.(t.name, recorded);
+    this.opts.onResult?.(t.name, recorded, job.kind);
   }
 
   private async trackIncident(t: TargetConfig, snap: Snapshot): Promise<void> {
@@ -188,7 +188,7 @@ export class CheckEngine {
       if (open) {
         await store.addIncidentCheck(open.id);
       } else if (n >= this.threshold(t)) {
-        const recent = await store.recent(t.name, n);
+        const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance).slice(0, n);
         const first = recent[recent.length - 1] ?? snap;
         const incident = await store.openIncident(t.name, first.checked_at, snap.error ?? 'down', n);
         this.opts.logger.warn({ target: t.name, cause: incident.cause }, 'incident opened');
@@ -213,8 +213,11 @@ export class CheckEngine {
   private async leadingDown(target: string): Promise<number> {
     let n = 0;
     const t = this.config.targets.find((x) => x.name === target);
-    for (const s of await this.opts.store.recent(target, t ? this.threshold(t) : this.config.incidentThreshold)) {
-      if (s.status !== 'down') break;
+    const threshold = t ? this.threshold(t) : this.config.incidentThreshold;
+    // Checks in maintenance neither extend nor break the streak.
+    for (const s of await this.opts.store.recent(target, threshold + MAINTENANCE_LOOKBACK)) {
+      if (s.maintenance) continue;
+      if (s.status !== 'down' || n >= threshold) break;
       n++;
     }
     return n;

@@ -4,6 +4,7 @@
 import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
 import type { LatencyStats, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
 import { durationDrift, staleness } from './checks/tests.js';
+import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
 
 export const RECENT_LIMIT = 10;
 export const INCIDENT_LIMIT = 10;
@@ -27,26 +28,46 @@ export function pct(u: { total: number; up: number }): number | null {
   return u.up === u.total ? 100 : Math.floor((u.up * 10000) / u.total) / 100;
 }
 
+/** The uptime windows of a status, by field name and length in days (from rollups plus raw edges). */
+export const UPTIME_WINDOWS = [
+  ['uptime_24h', 1],
+  ['uptime_7d', 7],
+  ['uptime_30d', 30],
+  ['uptime_90d', 90],
+  ['uptime_365d', 365],
+] as const;
+export type UptimeField = (typeof UPTIME_WINDOWS)[number][0];
+
 export interface WindowStats {
-  day: { total: number; up: number };
-  week: { total: number; up: number };
+  uptime: Record<UptimeField, { total: number; up: number }>;
   latency_24h: LatencyStats | null;
 }
 
-/** The statistics over the 24-hour and 7-day windows: the expensive part of a status. */
+/** The statistics over the uptime windows and the 24-hour latency: the expensive part of a status. */
 export async function windowStats(store: MonitorStore, target: string, nowMs: number): Promise<WindowStats> {
-  return {
-    day: await store.uptime(target, nowMs - DAY),
-    week: await store.uptime(target, nowMs - 7 * DAY),
-    latency_24h: await store.latency(target, nowMs - DAY),
-  };
+  const uptime = {} as WindowStats['uptime'];
+  for (const [field, days] of UPTIME_WINDOWS) uptime[field] = await store.uptime(target, nowMs - days * DAY);
+  return { uptime, latency_24h: await store.latency(target, nowMs - DAY) };
 }
 
-export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, nowMs: number, windows?: WindowStats): Promise<TargetStatus> {
+/** A maintenance occurrence as the API shows it. */
+function occurrenceJson(o: MaintenanceOccurrence): Record<string, string> {
+  return { name: o.name, title: o.title, start: new Date(o.start).toISOString(), end: new Date(o.end).toISOString() };
+}
+
+/** How far ahead a status announces the next maintenance. */
+const UPCOMING_MS = 7 * DAY;
+
+export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, nowMs: number, windows?: WindowStats, schedule?: MaintenanceSchedule): Promise<TargetStatus> {
   const recent = await store.recent(t.name, RECENT_LIMIT);
   const w = windows ?? (await windowStats(store, t.name, nowMs));
-  const s: TargetStatus = { label: t.label, latest: recent[0] ?? null, recent, uptime_24h: pct(w.day), uptime_7d: pct(w.week) };
+  const s: TargetStatus = { label: t.label, latest: recent[0] ?? null, recent };
+  for (const [field] of UPTIME_WINDOWS) s[field] = pct(w.uptime[field]);
   if (w.latency_24h) s.latency_24h = w.latency_24h;
+  const active = schedule?.activeAt(t.name, nowMs);
+  if (active) s.maintenance = occurrenceJson(active);
+  const next = schedule?.next(t.name, active ? active.end : nowMs);
+  if (next && next.start - nowMs <= UPCOMING_MS) s.next_maintenance = occurrenceJson(next);
   if (t.tls) {
     const tls = await store.result(t.name, 'tls');
     if (tls) s.tls = tls;
@@ -84,6 +105,7 @@ export class StatusCache {
   constructor(
     private readonly store: MonitorStore,
     private readonly now: () => number,
+    private readonly schedule?: () => MaintenanceSchedule,
   ) {}
 
   /**
@@ -93,9 +115,9 @@ export class StatusCache {
   invalidate(target: string, snap?: Snapshot): void {
     this.entries.delete(target);
     const w = this.windows.get(target)?.value;
-    if (w && snap) {
+    if (w && snap && !snap.maintenance) {
       const up = snap.status === 'operational' || snap.status === 'degraded' ? 1 : 0;
-      for (const c of [w.day, w.week]) {
+      for (const c of Object.values(w.uptime)) {
         c.total++;
         c.up += up;
       }
@@ -119,7 +141,7 @@ export class StatusCache {
       w = { at: now, value: await windowStats(this.store, t.name, now), stale: false };
       this.windows.set(t.name, w);
     }
-    const value = await buildTargetStatus(this.store, t, now, w.value);
+    const value = await buildTargetStatus(this.store, t, now, w.value, this.schedule?.());
     this.entries.set(t.name, { at: now, value });
     return value;
   }
