@@ -1,4 +1,4 @@
-// `mkt monitor status|trends|mesh|watch|check-config` against a real monitor: tables, --json,
+// `mkt monitor status|trends|report|mesh|watch|check-config` against a real monitor: tables, --json,
 // --fail-on exit codes, line-numbered config errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
@@ -134,6 +134,24 @@ describe('mkt monitor', () => {
     const lines = io.out().trim().split('\n').map((l) => JSON.parse(l) as { targets: Record<string, unknown> });
     expect(lines).toHaveLength(2);
     expect(Object.keys(lines[1]!.targets).sort()).toEqual(['api', 'cdn']);
+  });
+
+  it('report prints a table, CSV and JSON from the server, and exits 2 on a bad period and 1 on an unknown target', async () => {
+    const json = JSON.parse((await mkt(['report', 'api', '--json'])).out) as { target: string; uptime: number; checks: { counted: number } };
+    expect(json.target).toBe('api');
+    expect(json.uptime).toBe(100);
+    expect(json.checks.counted).toBeGreaterThan(0);
+    const csv = (await mkt(['report', '--format', 'csv'])).out.trimEnd().split('\r\n');
+    expect(csv[0]).toMatch(/^target,label,from,to,uptime_percent,downtime_minutes,/);
+    expect(csv.slice(1).map((l) => l.split(',')[0]).sort()).toEqual(['api', 'cdn']);
+    const table = await mkt(['report', 'cdn', '--from', new Date(Date.now() - 3_600_000).toISOString()]);
+    expect(table.code).toBe(0);
+    expect(table.out).toMatch(/uptime\s+100\.00%/);
+    const bad = await mkt(['report', 'api', '--from', 'yesterday']);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/from must be a date/);
+    expect((await mkt(['report', 'ghost'])).code).toBe(1);
+    expect((await mkt(['report', 'api', '--format', 'xml'])).code).toBe(2);
   });
 
   it('a wrong token exits 4; check-config reports problems with line numbers and exits 1', async () => {
