@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { LineCounter, parseDocument, isMap } from 'yaml';
-import { ConfigError, Reader } from './yaml-reader.js';
+import { ConfigError, Reader, parseDuration } from './yaml-reader.js';
+import { canonicalZone, localToEpoch } from '../../daemon/services/monitor/maintenance.js';
 
 export { ConfigError, parseDuration } from './yaml-reader.js';
 
@@ -63,18 +64,54 @@ export interface MeshPeer {
   url: string;
   token?: string;
 }
+export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
+export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+interface MaintenanceWindowBase {
+  name: string;
+  /** Shown on the dashboard; the name when not set. */
+  title: string;
+  /** The targets it covers; absent = every target. */
+  targets?: string[];
+  /** Canonical IANA zone the local times are in (UTC by default). */
+  timezone: string;
+}
+/** A one-off window, resolved to instants when the config is read. */
+export interface OneOffMaintenanceConfig extends MaintenanceWindowBase {
+  kind: 'once';
+  fromMs: number;
+  toMs: number;
+}
+/** A window that starts at a local time on the given weekdays; exactly one of durationMs, endMinute. */
+export interface RecurringMaintenanceConfig extends MaintenanceWindowBase {
+  kind: 'recurring';
+  /** The days an occurrence starts on, Monday first; all seven when not set. */
+  weekdays: Weekday[];
+  /** Minutes after local midnight. */
+  startMinute: number;
+  /** Elapsed time from the start. */
+  durationMs?: number;
+  /** Local minutes after midnight; at or before the start means the next day. */
+  endMinute?: number;
+}
+export type MaintenanceWindowConfig = OneOffMaintenanceConfig | RecurringMaintenanceConfig;
 export interface MonitorConfig {
   file?: string;
   name: string;
   token?: string;
   rateLimit: { requests: number; windowMs: number };
   dashboard: boolean;
+  /** Who may read status badges: anyone, or only with the token. */
+  badges: 'public' | 'token';
+  /** Days raw checks are kept. */
   retentionDays: number;
+  /** Days hourly and daily rollups are kept (at least retentionDays). */
+  rollupRetentionDays: number;
   /** Consecutive `down` checks that open an incident. */
   incidentThreshold: number;
   alerts: AlertHook[];
   mesh?: { intervalMs: number; peers: MeshPeer[] };
   targets: TargetConfig[];
+  maintenance: MaintenanceWindowConfig[];
 }
 
 
@@ -187,6 +224,132 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
   };
 }
 
+const MAX_MAINTENANCE_MS = 7 * 86_400_000;
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2}))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
+const DATE_TIME_HELP = 'must be a date-time like 2026-12-01T22:00 (local to the timezone), or with an offset like 2026-12-01T22:00Z';
+
+/** A `from`/`to` value as an instant: local to `zone` unless it carries Z or an offset. */
+function readInstant(r: Reader, path: (string | number)[], zone: string): number | undefined {
+  const v = r.get(path);
+  if (v instanceof Date) return v.getTime(); // a YAML 1.1 timestamp: already an instant
+  const m = typeof v === 'string' ? DATE_TIME.exec(v.trim()) : null;
+  if (!m) return r.fail(path, DATE_TIME_HELP);
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0)) as [number, number, number, number, number, number];
+  const local = Date.UTC(y, mo - 1, d, h, mi, s);
+  const back = new Date(local);
+  if (back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) return r.fail(path, `is not a real date and time: ${JSON.stringify(v)}`);
+  const offset = m[7];
+  if (offset === undefined) return localToEpoch(zone, local);
+  if (offset.toUpperCase() === 'Z') return local;
+  const digits = offset.replace(':', '');
+  const minutes = Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5) || 0);
+  return local - (offset.startsWith('-') ? -1 : 1) * minutes * 60_000;
+}
+
+/** An `HH:MM` time of day as minutes after midnight. */
+function readClock(r: Reader, path: (string | number)[]): number | undefined {
+  const v = r.get(path);
+  const m = typeof v === 'string' ? /^(\d{1,2}):(\d{2})$/.exec(v.trim()) : null;
+  if (!m || Number(m[1]) > 23 || Number(m[2]) > 59) return r.fail(path, 'must be a time of day HH:MM, like "02:00"');
+  return Number(m[1]) * 60 + Number(m[2]);
+}
+
+function readMaintenance(r: Reader, index: number, targetNames: string[], seen: Set<string>): MaintenanceWindowConfig | undefined {
+  const wp = ['maintenance', index];
+  const raw = r.get(wp);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return r.fail(wp, 'must be a mapping: a name, then from and to, or start and a duration or end');
+  r.keys(wp, ['name', 'title', 'targets', 'timezone', 'from', 'to', 'weekdays', 'start', 'duration', 'end']);
+  const problems = r.problems.length;
+  const nameRaw = r.get([...wp, 'name']);
+  const name = nameRaw === undefined || nameRaw === null ? r.fail(wp, 'needs a name') : r.string([...wp, 'name']);
+  if (name !== undefined) {
+    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name)) r.fail([...wp, 'name'], 'must be 1-64 letters, digits, dot, dash or underscore');
+    else if (seen.has(name)) r.fail([...wp, 'name'], `repeats the maintenance window name ${name}`);
+    else seen.add(name);
+  }
+  const title = r.string([...wp, 'title'], name);
+
+  let targets: string[] | undefined;
+  if (r.has([...wp, 'targets'])) {
+    const items = r.seq([...wp, 'targets']);
+    // `targets:` with nothing under it would silently cover every target: say so instead.
+    const listed = r.get([...wp, 'targets']);
+    if (listed === null || (Array.isArray(listed) && listed.length === 0)) r.fail([...wp, 'targets'], 'must name at least one target (leave it out to cover every target)');
+    targets = [];
+    items.forEach((_, j) => {
+      const t = r.string([...wp, 'targets', j]);
+      if (t === undefined) return;
+      if (!targetNames.includes(t)) r.fail([...wp, 'targets', j], `names no configured target: ${t}`);
+      else if (!targets!.includes(t)) targets!.push(t);
+    });
+  }
+
+  let timezone = 'UTC';
+  const zoneRaw = r.string([...wp, 'timezone']);
+  if (zoneRaw !== undefined) {
+    const zone = canonicalZone(zoneRaw);
+    if (zone === undefined) r.fail([...wp, 'timezone'], `is not a known IANA time zone (like Europe/Berlin or UTC): ${zoneRaw}`);
+    else timezone = zone;
+  }
+
+  const onceKeys = ['from', 'to'].filter((k) => r.has([...wp, k]));
+  const recurringKeys = ['weekdays', 'start', 'duration', 'end'].filter((k) => r.has([...wp, k]));
+  const base = { name: name ?? '', title: title ?? name ?? '', ...(targets ? { targets } : {}), timezone };
+  let window: MaintenanceWindowConfig | undefined;
+  if (onceKeys.length && recurringKeys.length) {
+    r.fail(wp, `mixes a one-off window (${onceKeys.join(', ')}) with a recurring one (${recurringKeys.join(', ')}): give from and to, or start and a duration or end`);
+  } else if (onceKeys.length) {
+    const fromMs = r.has([...wp, 'from']) ? readInstant(r, [...wp, 'from'], timezone) : r.fail([...wp, 'from'], 'is required with to');
+    const toMs = r.has([...wp, 'to']) ? readInstant(r, [...wp, 'to'], timezone) : r.fail([...wp, 'to'], 'is required with from');
+    if (fromMs !== undefined && toMs !== undefined) {
+      if (toMs <= fromMs) r.fail([...wp, 'to'], 'must be after from');
+      else window = { ...base, kind: 'once', fromMs, toMs };
+    }
+  } else if (recurringKeys.length) {
+    const weekdays = readWeekdays(r, [...wp, 'weekdays']);
+    const startMinute = r.has([...wp, 'start']) ? readClock(r, [...wp, 'start']) : r.fail([...wp, 'start'], 'is required for a recurring window (HH:MM local time)');
+    let durationMs: number | undefined;
+    let endMinute: number | undefined;
+    const hasDuration = r.has([...wp, 'duration']);
+    if (hasDuration && r.has([...wp, 'end'])) r.fail([...wp, 'end'], 'cannot be given with duration: give one');
+    else if (hasDuration) {
+      durationMs = parseDuration(r.get([...wp, 'duration']));
+      if (durationMs === undefined) r.fail([...wp, 'duration'], 'must be a duration above zero: seconds, or a string like 30m, 2h, 1d');
+      else if (durationMs > MAX_MAINTENANCE_MS) {
+        durationMs = undefined;
+        r.fail([...wp, 'duration'], 'must be at most 7 days');
+      }
+    } else if (r.has([...wp, 'end'])) endMinute = readClock(r, [...wp, 'end']);
+    else r.fail(wp, 'needs a duration or an end');
+    if (weekdays && startMinute !== undefined && (durationMs !== undefined || endMinute !== undefined)) {
+      window = { ...base, kind: 'recurring', weekdays, startMinute, ...(durationMs !== undefined ? { durationMs } : { endMinute }) };
+    }
+  } else {
+    r.fail(wp, 'needs from and to (a one-off window), or start and a duration or end (a recurring one)');
+  }
+  return r.problems.length === problems ? window : undefined;
+}
+
+/** `weekdays`: a list of mon..sun (any case); absent means every day. */
+function readWeekdays(r: Reader, path: (string | number)[]): Weekday[] | undefined {
+  if (!r.has(path)) return [...WEEKDAYS];
+  const items = r.seq(path);
+  const listed = r.get(path);
+  if (listed === null || (Array.isArray(listed) && listed.length === 0)) return r.fail(path, 'must list at least one day (leave it out for every day)');
+  if (!Array.isArray(listed)) return undefined; // r.seq said it must be a list
+  const days = new Set<Weekday>();
+  let ok = true;
+  items.forEach((_, j) => {
+    const v = r.get([...path, j]);
+    const day = typeof v === 'string' ? (v.trim().toLowerCase() as Weekday) : undefined;
+    if (day === undefined || !WEEKDAYS.includes(day)) {
+      ok = false;
+      r.fail([...path, j], `must be a day of the week (${WEEKDAYS.join(', ')}), got ${JSON.stringify(v)}`);
+    } else days.add(day);
+  });
+  return ok ? WEEKDAYS.filter((d) => days.has(d)) : undefined;
+}
+
 /** Parses configuration text; throws ConfigError listing every problem with its line. */
 export function parseMonitorConfig(text: string, file = 'monitor.yaml'): MonitorConfig {
   const lines = new LineCounter();
@@ -196,18 +359,27 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
   }
   const r = new Reader(doc, lines, file);
   if (doc.contents !== null && !isMap(doc.contents)) throw new ConfigError([`${file}:1: the file must be a mapping of settings`]);
-  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'retention_days', 'incident_threshold', 'alerts', 'mesh', 'targets']);
+  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'alerts', 'mesh', 'targets', 'maintenance']);
   r.keys(['rate_limit'], ['requests', 'window']);
+  const retentionDays = r.int(['retention_days'], 14, 1, 3650);
+  // Left out, rollups outlive a raw retention set past the default rather than failing the file.
+  const rollupRetentionDays = r.int(['rollup_retention_days'], Math.max(400, retentionDays), 1, 3650);
+  if (rollupRetentionDays < retentionDays) r.fail(['rollup_retention_days'], `must be at least retention_days (${retentionDays})`);
+  const badges = r.string(['badges'], 'token');
+  if (badges !== undefined && badges !== 'public' && badges !== 'token') r.fail(['badges'], 'must be public or token');
   const cfg: MonitorConfig = {
     file,
     name: r.string(['name'], hostname()) ?? hostname(),
     token: r.string(['token']),
     rateLimit: { requests: r.int(['rate_limit', 'requests'], 60, 1, 1_000_000), windowMs: r.duration(['rate_limit', 'window'], 60_000) },
     dashboard: r.bool(['dashboard'], false),
-    retentionDays: r.int(['retention_days'], 30, 1, 3650),
+    badges: badges === 'public' ? 'public' : 'token',
+    retentionDays,
+    rollupRetentionDays,
     incidentThreshold: r.int(['incident_threshold'], 3, 1, 100),
     alerts: [],
     targets: [],
+    maintenance: [],
   };
   r.seq(['alerts']).forEach((_, i) => {
     r.keys(['alerts', i], ['url', 'format']);
@@ -230,10 +402,16 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
     });
     cfg.mesh = { intervalMs: r.duration(['mesh', 'interval'], 30_000), peers };
   }
-  for (const name of r.mapKeys(['targets'])) {
+  const targetNames = r.mapKeys(['targets']);
+  for (const name of targetNames) {
     const t = readTarget(r, name);
     if (t) cfg.targets.push(t);
   }
+  const windowNames = new Set<string>();
+  r.seq(['maintenance']).forEach((_, i) => {
+    const w = readMaintenance(r, i, targetNames, windowNames);
+    if (w) cfg.maintenance.push(w);
+  });
   if (r.problems.length) throw new ConfigError(r.problems);
   return cfg;
 }

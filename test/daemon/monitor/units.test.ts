@@ -18,7 +18,7 @@ describe('configuration', () => {
     }
     expect(err).toBeInstanceOf(ConfigError);
     expect(err!.problems).toEqual([
-      'm.yaml:9: colour is not a known setting (known: name, token, rate_limit, dashboard, retention_days, incident_threshold, alerts, mesh, targets)',
+      'm.yaml:9: colour is not a known setting (known: name, token, rate_limit, dashboard, badges, retention_days, rollup_retention_days, incident_threshold, alerts, mesh, targets, maintenance)',
       'm.yaml:4: targets.api.url must be an http(s) URL, got "ftp://nope"',
       'm.yaml:5: targets.api.interval must be a duration: seconds, or a string like 30s, 5m, 2h, 7d',
       'm.yaml:8: targets.ok.tls.port must be a whole number from 1 to 65535',
@@ -27,7 +27,7 @@ describe('configuration', () => {
   });
   it('fills the documented defaults', () => {
     const c = parseMonitorConfig('targets:\n  api:\n    url: http://127.0.0.1/h\n');
-    expect(c).toMatchObject({ rateLimit: { requests: 60, windowMs: 60_000 }, dashboard: false, retentionDays: 30, incidentThreshold: 3 });
+    expect(c).toMatchObject({ rateLimit: { requests: 60, windowMs: 60_000 }, dashboard: false, retentionDays: 14, incidentThreshold: 3 });
     expect(c.targets[0]).toMatchObject({ name: 'api', label: 'api', intervalMs: 60_000, timeoutMs: 10_000 });
     expect(parseDuration('1.5m')).toBe(90_000);
     expect(parseDuration(2)).toBe(2000);
