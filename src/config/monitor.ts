@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { LineCounter, parseDocument, isMap } from 'yaml';
 import { ConfigError, Reader, parseDuration } from './yaml-reader.js';
-import { canonicalZone, localToEpoch } from '../../daemon/services/monitor/maintenance.js';
+import { canonicalZone, localToEpoch } from '../util/zoned-time.js';
 
 export { ConfigError, parseDuration } from './yaml-reader.js';
 

@@ -3,7 +3,8 @@
 // ranges, covered time, and the lazy evaluation that keeps a year of a daily window cheap.
 import { describe, expect, it } from 'vitest';
 import { parseMonitorConfig, type MaintenanceWindowConfig, type RecurringMaintenanceConfig } from '../../../src/config/monitor.js';
-import { MaintenanceSchedule, localToEpoch } from '../../../daemon/services/monitor/maintenance.js';
+import { MaintenanceSchedule } from '../../../daemon/services/monitor/maintenance.js';
+import { localToEpoch } from '../../../src/util/zoned-time.js';
 
 const H = 3_600_000;
 const DAY = 24 * H;
