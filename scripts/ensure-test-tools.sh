@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
-# Makes sure Debian's chromium is present for the dashboard's browser test (run by `npm test`
-# through `pretest`). Installs it with apt-get when missing and we may (root, or sudo without
-# a password); otherwise says so and leaves the test to report chromium as missing.
+# Makes sure the tools the tests drive are present (run by `npm test` through `pretest`):
+# Debian's chromium for the dashboard's browser test and promtool (package prometheus) for the
+# /metrics test. Installs what is missing with apt-get when we may (root, or sudo without a
+# password), with one `apt-get update` at most; otherwise says so and leaves the tests to report
+# the tool as missing. MKT_SKIP_TOOL_INSTALL=1 skips both, MKT_SKIP_CHROMIUM_INSTALL=1 chromium.
 set -euo pipefail
 
-if command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; then
-  exit 0
+say() { echo "ensure-test-tools: $*" >&2; }
+
+missing=()   # Debian packages to install
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+  if [ "${MKT_SKIP_CHROMIUM_INSTALL:-}" = "1" ] || [ "${MKT_SKIP_TOOL_INSTALL:-}" = "1" ]; then
+    say "chromium is missing and installing it is turned off (MKT_SKIP_CHROMIUM_INSTALL or MKT_SKIP_TOOL_INSTALL); the browser test will fail"
+  else
+    missing+=(chromium)
+  fi
 fi
-if [ "${MKT_SKIP_CHROMIUM_INSTALL:-}" = "1" ]; then
-  echo "ensure-chromium: chromium is missing and MKT_SKIP_CHROMIUM_INSTALL=1; the browser test will fail" >&2
+if ! command -v promtool >/dev/null 2>&1 && [ ! -x /usr/bin/promtool ]; then
+  if [ "${MKT_SKIP_TOOL_INSTALL:-}" = "1" ]; then
+    say "promtool is missing and MKT_SKIP_TOOL_INSTALL=1; the metrics test will fail"
+  else
+    missing+=(prometheus)
+  fi
+fi
+if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "ensure-chromium: chromium is missing and this is not a Debian-like system; install chromium yourself" >&2
+  say "missing: ${missing[*]}, and this is not a Debian-like system; install chromium and promtool (Prometheus) yourself"
   exit 0
 fi
 SUDO=""
@@ -20,12 +35,14 @@ if [ "$(id -u)" != "0" ]; then
   if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
     SUDO="sudo -n"
   else
-    echo "ensure-chromium: chromium is missing and installing it needs root: sudo apt-get install chromium" >&2
+    say "missing: ${missing[*]}, and installing needs root: sudo apt-get install --no-install-recommends ${missing[*]}"
     exit 0
   fi
 fi
-echo "ensure-chromium: installing Debian chromium (once)" >&2
+say "installing Debian ${missing[*]} (once)"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >/dev/null
-$SUDO apt-get install -y -qq --no-install-recommends chromium >/dev/null
-command -v chromium >/dev/null 2>&1 && echo "ensure-chromium: $(chromium --version 2>/dev/null || echo installed)" >&2
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+command -v chromium >/dev/null 2>&1 && say "$(chromium --version 2>/dev/null || echo 'chromium installed')"
+command -v promtool >/dev/null 2>&1 && say "$(promtool --version 2>&1 | head -n 1 || echo 'promtool installed')"
+exit 0

@@ -13,6 +13,7 @@ import { CheckEngine } from './engine.js';
 import { Mesh } from './mesh.js';
 import { installMonitorGuard, monitorRoutes } from './routes.js';
 import { StatusCache } from './status.js';
+import { MonitorMetrics } from './metrics.js';
 
 export interface MonitorFlags {
   /** Trusted CA (PEM) for TLS checks in addition to the system's; tests use a generated one. */
@@ -55,7 +56,11 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
   let limiter = limiterFor(config);
   const cache = new StatusCache(store, now);
   const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), flags.alertBackoffMs);
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, onResult: (t, snap) => cache.invalidate(t, snap) });
+  const metrics = new MonitorMetrics(() => cache.all(config));
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, onResult: (t, snap, kind) => {
+    cache.invalidate(t, snap);
+    metrics.observe(t, kind, snap);
+  } });
   engine.apply(config);
   const mesh = new Mesh(config, logger.child({ component: 'mesh' }), now);
   const warnReadable = (c: MonitorConfig): void => {
@@ -77,7 +82,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
       installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter });
-      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, engine, mesh, now }));
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, engine, mesh, metrics, now }));
     },
     async start() {
       await prune();
@@ -95,6 +100,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       if (limitChanged) limiter = limiterFor(config);
       alerts.setHooks(config.alerts);
       engine.apply(config);
+      metrics.forget(new Set(config.targets.map((t) => t.name)));
       mesh.setConfig(config);
       cache.clear();
       logger.info({ targets: config.targets.length }, 'monitor configuration reloaded');

@@ -1,50 +1,153 @@
-// GET /metrics in the Prometheus text format: check counts, each target's last status and
-// response time, uptime over 24 h and 7 d, latency quantiles, and certificate/domain days left.
+// GET /metrics through prom-client, on a registry of the monitor's own: counters and a response
+// time histogram fed by every recorded check, gauges read from the target statuses at scrape time.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Snapshot } from '../../../src/store/monitor.js';
 import type { TargetStatus } from './status.js';
 
-function label(v: string): string {
-  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+/** The current status of every configured target, as GET /api/status serves it. */
+export type StatusSource = () => Promise<Record<string, TargetStatus>>;
+
+/** Seconds: suited to HTTP health checks, from a local 5 ms to a 10 s timeout. */
+const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** Uptime windows a status may carry (percent), as `window` label values. */
+const UPTIME_WINDOWS = [
+  ['24h', 'uptime_24h'],
+  ['7d', 'uptime_7d'],
+  ['30d', 'uptime_30d'],
+  ['90d', 'uptime_90d'],
+  ['365d', 'uptime_365d'],
+] as const;
+
+/** prom-client default metrics that are gauges despite a `_total` suffix. */
+const GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
+
+type Statuses = Record<string, TargetStatus>;
+
+/** Unix seconds of an ISO date in `field` of a result object; undefined when absent or unparsable. */
+function timestampOf(result: unknown, field: string): number | undefined {
+  const v = (result as Record<string, unknown> | undefined)?.[field];
+  if (typeof v !== 'string') return undefined;
+  const ms = Date.parse(v);
+  return Number.isFinite(ms) ? ms / 1000 : undefined;
 }
 
-export function renderMetrics(counts: Record<string, number>, statuses: Record<string, TargetStatus>, healthCounts: Map<string, Map<string, number>> = new Map()): string {
-  const out: string[] = [];
-  const family = (name: string, type: string, help: string): void => {
-    out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  };
-  family('mkt_monitor_checks_total', 'counter', 'Checks completed since the monitor started, by kind.');
-  for (const [kind, n] of Object.entries(counts)) out.push(`mkt_monitor_checks_total{kind="${label(kind)}"} ${n}`);
-  family('mkt_monitor_target_checks_total', 'counter', 'Health checks of each target since the monitor started, by resulting status.');
-  for (const name of Object.keys(statuses)) {
-    for (const [status, n] of healthCounts.get(name) ?? []) out.push(`mkt_monitor_target_checks_total{target="${label(name)}",status="${label(status)}"} ${n}`);
+export class MonitorMetrics {
+  private readonly registry = new Registry();
+  private readonly checks: Counter<'kind'>;
+  private readonly targetChecks: Counter<'target' | 'status'>;
+  private readonly maintenanceChecks: Counter<'target'>;
+  private readonly duration: Histogram<'target'>;
+  /** Statuses seen by a target's counter, so forget() can remove each label set. */
+  private readonly seen = new Map<string, Set<string>>();
+  /** The configured targets once forget() has run: a check finishing after a reload adds no removed target back. */
+  private keep?: Set<string>;
+  /** One status read shared by every gauge of a scrape (prom-client collects them all at once). */
+  private scrape?: Promise<Statuses>;
+
+  constructor(private readonly statuses: StatusSource) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    // Gauges named like counters, which promtool rejects; sum() of nodejs_active_handles{type} etc. gives them.
+    for (const name of GAUGES_NAMED_TOTAL) this.registry.removeSingleMetric(name);
+    this.checks = new Counter({ name: 'mkt_monitor_checks_total', help: 'Checks completed since the monitor started, by kind.', labelNames: ['kind'], registers });
+    this.targetChecks = new Counter({ name: 'mkt_monitor_target_checks_total', help: 'Health checks of each target since the monitor started, by resulting status.', labelNames: ['target', 'status'], registers });
+    this.maintenanceChecks = new Counter({ name: 'mkt_monitor_maintenance_checks_total', help: 'Health checks of each target taken inside a maintenance window since the monitor started.', labelNames: ['target'], registers });
+    this.duration = new Histogram({ name: 'mkt_monitor_check_duration_seconds', help: 'Response time of health checks that got a response, in seconds.', labelNames: ['target'], buckets: DURATION_BUCKETS, registers });
+
+    const gauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (s: Statuses, set: (labels: Record<L, string>, v: number) => void) => void): void => {
+      const read = (): Promise<Statuses> => this.current();
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          const s = await read();
+          // Rebuilt from scratch each scrape: a target removed from the config disappears.
+          this.reset();
+          fill(s, (labels, v) => this.set(labels, v));
+        },
+      });
+    };
+    gauge('mkt_monitor_target_up', '1 when the latest health check is operational or degraded, 0 when down.', ['target'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) if (t.latest) set({ target }, t.latest.status === 'down' ? 0 : 1);
+    });
+    gauge('mkt_monitor_target_status', 'The latest health status of each target (1 for the current status).', ['target', 'status'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) if (t.latest) set({ target, status: t.latest.status }, 1);
+    });
+    gauge('mkt_monitor_response_time_seconds', 'Response time of the latest health check in seconds (0 when it got no response).', ['target'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) if (t.latest) set({ target }, t.latest.response_time_ms / 1000);
+    });
+    gauge('mkt_monitor_uptime_ratio', 'Share of checks that were up over the window (0 to 1).', ['target', 'window'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) {
+        for (const [window, field] of UPTIME_WINDOWS) {
+          const v = t[field];
+          if (typeof v === 'number') set({ target, window }, v / 100);
+        }
+      }
+    });
+    gauge('mkt_monitor_tls_cert_expiry_timestamp_seconds', 'When the TLS certificate expires (latest TLS check), in Unix seconds.', ['target'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) {
+        const at = timestampOf(t.tls, 'not_after');
+        if (at !== undefined) set({ target }, at);
+      }
+    });
+    gauge('mkt_monitor_domain_expiry_timestamp_seconds', 'When the domain registration expires (latest WHOIS check), in Unix seconds.', ['target'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) {
+        const at = timestampOf(t.whois, 'expires_at');
+        if (at !== undefined) set({ target }, at);
+      }
+    });
+    gauge('mkt_monitor_open_incidents', 'Open incidents of the target (0 or 1).', ['target'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) set({ target }, t.current_incident ? 1 : 0);
+    });
+    gauge('mkt_monitor_in_maintenance', '1 while a maintenance window of the target is active.', ['target'], (s, set) => {
+      for (const [target, t] of Object.entries(s)) set({ target }, typeof t.maintenance === 'object' && t.maintenance !== null ? 1 : 0);
+    });
   }
-  family('mkt_monitor_target_up', 'gauge', '1 when the latest health check is operational or degraded, 0 when down.');
-  for (const [name, s] of Object.entries(statuses)) if (s.latest) out.push(`mkt_monitor_target_up{target="${label(name)}"} ${s.latest.status === 'down' ? 0 : 1}`);
-  family('mkt_monitor_target_status', 'gauge', 'The latest health status of each target (1 for the current status).');
-  for (const [name, s] of Object.entries(statuses)) if (s.latest) out.push(`mkt_monitor_target_status{target="${label(name)}",status="${label(s.latest.status)}"} 1`);
-  family('mkt_monitor_response_time_ms', 'gauge', 'Response time of the latest health check in milliseconds (0 when it failed).');
-  for (const [name, s] of Object.entries(statuses)) if (s.latest) out.push(`mkt_monitor_response_time_ms{target="${label(name)}"} ${s.latest.response_time_ms}`);
-  family('mkt_monitor_uptime_ratio', 'gauge', 'Share of checks that were up over the window.');
-  for (const [name, s] of Object.entries(statuses)) {
-    for (const [w, v] of [['24h', s.uptime_24h], ['7d', s.uptime_7d]] as const) {
-      if (typeof v === 'number') out.push(`mkt_monitor_uptime_ratio{target="${label(name)}",window="${w}"} ${v / 100}`);
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** A recorded result of one of the target's checks; a health snapshot also feeds the per-target families. */
+  observe(target: string, kind: string, snapshot?: Snapshot): void {
+    this.checks.inc({ kind });
+    if (!snapshot || (this.keep && !this.keep.has(target))) return;
+    this.targetChecks.inc({ target, status: snapshot.status });
+    const statuses = this.seen.get(target) ?? new Set<string>();
+    statuses.add(snapshot.status);
+    this.seen.set(target, statuses);
+    if (snapshot.response_time_ms > 0) this.duration.observe({ target }, snapshot.response_time_ms / 1000);
+    if (snapshot.maintenance === true) this.maintenanceChecks.inc({ target });
+  }
+
+  /** Drops the counters and histogram of every target not in `keep` (the configuration after a reload). */
+  forget(keep: Set<string>): void {
+    this.keep = new Set(keep);
+    for (const [target, statuses] of this.seen) {
+      if (keep.has(target)) continue;
+      for (const status of statuses) this.targetChecks.remove({ target, status });
+      this.duration.remove({ target });
+      this.maintenanceChecks.remove({ target });
+      this.seen.delete(target);
     }
   }
-  family('mkt_monitor_latency_24h_ms', 'gauge', 'Response-time quantiles over 24 hours (checks with a response time above 0).');
-  for (const [name, s] of Object.entries(statuses)) {
-    const l = s.latency_24h as { p50: number; p95: number; p99: number } | undefined;
-    if (l) for (const [q, v] of [['0.5', l.p50], ['0.95', l.p95], ['0.99', l.p99]] as const) out.push(`mkt_monitor_latency_24h_ms{target="${label(name)}",quantile="${q}"} ${v}`);
+
+  /** The exposition text; serve it with `contentType`. */
+  render(): Promise<string> {
+    return this.registry.metrics();
   }
-  family('mkt_monitor_tls_days_left', 'gauge', 'Days until the TLS certificate expires (latest TLS check).');
-  for (const [name, s] of Object.entries(statuses)) {
-    const d = (s.tls as { days_left?: number | null } | undefined)?.days_left;
-    if (typeof d === 'number') out.push(`mkt_monitor_tls_days_left{target="${label(name)}"} ${d}`);
+
+  private current(): Promise<Statuses> {
+    if (!this.scrape) {
+      const scrape = this.statuses();
+      this.scrape = scrape;
+      const done = (): void => {
+        if (this.scrape === scrape) this.scrape = undefined;
+      };
+      scrape.then(done, done);
+    }
+    return this.scrape;
   }
-  family('mkt_monitor_domain_days_left', 'gauge', 'Days until the domain registration expires (latest WHOIS check).');
-  for (const [name, s] of Object.entries(statuses)) {
-    const d = (s.whois as { days_left?: number | null } | undefined)?.days_left;
-    if (typeof d === 'number') out.push(`mkt_monitor_domain_days_left{target="${label(name)}"} ${d}`);
-  }
-  family('mkt_monitor_open_incidents', 'gauge', '1 when the target is in an incident.');
-  for (const [name, s] of Object.entries(statuses)) out.push(`mkt_monitor_open_incidents{target="${label(name)}"} ${s.current_incident ? 1 : 0}`);
-  return out.join('\n') + '\n';
 }

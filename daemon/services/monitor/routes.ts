@@ -12,7 +12,7 @@ import type { CheckEngine } from './engine.js';
 import type { Mesh } from './mesh.js';
 import { targetSummaries } from './mesh.js';
 import type { StatusCache } from './status.js';
-import { renderMetrics } from './metrics.js';
+import type { MonitorMetrics } from './metrics.js';
 import { renderDashboard } from './dashboard.js';
 import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema } from '../../../src/schemas/monitor.js';
 
@@ -34,6 +34,7 @@ export interface MonitorDeps {
   cache: StatusCache;
   engine: CheckEngine;
   mesh: Mesh;
+  metrics: MonitorMetrics;
   now(): number;
 }
 
@@ -145,8 +146,8 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
   });
 
   app.get('/metrics', { schema: { operationId: 'metrics', summary: 'Prometheus metrics' } }, async (_req, reply) => {
-    void reply.type('text/plain; version=0.0.4; charset=utf-8');
-    return renderMetrics(deps.engine.counts, await deps.cache.all(deps.config()), deps.engine.healthCounts);
+    void reply.type(deps.metrics.contentType);
+    return deps.metrics.render();
   });
 
   if (deps.config().dashboard) {

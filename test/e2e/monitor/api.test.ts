@@ -307,12 +307,17 @@ describe('metrics', () => {
     expect(m.body).toMatch(/^mkt_monitor_target_up\{target="web"\} [01]$/m);
     expect(m.body).toMatch(/^mkt_monitor_uptime_ratio\{target="plain",window="24h"\} 1$/m);
     expect(m.body).toMatch(/^mkt_monitor_target_checks_total\{target="plain",status="operational"\} [1-9]\d*$/m);
-    expect(m.body).toMatch(/^mkt_monitor_latency_24h_ms\{target="plain",quantile="0\.99"\} [1-9]\d*$/m);
-    expect(m.body).toMatch(/^mkt_monitor_tls_days_left\{target="web"\} (28|29|30)$/m);
-    expect(m.body).toMatch(/^mkt_monitor_domain_days_left\{target="web"\} (38|39|40)$/m);
-    expect(m.body).not.toMatch(/^mkt_monitor_tls_days_left\{target="plain"\}/m);
+    expect(m.body).toMatch(/^mkt_monitor_check_duration_seconds_count\{target="plain"\} [1-9]\d*$/m);
+    const certExpiry = Number(/^mkt_monitor_tls_cert_expiry_timestamp_seconds\{target="web"\} (\S+)$/m.exec(m.body)?.[1]);
+    expect((certExpiry - Date.now() / 1000) / 86_400).toBeGreaterThan(29);
+    expect((certExpiry - Date.now() / 1000) / 86_400).toBeLessThan(31);
+    expect(m.body).toMatch(new RegExp(`^mkt_monitor_domain_expiry_timestamp_seconds\\{target="web"\\} ${Date.parse(expiry) / 1000}$`, 'm'));
+    expect(m.body).not.toMatch(/^mkt_monitor_tls_cert_expiry_timestamp_seconds\{target="plain"\}/m);
     // Every sample line belongs to a family declared with # TYPE (valid exposition format).
-    const families = new Set([...m.body.matchAll(/^# TYPE (\S+) (counter|gauge)$/gm)].map((x: RegExpMatchArray) => x[1]));
-    for (const line of m.body.split('\n').filter((l: string) => l && !l.startsWith('#'))) expect(families.has(line.split('{')[0]), line).toBe(true);
+    const families = new Set([...m.body.matchAll(/^# TYPE (\S+) (counter|gauge|histogram)$/gm)].map((x: RegExpMatchArray) => x[1]));
+    for (const line of m.body.split('\n').filter((l: string) => l && !l.startsWith('#'))) {
+      const name = line.split(/[{ ]/)[0]!;
+      expect(families.has(name) || families.has(name.replace(/_(bucket|sum|count)$/, '')), line).toBe(true);
+    }
   });
 });

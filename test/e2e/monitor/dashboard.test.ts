@@ -20,7 +20,7 @@ let mon: MonitorNode;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/ensure-chromium.sh (npm test does)`);
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/ensure-test-tools.sh (npm test does)`);
   up = await healthServer();
   down = await healthServer();
   down.mode = 'failing';
