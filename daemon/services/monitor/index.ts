@@ -14,6 +14,7 @@ import { Mesh } from './mesh.js';
 import { installMonitorGuard, monitorRoutes } from './routes.js';
 import { StatusCache } from './status.js';
 import { MonitorMetrics } from './metrics.js';
+import { MaintenanceSchedule } from './maintenance.js';
 
 export interface MonitorFlags {
   /** Trusted CA (PEM) for TLS checks in addition to the system's; tests use a generated one. */
@@ -54,10 +55,12 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
   const limiterFor = (c: MonitorConfig): FixedWindowLimiter =>
     new FixedWindowLimiter({ limit: c.rateLimit.requests, windowMs: c.rateLimit.windowMs, now, windows: store.windows, scope: 'monitor-rate' });
   let limiter = limiterFor(config);
-  const cache = new StatusCache(store, now);
+  // Windows are evaluated lazily at each check: nothing is precomputed, so a reload is free.
+  let schedule = new MaintenanceSchedule(config.maintenance);
+  const cache = new StatusCache(store, now, () => schedule);
   const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), flags.alertBackoffMs);
   const metrics = new MonitorMetrics(() => cache.all(config));
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, onResult: (t, snap, kind) => {
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, maintenance: () => schedule, onResult: (t, snap, kind) => {
     cache.invalidate(t, snap);
     metrics.observe(t, kind, snap);
   } });
@@ -71,8 +74,8 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
   logger.info({ instance: config.name, targets: config.targets.length, mesh: mesh.enabled, dashboard: config.dashboard }, 'monitor ready');
 
   const prune = async (): Promise<void> => {
-    const removed = await store.prune(now() - config.retentionDays * 86_400_000);
-    if (removed > 0) logger.info({ removed, retention_days: config.retentionDays }, 'pruned old history');
+    const removed = await store.prune({ rawBeforeMs: now() - config.retentionDays * 86_400_000, rollupsBeforeMs: now() - config.rollupRetentionDays * 86_400_000 });
+    if (removed > 0) logger.info({ removed, retention_days: config.retentionDays, rollup_retention_days: config.rollupRetentionDays }, 'pruned old history');
   };
   const pruneJob = CronJob.from({ cronTime: '17 3 * * *', onTick: () => void prune(), start: false });
 
@@ -81,8 +84,8 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
-      installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter });
-      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, engine, mesh, metrics, now }));
+      installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter, badgesPublic: () => config.badges === 'public' });
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, engine, mesh, metrics, schedule: () => schedule, now }));
     },
     async start() {
       await prune();
@@ -96,6 +99,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       if (next.dashboard !== config.dashboard) logger.warn('turning the dashboard on or off takes a restart');
       const limitChanged = next.rateLimit.requests !== config.rateLimit.requests || next.rateLimit.windowMs !== config.rateLimit.windowMs;
       config = next;
+      schedule = new MaintenanceSchedule(config.maintenance);
       warnReadable(config);
       if (limitChanged) limiter = limiterFor(config);
       alerts.setHooks(config.alerts);

@@ -1,6 +1,6 @@
 // The monitor's HTTP API (spec service A): public health, token- and rate-limited status,
 // trends, peer and mesh views, metrics, and the optional dashboard page.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import { VERSION } from '../../../src/version.js';
@@ -13,19 +13,28 @@ import type { Mesh } from './mesh.js';
 import { targetSummaries } from './mesh.js';
 import type { StatusCache } from './status.js';
 import type { MonitorMetrics } from './metrics.js';
-import { renderDashboard } from './dashboard.js';
+import { renderDashboard, type DayCell } from './dashboard.js';
+import { dayCells, hourlyMeans } from './dashboard-data.js';
+import type { MaintenanceSchedule } from './maintenance.js';
+import { buildReport, reportRange } from './report.js';
+import { statusBadge, uptimeBadge } from './badges.js';
+import { UPTIME_WINDOWS } from './status.js';
 import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema } from '../../../src/schemas/monitor.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route without token or rate limit (spec: `/api/health` and the dashboard). */
     public?: boolean;
+    /** A badge: public (no token, no rate limit) when the config says `badges: public`. */
+    badge?: boolean;
   }
 }
 
 export interface GuardDeps {
   token(): string | undefined;
   limiter(): FixedWindowLimiter;
+  /** `badges: public` in the config: badge routes skip the token and the rate limit. */
+  badgesPublic(): boolean;
 }
 
 export interface MonitorDeps {
@@ -35,6 +44,7 @@ export interface MonitorDeps {
   engine: CheckEngine;
   mesh: Mesh;
   metrics: MonitorMetrics;
+  schedule(): MaintenanceSchedule;
   now(): number;
 }
 
@@ -47,6 +57,17 @@ const TRENDS_QUERY = {
   },
 } as const;
 const MAX_BUCKETS = 10_000;
+const REPORT_QUERY = {
+  type: 'object',
+  properties: {
+    from: { type: 'string', maxLength: 64, description: 'start: a date (midnight UTC) or an RFC 3339 time; default 30 days before `to`' },
+    to: { type: 'string', maxLength: 64, description: 'end (exclusive): a date or an RFC 3339 time; default and at most now' },
+  },
+} as const;
+const BADGE_WINDOWS = UPTIME_WINDOWS.map(([field]) => field.slice('uptime_'.length));
+const BADGE_QUERY = { type: 'object', properties: { label: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
+const UPTIME_BADGE_QUERY = { type: 'object', properties: { ...BADGE_QUERY.properties, window: { type: 'string', enum: BADGE_WINDOWS, default: '30d' } } } as const;
+const ReportSchema = { type: 'object', additionalProperties: true, description: 'the SLA report; fields in docs/monitor.md' } as const;
 /** How long one rendering of the dashboard page is served (the page itself refreshes every 30 s). */
 export const DASHBOARD_TTL_MS = 5_000;
 const guarded = { 401: ErrorSchema, 429: ErrorSchema };
@@ -64,7 +85,10 @@ function unauthorized(problem: Problem): HttpError {
  * token every request passes the token check.
  */
 export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void {
-  const limited = (req: FastifyRequest): boolean => req.routeOptions.url !== undefined && req.routeOptions.config.public !== true;
+  const limited = (req: FastifyRequest): boolean => {
+    const c = req.routeOptions.config;
+    return req.routeOptions.url !== undefined && c.public !== true && !(c.badge === true && deps.badgesPublic());
+  };
   let matcher: { token: string; matches: (t: string) => boolean } | undefined;
   const auth = new Authenticator<true>({
     schemes: ['Bearer'],
@@ -129,6 +153,51 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     },
   );
 
+  app.get<{ Params: { target: string }; Querystring: { from?: string; to?: string } }>(
+    '/api/report/:target',
+    { schema: { operationId: 'report', summary: 'SLA report of one target over a period', params: TARGET_PARAMS, querystring: REPORT_QUERY, response: { 200: ReportSchema, 400: ErrorSchema, 404: ErrorSchema, ...guarded } } },
+    async (req) => {
+      const t = target(req.params.target);
+      const now = deps.now();
+      let range: { fromMs: number; toMs: number };
+      try {
+        range = reportRange(req.query.from, req.query.to, now);
+      } catch (err) {
+        if (err instanceof RangeError) throw new HttpError(400, err.message);
+        throw err;
+      }
+      return buildReport(deps.store, deps.schedule(), t, range.fromMs, range.toMs, now);
+    },
+  );
+
+  // Badges: image/svg+xml for READMEs. Behind the token unless the config says `badges: public`;
+  // public ones skip the rate limit too and read the cached status, so a crowd of README
+  // viewers costs one status build per target per cache period.
+  const svg = (reply: FastifyReply, body: string): string => {
+    void reply
+      .type('image/svg+xml; charset=utf-8')
+      .header('cache-control', deps.config().badges === 'public' ? 'public, max-age=60' : 'private, no-store')
+      .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'");
+    return body;
+  };
+  app.get<{ Params: { target: string }; Querystring: { label?: string } }>(
+    '/api/badge/:target/status.svg',
+    { config: { badge: true }, schema: { operationId: 'statusBadge', summary: 'Status badge (SVG)', params: TARGET_PARAMS, querystring: BADGE_QUERY, response: { 404: ErrorSchema, ...guarded } } },
+    async (req, reply) => {
+      const t = target(req.params.target);
+      return svg(reply, statusBadge(req.query.label ?? t.label, await deps.cache.get(t)));
+    },
+  );
+  app.get<{ Params: { target: string }; Querystring: { label?: string; window: string } }>(
+    '/api/badge/:target/uptime.svg',
+    { config: { badge: true }, schema: { operationId: 'uptimeBadge', summary: 'Uptime badge (SVG) over 24h, 7d, 30d, 90d or 365d', params: TARGET_PARAMS, querystring: UPTIME_BADGE_QUERY, response: { 400: ErrorSchema, 404: ErrorSchema, ...guarded } } },
+    async (req, reply) => {
+      const t = target(req.params.target);
+      const s = await deps.cache.get(t);
+      return svg(reply, uptimeBadge(req.query.label ?? `uptime ${req.query.window}`, s[`uptime_${req.query.window}`] as number | null | undefined));
+    },
+  );
+
   app.get('/api/peer/info', { schema: { operationId: 'peerInfo', summary: 'This instance identity', response: { 200: IdentitySchema, 503: ErrorSchema, ...guarded } } }, async () => {
     meshOnly();
     return deps.mesh.identity();
@@ -159,10 +228,12 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
       const cfg = deps.config();
       const statuses = await deps.cache.all(cfg);
       const trends: Record<string, (number | null)[]> = {};
+      const days: Record<string, DayCell[]> = {};
       for (const t of cfg.targets) {
-        trends[t.name] = (await deps.store.trend(t.name, now - 24 * 3_600_000, 3_600_000, 24)).map((b) => (b.count > 0 ? (b.mean ?? null) : null));
+        trends[t.name] = await hourlyMeans(deps.store, t.name, now);
+        days[t.name] = await dayCells(deps.store, t.name, now);
       }
-      return renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends });
+      return renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days });
     };
     app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (_req, reply) => {
       const now = deps.now();
