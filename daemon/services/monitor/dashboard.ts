@@ -1,6 +1,7 @@
 // The dashboard page: one self-contained HTML document (inline CSS and SVG, no scripts, no
 // external assets) rendered on the server, refreshing itself every 30 s; light and dark.
 // Times are shown as people read them (UTC clock time and "how long ago").
+import type { Incident } from '../../../src/store/monitor.js';
 import type { TargetStatus } from './status.js';
 
 export interface DashboardData {
@@ -10,25 +11,141 @@ export interface DashboardData {
   statuses: Record<string, TargetStatus>;
   /** Mean latency per hour over the last 24 h, oldest first (null: no data). */
   trends: Record<string, (number | null)[]>;
+  /** 90 daily cells per target, oldest first, today last. */
+  days: Record<string, DayCell[]>;
 }
+
+/** One UTC day of a target: uptime of its counted checks (null without any), and what it held. */
+export interface DayCell {
+  /** YYYY-MM-DD (UTC) */
+  date: string;
+  uptime: number | null;
+  /** Checks counted for uptime (operational, degraded, down). */
+  checks: number;
+  down: number;
+  maintenance: number;
+}
+
+/** A maintenance occurrence as the status carries it (`maintenance`, `next_maintenance`). */
+interface MaintenanceJson {
+  name: string;
+  title: string;
+  start: string;
+  end: string;
+}
+
+/** How many incidents a card lists (the status carries up to ten). */
+export const DASHBOARD_INCIDENTS = 5;
+
+const UNSAFE = /[&<>"']/;
 
 function esc(v: unknown): string {
-  return String(v ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  const s = String(v ?? '');
+  // Most strings (dates, numbers, hover texts) need nothing: test once before replacing.
+  return UNSAFE.test(s) ? s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`) : s;
 }
 
-export function sparkline(values: (number | null)[], width = 160, height = 32): string {
-  const pts = values.map((v, i) => ({ v, i })).filter((p): p is { v: number; i: number } => p.v !== null);
-  if (pts.length === 0) return `<svg class="spark" width="${width}" height="${height}" role="img" aria-label="no latency data"></svg>`;
-  const max = Math.max(...pts.map((p) => p.v));
-  const min = Math.min(...pts.map((p) => p.v));
-  const span = max - min || 1;
-  const x = (i: number): number => (values.length <= 1 ? width / 2 : (i / (values.length - 1)) * (width - 4) + 2);
-  const y = (v: number): number => height - 3 - ((v - min) / span) * (height - 6);
-  const d = pts.map((p, k) => `${k === 0 ? 'M' : 'L'}${x(p.i).toFixed(1)},${y(p.v).toFixed(1)}`).join(' ');
-  const last = pts[pts.length - 1]!;
-  // The newest point as a dot, so that a target with one hour of data still shows something.
-  const dot = `<circle cx="${x(last.i).toFixed(1)}" cy="${y(last.v).toFixed(1)}" r="2.5" fill="currentColor"/>`;
-  return `<svg class="spark" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="latency, last 24 hours: ${Math.round(min)} to ${Math.round(max)} ms"><path d="${d}" fill="none" stroke="currentColor" stroke-width="1.5"/>${dot}</svg>`;
+/** 1440 → "1,440", without Intl: this runs 90 times per target. */
+function thousands(n: number): string {
+  if (n < 1000) return String(n);
+  const s = String(n);
+  let out = s.slice(0, s.length % 3 || 3);
+  for (let i = out.length; i < s.length; i += 3) out += ',' + s.slice(i, i + 3);
+  return out;
+}
+
+/** An uptime percentage as shown: "99.95 %", "100 %", "—" without data. */
+function percent(v: unknown): string {
+  if (typeof v !== 'number') return '—';
+  return `${v === 100 ? '100' : v.toFixed(2)} %`;
+}
+
+/** The colour class of a day: 100 %, at least 99 %, at least 95 %, below; no checks; only maintenance. */
+export function dayClass(c: DayCell): string {
+  if (c.uptime === null) return c.maintenance > 0 ? 'maint' : 'none';
+  return c.uptime >= 100 ? 'up' : c.uptime >= 99 ? 'high' : c.uptime >= 95 ? 'mid' : 'low';
+}
+
+/** The hover text of a day: "2026-11-03: 99.95 % (2 down of 1,440 checks)", "…: no data", "…: maintenance only". */
+export function dayTitle(c: DayCell): string {
+  if (c.uptime === null) return `${c.date}: ${c.maintenance > 0 ? 'maintenance only' : 'no data'}`;
+  const maint = c.maintenance > 0 ? `, ${thousands(c.maintenance)} in maintenance` : '';
+  return `${c.date}: ${percent(c.uptime)} (${thousands(c.down)} down of ${thousands(c.checks)} check${c.checks === 1 ? '' : 's'}${maint})`;
+}
+
+/** The 90-day bar: one cell a day, oldest first, with "90 days ago … today" and the 90-day uptime below. */
+function dayBar(cells: DayCell[], uptime90: unknown): string {
+  if (cells.length === 0) return '';
+  let html = '';
+  for (const c of cells) html += `<i class="${dayClass(c)}" data-date="${esc(c.date)}" data-uptime="${c.uptime ?? ''}" title="${esc(dayTitle(c))}"></i>`;
+  return `<div class="days" role="img" aria-label="daily uptime, last ${cells.length} days: ${percent(uptime90)}">${html}</div>
+  <div class="days-legend"><span>${cells.length} days ago</span><span>${typeof uptime90 === 'number' ? `${percent(uptime90)} uptime` : 'no uptime data'}</span><span>today</span></div>`;
+}
+
+/** Steps of a decade for the y-axis maximum: round enough to read, fine enough that the line fills the chart. */
+const NICE = [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10];
+
+/** The smallest round number (NICE × 10^k) at or above v: the chart's y-axis maximum. */
+function niceCeil(v: number): number {
+  if (!(v > 0)) return 1;
+  const decade = 10 ** Math.floor(Math.log10(v));
+  for (const m of NICE) if (m * decade >= v) return m * decade;
+  return 10 * decade;
+}
+
+/** A latency for the chart: whole milliseconds from 10 ms up, one decimal below ("0.4 ms"). */
+function ms(v: number): string {
+  return v >= 10 || Number.isInteger(v) ? `${Math.round(v)} ms` : `${v.toFixed(1)} ms`;
+}
+
+/** The 24-hour response-time chart: hourly means as area and line from a zero baseline, gaps where an hour has none. */
+export function latencyChart(values: (number | null)[]): string {
+  const W = 300;
+  const H = 70;
+  const x0 = 40;
+  const x1 = 296;
+  const top = 6;
+  const base = 52;
+  let max = 0;
+  let min = Infinity;
+  let last: number | null = null;
+  for (const v of values) {
+    if (v === null) continue;
+    if (v > max) max = v;
+    if (v < min) min = v;
+    last = v;
+  }
+  const axis = `<line class="gridline" x1="${x0}" y1="${top}" x2="${x1}" y2="${top}"/><line class="base" x1="${x0}" y1="${base}" x2="${x1}" y2="${base}"/><text x="${x0}" y="${H - 3}">24 h ago</text><text x="${x1}" y="${H - 3}" text-anchor="end">now</text>`;
+  if (last === null) {
+    return `<svg class="latency-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="response time, last 24 hours: no data">${axis}<text x="${(x0 + x1) / 2}" y="${(top + base) / 2 + 4}" text-anchor="middle">no data</text></svg>`;
+  }
+  const yMax = niceCeil(max);
+  const n = values.length;
+  const x = (i: number): string => (n <= 1 ? (x0 + x1) / 2 : x0 + (i / (n - 1)) * (x1 - x0)).toFixed(1);
+  const y = (v: number): string => (base - (v / yMax) * (base - top)).toFixed(1);
+  let shapes = '';
+  let lastI = -1;
+  // Consecutive hours with data form one run; a run of one hour is a dot, so it is not lost.
+  for (let i = 0; i < n; ) {
+    if (values[i] === null) {
+      i++;
+      continue;
+    }
+    let j = i;
+    let line = '';
+    while (j < n && values[j] !== null) {
+      line += `${j === i ? 'M' : 'L'}${x(j)},${y(values[j]!)} `;
+      lastI = j;
+      j++;
+    }
+    if (j - i > 1) shapes += `<path class="area" d="M${x(i)},${base} ${line.replace(/^M/, 'L')}L${x(j - 1)},${base} Z"/><path class="line" d="${line.trim()}"/>`;
+    else shapes += `<circle class="point" cx="${x(i)}" cy="${y(values[i]!)}" r="2"/>`;
+    i = j;
+  }
+  const dot = `<circle class="latest" cx="${x(lastI)}" cy="${y(last)}" r="2.5"/>`;
+  const labels = `<text x="${x0 - 4}" y="${top + 4}" text-anchor="end">${ms(yMax)}</text><text x="${x0 - 4}" y="${base + 3}" text-anchor="end">0</text>`;
+  const label = `response time, last 24 hours, hourly mean: ${ms(min)} to ${ms(max)}, latest ${ms(last)}`;
+  return `<svg class="latency-chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${label}">${axis}${labels}${shapes}${dot}</svg>`;
 }
 
 /** "3 s", "4 min", "2 h", "5 d": how long ago, for people reading the page. */
@@ -38,6 +155,20 @@ export function ago(ms: number): string {
   if (s < 90 * 60) return `${Math.round(s / 60)} min`;
   if (s < 36 * 3600) return `${Math.round(s / 3600)} h`;
   return `${Math.round(s / 86400)} d`;
+}
+
+/** How long an incident lasted: "under 1 s", "45 s", "12 min", "2 h 5 min", "3 d 4 h". */
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 1) return 'under 1 s';
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86400) {
+    const m = Math.round((s % 3600) / 60);
+    return `${Math.floor(s / 3600)} h${m ? ` ${m} min` : ''}`;
+  }
+  const h = Math.round((s % 86400) / 3600);
+  return `${Math.floor(s / 86400)} d${h ? ` ${h} h` : ''}`;
 }
 
 /** A timestamp as `HH:MM:SS UTC` (today) or `YYYY-MM-DD HH:MM UTC`, with the exact value on hover. */
@@ -50,21 +181,44 @@ function when(iso: string | null | undefined, nowMs: number): string {
   return `<time datetime="${esc(iso)}" title="${esc(iso)}">${short}</time>`;
 }
 
-function pct(v: unknown): string {
-  return typeof v === 'number' ? `${v.toFixed(2)}%` : '—';
+/** A time in a maintenance notice: `HH:MM` on the day `sameDayAs` names (YYYY-MM-DD), else `YYYY-MM-DD HH:MM`. */
+function clock(iso: string, sameDayAs: string): string {
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return esc(iso);
+  const d = new Date(t).toISOString();
+  const text = d.slice(0, 10) === sameDayAs ? d.slice(11, 16) : `${d.slice(0, 10)} ${d.slice(11, 16)}`;
+  return `<time datetime="${esc(iso)}">${text}</time>`;
 }
 
-function card(name: string, s: TargetStatus, trend: (number | null)[], nowMs: number): string {
+function maintenanceNotices(s: TargetStatus, nowIso: string): string {
+  const active = s.maintenance as MaintenanceJson | undefined;
+  const next = s.next_maintenance as MaintenanceJson | undefined;
+  let html = '';
+  if (active) html += `<p class="maintenance-notice active">Under maintenance: ${esc(active.title)} until ${clock(active.end, nowIso.slice(0, 10))} UTC</p>`;
+  if (next) {
+    const startDay = String(next.start).slice(0, 10);
+    html += `<p class="maintenance-notice upcoming">Scheduled maintenance: ${esc(next.title)}, ${clock(next.start, '')}–${clock(next.end, startDay)} UTC</p>`;
+  }
+  return html;
+}
+
+function incidentList(list: Incident[] | undefined, nowMs: number): string {
+  if (!list?.length) return '';
+  const items = list.slice(0, DASHBOARD_INCIDENTS).map((i) => {
+    const length = i.status === 'open' ? 'ongoing' : i.duration_s != null ? duration(i.duration_s) : 'resolved';
+    return `<li class="${i.status === 'open' ? 'open' : 'resolved'}" data-incident-id="${esc(i.id)}">${when(i.started_at, nowMs)} · <span class="length">${length}</span> · ${esc(i.cause)}</li>`;
+  });
+  return `<h3>Recent incidents</h3><ul class="incidents">${items.join('')}</ul>`;
+}
+
+function card(name: string, s: TargetStatus, trend: (number | null)[], days: DayCell[], nowMs: number, nowIso: string): string {
   const status = s.latest?.status ?? 'unknown';
+  const inMaintenance = s.maintenance != null;
   const lat = s.latency_24h as { p50?: number; p95?: number } | undefined;
   const tls = s.tls as { days_left?: number | null; warning?: boolean; error?: string } | undefined;
   const whois = s.whois as { days_left?: number | null; warning?: boolean; error?: string } | undefined;
   const inc = s.current_incident as { started_at?: string; cause?: string } | undefined;
-  const rows: string[] = [
-    `<dt>Uptime 24 h</dt><dd>${pct(s.uptime_24h)}</dd>`,
-    `<dt>Uptime 7 d</dt><dd>${pct(s.uptime_7d)}</dd>`,
-    `<dt>Latency p50 / p95</dt><dd>${lat ? `${esc(lat.p50)} / ${esc(lat.p95)} ms` : '—'}</dd>`,
-  ];
+  const rows: string[] = [`<dt>Latency p50 / p95</dt><dd>${lat ? `${esc(lat.p50)} / ${esc(lat.p95)} ms` : '—'}</dd>`];
   if (tls) rows.push(`<dt>TLS</dt><dd class="${tls.warning ? 'warn' : ''}">${tls.days_left != null ? `${esc(tls.days_left)} days left` : esc(tls.error ?? 'unknown')}</dd>`);
   if (whois) rows.push(`<dt>Domain</dt><dd class="${whois.warning ? 'warn' : ''}">${whois.days_left != null ? `${esc(whois.days_left)} days left` : esc(whois.error ?? 'unknown')}</dd>`);
   const tests = s.test_staleness as { stale?: boolean; seconds_since_pass?: number | null; last_passed?: boolean | null } | undefined;
@@ -83,32 +237,104 @@ function card(name: string, s: TargetStatus, trend: (number | null)[], nowMs: nu
     const bad = dns.filter((r) => !r.matches);
     rows.push(`<dt>DNS</dt><dd class="${bad.length ? 'bad' : ''}">${bad.length ? `mismatch: ${bad.map((r) => `${esc(r.name)} ${esc(r.record_type)}`).join(', ')}` : `${dns.length} ok`}</dd>`);
   }
-  return `<article class="target ${esc(status)}" data-target="${esc(name)}" data-status="${esc(status)}">
-  <header><h2>${esc(s.label)}</h2><span class="badge">${esc(status)}</span></header>
+  const uptime = `<dl class="uptime"><div><dt>24 h</dt><dd>${percent(s.uptime_24h)}</dd></div><div><dt>7 d</dt><dd>${percent(s.uptime_7d)}</dd></div><div><dt>30 d</dt><dd>${percent(s.uptime_30d)}</dd></div><div><dt>90 d</dt><dd>${percent(s.uptime_90d)}</dd></div></dl>`;
+  const checked = s.latest ? `checked ${ago(nowMs - Date.parse(s.latest.checked_at))} ago, ${when(s.latest.checked_at, nowMs)}${s.latest.maintenance ? ' · in maintenance' : ''}${s.latest.error ? ` · ${esc(s.latest.error)}` : ''}` : 'not checked yet';
+  // In maintenance the card is blue whatever the checks say; data-status stays the checked status.
+  return `<article class="target ${inMaintenance ? 'maintenance' : esc(status)}" data-target="${esc(name)}" data-status="${esc(status)}">
+  <header><h2>${esc(s.label)}</h2><span class="badge">${inMaintenance ? 'maintenance' : esc(status)}</span></header>
   ${inc ? `<p class="incident">Incident since ${when(inc.started_at, nowMs)} (${ago(nowMs - Date.parse(inc.started_at ?? ''))}): ${esc(inc.cause)}</p>` : ''}
-  ${sparkline(trend)}
-  <dl>${rows.join('')}</dl>
-  <footer>${s.latest ? `checked ${ago(nowMs - Date.parse(s.latest.checked_at))} ago, ${when(s.latest.checked_at, nowMs)}${s.latest.error ? ` · ${esc(s.latest.error)}` : ''}` : 'not checked yet'}</footer>
+  ${maintenanceNotices(s, nowIso)}
+  ${dayBar(days, s.uptime_90d)}
+  ${uptime}
+  ${latencyChart(trend)}
+  <dl class="facts">${rows.join('')}</dl>
+  ${incidentList(s.incidents as Incident[] | undefined, nowMs)}
+  <footer>${checked}</footer>
 </article>`;
 }
 
-export function renderDashboard(d: DashboardData): string {
-  const names = Object.keys(d.statuses);
-  const count = (st: string | undefined): number => names.filter((n) => d.statuses[n]!.latest?.status === st).length;
+/** The headline: targets in maintenance are left out of the down and degraded counts (they have their own line). */
+function headline(d: DashboardData, names: string[]): string {
+  const counted = names.filter((n) => d.statuses[n]!.maintenance == null);
+  const count = (st: string | undefined): number => counted.filter((n) => d.statuses[n]!.latest?.status === st).length;
   const down = count('down');
   const degraded = count('degraded');
   const unchecked = count(undefined);
+  if (names.length === 0) return 'No targets configured';
+  if (counted.length === 0) return names.length === 1 ? 'Under maintenance' : `All ${names.length} targets under maintenance`;
+  if (down > 0) return `${down} of ${names.length} targets down${degraded ? `, ${degraded} degraded` : ''}`;
+  if (degraded > 0) return `${degraded} of ${names.length} targets degraded`;
+  if (unchecked > 0) return `${counted.length - unchecked} of ${names.length} targets operational, ${unchecked} not checked yet`;
+  return 'All systems operational';
+}
+
+function maintenanceSummary(d: DashboardData, names: string[]): string {
+  let active = 0;
+  let upcoming = 0;
+  for (const n of names) {
+    if (d.statuses[n]!.maintenance != null) active++;
+    if (d.statuses[n]!.next_maintenance != null) upcoming++;
+  }
+  if (active === 0 && upcoming === 0) return '';
+  const parts: string[] = [];
+  if (active) parts.push(`${active} target${active === 1 ? '' : 's'} under maintenance`);
+  if (upcoming) parts.push(`${upcoming} with maintenance scheduled in the next 7 days`);
+  return `<p class="maintenance-summary" data-active="${active}" data-upcoming="${upcoming}">${parts.join(' · ')}</p>`;
+}
+
+const STYLE = `
+:root { color-scheme: light dark; --bg: #f6f7f9; --fg: #1d2330; --muted: #5d6678; --card: #fff; --line: #dde1e8; --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; --maint: #0969da;
+  --d-up: #2da44e; --d-high: #9bd36b; --d-mid: #e3a008; --d-low: #d1242f; --d-none: #d5dae1; --d-maint: #3b82f6; --chart: #4f5d95; }
+@media (prefers-color-scheme: dark) { :root { --bg: #0f1218; --fg: #e6e9ef; --muted: #9aa3b5; --card: #181c24; --line: #2a303c; --ok: #3fb950; --warn: #d29922; --bad: #f85149; --maint: #4493f8;
+  --d-up: #3fb950; --d-high: #8fc45a; --d-mid: #d29922; --d-low: #f85149; --d-none: #2f3542; --d-maint: #4493f8; --chart: #8ea2f0; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 16px; }
+h1 { font-size: 1.4rem; margin: 0 0 4px; }
+.sub { color: var(--muted); margin: 0 0 20px; }
+.maintenance-summary { color: var(--maint); margin: -12px 0 20px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(340px, 100%), 1fr)); gap: 14px; }
+.target { background: var(--card); border: 1px solid var(--line); border-left: 5px solid var(--muted); border-radius: 8px; padding: 14px 16px; min-width: 0; }
+.target.operational { border-left-color: var(--ok); } .target.degraded { border-left-color: var(--warn); } .target.down { border-left-color: var(--bad); } .target.maintenance { border-left-color: var(--maint); }
+.target header { display: flex; justify-content: space-between; align-items: center; gap: 8px; }
+.target h2 { font-size: 1.05rem; margin: 0; overflow-wrap: anywhere; }
+.badge { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; padding: 2px 8px; border-radius: 999px; border: 1px solid currentColor; white-space: nowrap; }
+.operational .badge { color: var(--ok); } .degraded .badge { color: var(--warn); } .down .badge { color: var(--bad); } .maintenance .badge { color: var(--maint); }
+.incident { color: var(--bad); background: color-mix(in srgb, var(--bad) 12%, transparent); border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; font-weight: 600; overflow-wrap: anywhere; }
+.maintenance-notice { border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; overflow-wrap: anywhere; }
+.maintenance-notice.active { color: var(--maint); background: color-mix(in srgb, var(--maint) 12%, transparent); font-weight: 600; }
+.maintenance-notice.upcoming { color: var(--maint); border: 1px dashed color-mix(in srgb, var(--maint) 50%, transparent); font-size: .88rem; }
+.days { display: grid; grid-auto-flow: column; grid-auto-columns: 1fr; gap: 1px; height: 30px; margin: 14px 0 2px; }
+.days i { display: block; border-radius: 1px; background: var(--d-none); }
+.days i:hover { opacity: .7; }
+.days .up { background: var(--d-up); } .days .high { background: var(--d-high); } .days .mid { background: var(--d-mid); } .days .low { background: var(--d-low); } .days .maint { background: var(--d-maint); }
+.days-legend { display: flex; justify-content: space-between; color: var(--muted); font-size: .75rem; }
+.days-legend span:nth-child(2) { color: var(--fg); font-weight: 600; }
+dl { margin: 0; }
+dl.uptime { display: grid; grid-template-columns: repeat(4, 1fr); gap: 6px; margin: 10px 0 4px; text-align: center; }
+dl.uptime div { border: 1px solid var(--line); border-radius: 6px; padding: 3px 0; }
+dl.uptime dt { color: var(--muted); font-size: .72rem; } dl.uptime dd { margin: 0; font-variant-numeric: tabular-nums; font-size: .9rem; white-space: nowrap; }
+.latency-chart { display: block; width: 100%; height: auto; margin: 8px 0 6px; color: var(--chart); }
+.latency-chart text { font-size: 10px; fill: var(--muted); }
+.latency-chart .gridline { stroke: var(--line); stroke-dasharray: 3 3; } .latency-chart .base { stroke: var(--line); }
+.latency-chart .area { fill: currentColor; fill-opacity: .16; stroke: none; } .latency-chart .line { fill: none; stroke: currentColor; stroke-width: 1.5; stroke-linejoin: round; }
+.latency-chart .point, .latency-chart .latest { fill: currentColor; }
+dl.facts { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; }
+dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
+.warn { color: var(--warn); } .bad { color: var(--bad); }
+h3 { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 12px 0 4px; font-weight: 600; }
+.incidents { list-style: none; margin: 0; padding: 0; font-size: .85rem; }
+.incidents li { padding: 3px 0 3px 10px; border-left: 3px solid var(--line); margin: 2px 0; overflow-wrap: anywhere; }
+.incidents li.open { border-left-color: var(--bad); } .incidents li.open .length { color: var(--bad); font-weight: 600; }
+footer { color: var(--muted); font-size: .8rem; margin-top: 10px; overflow-wrap: anywhere; }
+`;
+
+export function renderDashboard(d: DashboardData): string {
+  const names = Object.keys(d.statuses);
   const nowMs = Date.parse(d.generatedAt);
-  const summary =
-    names.length === 0
-      ? 'No targets configured'
-      : down > 0
-        ? `${down} of ${names.length} targets down${degraded ? `, ${degraded} degraded` : ''}`
-        : degraded > 0
-          ? `${degraded} of ${names.length} targets degraded`
-          : unchecked > 0
-            ? `${names.length - unchecked} of ${names.length} targets operational, ${unchecked} not checked yet`
-            : 'All systems operational';
+  const summary = headline(d, names);
+  let cards = '';
+  for (const n of names) cards += card(n, d.statuses[n]!, d.trends[n] ?? [], d.days[n] ?? [], nowMs, d.generatedAt) + '\n';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -116,36 +342,15 @@ export function renderDashboard(d: DashboardData): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="30">
 <title>${esc(summary)} · ${esc(d.instance)}</title>
-<style>
-:root { color-scheme: light dark; --bg: #f6f7f9; --fg: #1d2330; --muted: #5d6678; --card: #fff; --line: #dde1e8; --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; }
-@media (prefers-color-scheme: dark) { :root { --bg: #0f1218; --fg: #e6e9ef; --muted: #9aa3b5; --card: #181c24; --line: #2a303c; --ok: #3fb950; --warn: #d29922; --bad: #f85149; } }
-* { box-sizing: border-box; }
-body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
-main { max-width: 1100px; margin: 0 auto; padding: 24px 16px; }
-h1 { font-size: 1.4rem; margin: 0 0 4px; }
-.sub { color: var(--muted); margin: 0 0 20px; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px; }
-.target { background: var(--card); border: 1px solid var(--line); border-left: 5px solid var(--muted); border-radius: 8px; padding: 14px 16px; }
-.target.operational { border-left-color: var(--ok); } .target.degraded { border-left-color: var(--warn); } .target.down { border-left-color: var(--bad); }
-.target header { display: flex; justify-content: space-between; align-items: center; gap: 8px; }
-.target h2 { font-size: 1.05rem; margin: 0; }
-.badge { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; padding: 2px 8px; border-radius: 999px; border: 1px solid currentColor; }
-.operational .badge { color: var(--ok); } .degraded .badge { color: var(--warn); } .down .badge { color: var(--bad); }
-.spark { display: block; margin: 10px 0; color: var(--muted); }
-dl { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; margin: 0; }
-dt { color: var(--muted); } dd { margin: 0; text-align: right; font-variant-numeric: tabular-nums; }
-.warn { color: var(--warn); } .bad { color: var(--bad); }
-.incident { color: var(--bad); margin: 8px 0 0; }
-footer { color: var(--muted); font-size: .8rem; margin-top: 10px; }
-</style>
+<style>${STYLE}</style>
 </head>
 <body>
 <main>
 <h1>${esc(summary)}</h1>
 <p class="sub">${esc(d.instance)} · mkt ${esc(d.version)} · updated ${when(d.generatedAt, nowMs)} · refreshes every 30 s</p>
+${maintenanceSummary(d, names)}
 <section class="grid">
-${names.map((n) => card(n, d.statuses[n]!, d.trends[n] ?? [], nowMs)).join('\n')}
-</section>
+${cards}</section>
 </main>
 </body>
 </html>
