@@ -1,5 +1,7 @@
 // The monitor's HTTP API (spec service A): public health, token- and rate-limited status,
 // trends, peer and mesh views, metrics, and the optional dashboard page.
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
@@ -68,6 +70,23 @@ const BADGE_WINDOWS = UPTIME_WINDOWS.map(([field]) => field.slice('uptime_'.leng
 const BADGE_QUERY = { type: 'object', properties: { label: { type: 'string', minLength: 1, maxLength: 64 } } } as const;
 const UPTIME_BADGE_QUERY = { type: 'object', properties: { ...BADGE_QUERY.properties, window: { type: 'string', enum: BADGE_WINDOWS, default: '30d' } } } as const;
 const ReportSchema = { type: 'object', additionalProperties: true, description: 'the SLA report; fields in docs/monitor.md' } as const;
+interface RenderedPage {
+  html: Buffer;
+  gzip: Buffer;
+}
+
+const gzipAsync = promisify(gzipCb);
+
+/** True when the client takes gzip (`gzip` listed without `q=0`). */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== '*') return false;
+    return !params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p));
+  });
+}
+
 /** How long one rendering of the dashboard page is served (the page itself refreshes every 30 s). */
 export const DASHBOARD_TTL_MS = 5_000;
 const guarded = { 401: ErrorSchema, 429: ErrorSchema };
@@ -223,8 +242,13 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     // The page is public and unlimited (spec), and 24 hourly buckets per target are real work
     // with a thousand targets: one rendering serves every request for DASHBOARD_TTL_MS, and
     // concurrent requests share the rendering in flight.
-    let page: { at: number; html: Promise<string> } | undefined;
-    const render = async (now: number): Promise<string> => {
+    let page: { at: number; body: Promise<RenderedPage> } | undefined;
+    const render = async (now: number): Promise<RenderedPage> => {
+      const html = Buffer.from(await renderHtml(now));
+      // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
+      return { html, gzip: await gzipAsync(html, { level: 6 }) };
+    };
+    const renderHtml = async (now: number): Promise<string> => {
       const cfg = deps.config();
       const statuses = await deps.cache.all(cfg);
       const trends: Record<string, (number | null)[]> = {};
@@ -235,17 +259,22 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
       }
       return renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days });
     };
-    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (_req, reply) => {
+    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (req, reply) => {
       const now = deps.now();
       if (!page || now - page.at >= DASHBOARD_TTL_MS) {
-        const html = render(now);
-        page = { at: now, html };
-        html.catch(() => {
-          if (page?.html === html) page = undefined;
+        const body = render(now);
+        page = { at: now, body };
+        body.catch(() => {
+          if (page?.body === body) page = undefined;
         });
       }
-      void reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:");
-      return page.html;
+      const { html, gzip } = await page.body;
+      void reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:").header('vary', 'accept-encoding');
+      if (acceptsGzip(req.headers['accept-encoding'])) {
+        void reply.header('content-encoding', 'gzip');
+        return gzip;
+      }
+      return html;
     });
   }
 }

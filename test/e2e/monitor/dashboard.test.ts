@@ -10,7 +10,9 @@ import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 import { healthServer, type HealthServer } from '../../helpers/monitor-fixtures.js';
 import { startMonitor, type MonitorNode } from '../../helpers/monitor-node.js';
-import { DASHBOARD_TTL_MS } from '../../../daemon/services/monitor/routes.js';
+import { get, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import { DASHBOARD_TTL_MS, acceptsGzip } from '../../../daemon/services/monitor/routes.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const outDir = join(import.meta.dirname, '../../../test-output');
@@ -148,6 +150,30 @@ describe('dashboard', () => {
     const burst = await Promise.all(Array.from({ length: 20 }, async () => (await fetch(mon.url + '/')).text()));
     for (const b of burst) expect(b).toBe(first);
     expect(first).toMatch(/updated <time datetime="/);
+  });
+
+  it('is sent gzipped to clients that take it, plain to the others, the same page either way', async () => {
+    const raw = (encoding: string): Promise<{ headers: IncomingHttpHeaders; body: Buffer }> =>
+      new Promise((resolve, reject) => {
+        get(mon.url + '/', { headers: { 'accept-encoding': encoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+        }).on('error', reject);
+      });
+    const zipped = await raw('br, gzip;q=0.8');
+    const plain = await raw('identity');
+    const refused = await raw('gzip;q=0');
+    expect(zipped.headers['content-encoding']).toBe('gzip');
+    expect(zipped.headers.vary).toMatch(/accept-encoding/i);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(refused.headers['content-encoding']).toBeUndefined();
+    expect(gunzipSync(zipped.body).toString()).toBe(plain.body.toString());
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 3);
+    expect(acceptsGzip('deflate, GZIP')).toBe(true);
+    expect(acceptsGzip('*')).toBe(true);
+    expect(acceptsGzip('gzip; q=0.0')).toBe(false);
+    expect(acceptsGzip(undefined)).toBe(false);
   });
 
   it('is not served when the dashboard option is off', async () => {
