@@ -85,7 +85,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
       installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter, badgesPublic: () => config.badges === 'public' });
-      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, engine, mesh, metrics, schedule: () => schedule, now }));
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now }));
     },
     async start() {
       await prune();

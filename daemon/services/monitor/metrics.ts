@@ -2,21 +2,15 @@
 // time histogram fed by every recorded check, gauges read from the target statuses at scrape time.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Snapshot } from '../../../src/store/monitor.js';
-import type { TargetStatus } from './status.js';
+import { UPTIME_WINDOWS, type TargetStatus } from './status.js';
 
 /** The current status of every configured target, as GET /api/status serves it. */
 export type StatusSource = () => Promise<Record<string, TargetStatus>>;
 
 /** Seconds: suited to HTTP health checks, from a local 5 ms to a 10 s timeout. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
-/** Uptime windows a status may carry (percent), as `window` label values. */
-const UPTIME_WINDOWS = [
-  ['24h', 'uptime_24h'],
-  ['7d', 'uptime_7d'],
-  ['30d', 'uptime_30d'],
-  ['90d', 'uptime_90d'],
-  ['365d', 'uptime_365d'],
-] as const;
+/** Uptime windows a status carries (percent), with their `window` label values (`24h`, `7d`, ...). */
+const WINDOW_LABELS = UPTIME_WINDOWS.map(([field]) => [field.slice('uptime_'.length), field] as const);
 
 /** prom-client default metrics that are gauges despite a `_total` suffix. */
 const GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'];
@@ -80,7 +74,7 @@ export class MonitorMetrics {
     });
     gauge('mkt_monitor_uptime_ratio', 'Share of checks that were up over the window (0 to 1).', ['target', 'window'], (s, set) => {
       for (const [target, t] of Object.entries(s)) {
-        for (const [window, field] of UPTIME_WINDOWS) {
+        for (const [window, field] of WINDOW_LABELS) {
           const v = t[field];
           if (typeof v === 'number') set({ target, window }, v / 100);
         }

@@ -10,7 +10,6 @@ import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth, type Problem } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import type { FixedWindowLimiter } from '../../plugins/rate-limit.js';
-import type { CheckEngine } from './engine.js';
 import type { Mesh } from './mesh.js';
 import { targetSummaries } from './mesh.js';
 import type { StatusCache } from './status.js';
@@ -43,7 +42,6 @@ export interface MonitorDeps {
   config(): MonitorConfig;
   store: MonitorStore;
   cache: StatusCache;
-  engine: CheckEngine;
   mesh: Mesh;
   metrics: MonitorMetrics;
   schedule(): MaintenanceSchedule;
