@@ -1,6 +1,6 @@
 // Typed client of the health monitor API, used by `mkt monitor`.
 import type { HttpClient } from './http.js';
-import type { LatencyStats, Snapshot, TrendBucket } from '../schemas/monitor.js';
+import type { LatencyStats, SlaReport, Snapshot, TrendBucket } from '../schemas/monitor.js';
 
 export type SnapshotJson = Snapshot;
 export type LatencyJson = LatencyStats;
@@ -24,21 +24,7 @@ export interface TrendJson {
   baseline: LatencyJson | null;
 }
 
-export interface SlaReportJson {
-  target: string;
-  label: string;
-  from: string;
-  to: string;
-  generated_at: string;
-  uptime: number | null;
-  downtime_minutes: number;
-  checks: { operational: number; degraded: number; down: number; maintenance: number; counted: number };
-  minutes: { period: number; operational: number; degraded: number; down: number; maintenance: number; no_data: number };
-  incident_count: number;
-  incidents: { id: number; status: string; started_at: string; ended_at: string | null; cause: string; checks: number; duration_s: number | null; in_period_s: number }[];
-  latency: LatencyJson | null;
-  maintenance_windows: { name: string; title: string; start: string; end: string }[];
-}
+export type SlaReportJson = SlaReport;
 
 export class MonitorClient {
   constructor(readonly http: HttpClient) {}

@@ -26,6 +26,45 @@ export interface TrendBucket extends Partial<LatencyStats> {
   count: number;
 }
 
+/** The SLA report of GET /api/report/{target}; the accounting rules are in docs/monitor.md. */
+export interface ReportMinutes {
+  period: number;
+  operational: number;
+  degraded: number;
+  down: number;
+  maintenance: number;
+  no_data: number;
+}
+
+export interface ReportIncident {
+  id: number;
+  status: string;
+  started_at: string;
+  ended_at: string | null;
+  cause: string;
+  checks: number;
+  duration_s: number | null;
+  /** Seconds of the incident inside the period (an open one runs to now). */
+  in_period_s: number;
+}
+
+export interface SlaReport {
+  target: string;
+  label: string;
+  from: string;
+  to: string;
+  generated_at: string;
+  /** Percent of counted checks (operational + degraded + down) that were up; null without any. */
+  uptime: number | null;
+  downtime_minutes: number;
+  checks: { operational: number; degraded: number; down: number; maintenance: number; counted: number };
+  minutes: ReportMinutes;
+  incident_count: number;
+  incidents: ReportIncident[];
+  latency: LatencyStats | null;
+  maintenance_windows: { name: string; title: string; start: string; end: string }[];
+}
+
 // Response schemas for the OpenAPI document and the response serializer. Objects the spec leaves
 // open (details, TLS, WHOIS, staleness, drift, identity, peers) allow any further property, so
 // the serializer never drops a field; nullable values use type lists, not anyOf.

@@ -3,8 +3,8 @@
 // latency percentiles, and the maintenance that was excluded. The accounting rules are in
 // docs/monitor.md ("SLA reports"); this module is their only implementation.
 import type { TargetConfig } from '../../../src/config/monitor.js';
-import type { CheckCounts, Incident, MonitorStore } from '../../../src/store/monitor.js';
-import type { LatencyStats } from '../../../src/schemas/monitor.js';
+import type { CheckCounts, MonitorStore } from '../../../src/store/monitor.js';
+import type { ReportIncident, ReportMinutes, SlaReport } from '../../../src/schemas/monitor.js';
 import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
 import { pct } from './status.js';
 
@@ -14,37 +14,6 @@ const DAY = 86_400_000;
 export const MAX_REPORT_DAYS = 400;
 /** Incidents listed in one report; `incident_count` is always the whole number. */
 export const MAX_REPORT_INCIDENTS = 1000;
-
-export interface ReportMinutes {
-  period: number;
-  operational: number;
-  degraded: number;
-  down: number;
-  maintenance: number;
-  no_data: number;
-}
-
-export interface ReportIncident extends Incident {
-  /** Seconds of the incident inside the period (an open one runs to now). */
-  in_period_s: number;
-}
-
-export interface SlaReport {
-  target: string;
-  label: string;
-  from: string;
-  to: string;
-  generated_at: string;
-  /** Percent of counted checks (operational + degraded + down) that were up; null without any. */
-  uptime: number | null;
-  downtime_minutes: number;
-  checks: CheckCounts & { counted: number };
-  minutes: ReportMinutes;
-  incident_count: number;
-  incidents: ReportIncident[];
-  latency: LatencyStats | null;
-  maintenance_windows: { name: string; title: string; start: string; end: string }[];
-}
 
 /** `2026-11-01` (midnight UTC) or an RFC 3339 date-time with an offset or Z; anything else is refused. */
 export function parseInstant(name: string, v: string): number {
