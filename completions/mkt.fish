@@ -294,12 +294,13 @@ complete -c mkt -n '__fish_seen_subcommand_from cap; and not __fish_seen_subcomm
 complete -c mkt -n '__fish_seen_subcommand_from cap; and not __fish_seen_subcommand_from __none__' -l server
 complete -c mkt -n '__fish_seen_subcommand_from cap; and not __fish_seen_subcommand_from __none__' -l json
 complete -c mkt -n '__fish_seen_subcommand_from cap; and not __fish_seen_subcommand_from __none__' -l help
-complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends mesh watch check-config' -a status -d 'every target with status, uptime and latency; or one target with each of its checks'
-complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends mesh watch check-config' -a trends -d 'latency per time bucket for one target, with a sparkline'
-complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends mesh watch check-config' -a mesh -d 'every instance of the monitor mesh and what it sees'
-complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends mesh watch check-config' -a watch -d 'a live view of every target that refreshes itself (q or Ctrl-C to leave)'
-complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends mesh watch check-config' -a check-config -d 'validate a monitor configuration file offline; errors carry line numbers'
-complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends mesh watch check-config' -l help
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -a status -d 'every target with status, uptime and latency; or one target with each of its checks'
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -a trends -d 'latency per time bucket for one target, with a sparkline'
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -a report -d 'SLA report over a period: uptime, downtime, incidents, latency percentiles, maintenance excluded'
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -a mesh -d 'every instance of the monitor mesh and what it sees'
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -a watch -d 'a live view of every target that refreshes itself (q or Ctrl-C to leave)'
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -a check-config -d 'validate a monitor configuration file offline; errors carry line numbers'
+complete -c mkt -n '__fish_seen_subcommand_from monitor; and not __fish_seen_subcommand_from status trends report mesh watch check-config' -l help
 complete -c mkt -n '__fish_seen_subcommand_from status; and not __fish_seen_subcommand_from __none__' -l fail-on
 complete -c mkt -n '__fish_seen_subcommand_from status; and not __fish_seen_subcommand_from __none__' -l server
 complete -c mkt -n '__fish_seen_subcommand_from status; and not __fish_seen_subcommand_from __none__' -l json
@@ -309,6 +310,12 @@ complete -c mkt -n '__fish_seen_subcommand_from trends; and not __fish_seen_subc
 complete -c mkt -n '__fish_seen_subcommand_from trends; and not __fish_seen_subcommand_from __none__' -l server
 complete -c mkt -n '__fish_seen_subcommand_from trends; and not __fish_seen_subcommand_from __none__' -l json
 complete -c mkt -n '__fish_seen_subcommand_from trends; and not __fish_seen_subcommand_from __none__' -l help
+complete -c mkt -n '__fish_seen_subcommand_from report; and not __fish_seen_subcommand_from __none__' -l from
+complete -c mkt -n '__fish_seen_subcommand_from report; and not __fish_seen_subcommand_from __none__' -l to
+complete -c mkt -n '__fish_seen_subcommand_from report; and not __fish_seen_subcommand_from __none__' -l format
+complete -c mkt -n '__fish_seen_subcommand_from report; and not __fish_seen_subcommand_from __none__' -l server
+complete -c mkt -n '__fish_seen_subcommand_from report; and not __fish_seen_subcommand_from __none__' -l json
+complete -c mkt -n '__fish_seen_subcommand_from report; and not __fish_seen_subcommand_from __none__' -l help
 complete -c mkt -n '__fish_seen_subcommand_from mesh; and not __fish_seen_subcommand_from __none__' -l server
 complete -c mkt -n '__fish_seen_subcommand_from mesh; and not __fish_seen_subcommand_from __none__' -l json
 complete -c mkt -n '__fish_seen_subcommand_from mesh; and not __fish_seen_subcommand_from __none__' -l help
