@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { SqliteMonitorStore } from '../src/store/monitor.js';
 import { LatencyHistogram } from '../src/store/latency-histogram.js';
+import { parseMonitorConfig } from '../src/config/monitor.js';
+import { StatusCache } from '../daemon/services/monitor/status-cache.js';
 import { autocannon, bareServer, ratio, serveBuilt, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token';
@@ -160,13 +162,13 @@ interface Seeded {
  * as they would), in big transactions. Rollups of the raw period are folded from the raw rows
  * inserted, so windows read from either agree. `write` leaves out raw rows or rollups (sizes by file).
  */
-function seed(file: string, names: string[], now: number, write = { raw: true, rollups: true }): Seeded {
+export function seed(file: string, names: string[], now: number, write = { raw: true, rollups: true }): Seeded {
   const db = new Database(file);
   db.pragma('journal_mode = OFF');
   db.pragma('synchronous = OFF');
   db.pragma('cache_size = -262144');
   const snap = db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const put = { hour: db.prepare('INSERT INTO rollup_hour VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'), day: db.prepare('INSERT INTO rollup_day VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)') };
+  const put = { hour: db.prepare('INSERT INTO rollup_hour VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)'), day: db.prepare('INSERT INTO rollup_day VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)') };
   const tpl = templates();
   const n = names.length;
   const klass = names.map((_, i) => i % CLASS_MS.length);
@@ -184,9 +186,17 @@ function seed(file: string, names: string[], now: number, write = { raw: true, r
     db.exec('COMMIT; BEGIN');
     pending = 0;
   };
+  // Each target's running totals over its hours (the store's cum_* columns): operational, degraded, down, maintenance.
+  const cum = names.map(() => [0, 0, 0, 0]);
   const rollup = (g: 'hour' | 'day', i: number, start: number, a: Acc): void => {
     if (!write.rollups) return;
-    put[g].run(names[i], start, ...a.values());
+    if (g === 'hour') {
+      const c = cum[i]!;
+      c[0]! += a.operational;
+      c[1]! += a.degraded;
+      c[2]! += a.down;
+      put.hour.run(names[i], start, ...a.values(), ...c);
+    } else put.day.run(names[i], start, ...a.values());
     row(g === 'hour' ? 'hours' : 'days');
   };
   const dayOf = (i: number, day: number) => tpl[klass[i]!]!.days[hash(i, day / DAY) % 32]!;
@@ -233,6 +243,8 @@ function seed(file: string, names: string[], now: number, write = { raw: true, r
     }
   }
   db.exec('COMMIT');
+  // As the daily prune leaves it: raw rows are complete from the raw period's start on.
+  if (write.raw) db.prepare("INSERT INTO monitor_meta (key, value) VALUES ('raw_floor', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(rawStart);
   db.pragma('journal_mode = WAL');
   db.close();
   out.phases = `${(synthMs / 1000).toFixed(1)} s for the rollups before the raw period, ${((performance.now() - phase - synthMs) / 1000).toFixed(1)} s for the raw period`;
@@ -371,6 +383,16 @@ async function history(dir: string, targetUrl: string): Promise<void> {
     console.log(`  (${names[0]}: uptime 24h ${one.uptime_24h} %, 7d ${one.uptime_7d} %, 365d ${one.uptime_365d} %; latency_24h ${JSON.stringify(one.latency_24h)})`);
   } finally {
     await mon.stop();
+  }
+  // The daemon warms its status cache at start; without it, a first request builds every status.
+  const cold = new SqliteMonitorStore(file);
+  try {
+    const cfg = parseMonitorConfig(config(names, targetUrl, '1h'));
+    const b0 = performance.now();
+    await new StatusCache(cold, Date.now).all(cfg);
+    console.log(`  (every status built from the store, no cache, in one process: ${(performance.now() - b0).toFixed(0)} ms; the daemon does this in the background at start and keeps it warm)`);
+  } finally {
+    await cold.close();
   }
   if (profDir) {
     const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));

@@ -1,6 +1,7 @@
 // MonitorStore: the health monitor's history — check snapshots, route/DNS/TLS/WHOIS results,
 // test runs and incidents — with windowed statistics computed in SQL or in one streamed pass.
 import { migrate, openDatabase, type Db } from './sqlite.js';
+import type { Statement } from 'better-sqlite3';
 import type { LimiterWindows } from './limiter-windows.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
 import { LatencyHistogram } from './latency-histogram.js';
@@ -94,6 +95,8 @@ export interface MonitorStore {
    * starts at the next whole hour).
    */
   counts(target: string, sinceMs: number, untilMs: number): Promise<CheckCounts>;
+  /** `counts` for several windows at once (a status's five uptime windows share most of their rows). */
+  countsMany(target: string, windows: readonly (readonly [number, number])[]): Promise<CheckCounts[]>;
   /** Hourly or daily rollups starting in [fromMs, toMs), oldest first; periods without checks are absent. */
   rollups(target: string, grain: RollupGrain, fromMs: number, toMs: number): Promise<Rollup[]>;
   /** Drops raw rows and test runs before `rawBeforeMs`, rollups and resolved incidents before `rollupsBeforeMs`; returns rows removed. */
@@ -140,6 +143,7 @@ export const MONITOR_MIGRATIONS = [
    CREATE INDEX incidents_target ON incidents(target, ts_start);`,
   // Rollups (issue 14): per target and hour / UTC day, the checks by outcome and a latency
   // histogram, folded in as each check is recorded; raw rows are kept only for the raw retention.
+  // Hourly rows also carry running totals (CUM_COLUMNS), so any run of hours is two lookups.
   (db: Db): void => {
     db.exec(`ALTER TABLE snapshots ADD COLUMN maintenance INTEGER NOT NULL DEFAULT 0;
       DROP INDEX snapshots_target_ts;
@@ -156,12 +160,19 @@ export const MONITOR_MIGRATIONS = [
         rt_sum INTEGER NOT NULL,
         rt_min INTEGER,
         rt_max INTEGER,
-        hist BLOB,
+        hist BLOB,${g === 'hour' ? CUM_COLUMNS.map((c) => `\n        ${c} INTEGER NOT NULL,`).join('') : ''}
         PRIMARY KEY (target, start)
       ) WITHOUT ROWID;`).join('\n')}`);
     backfillRollups(db);
   },
 ];
+
+/**
+ * Running totals on each hourly row: the target's checks by outcome in every hourly row up to and
+ * including this one, pruned rows included. The checks in a run of hours are then a difference
+ * of two rows however long the run (a year is 8,760 rows), see `SqliteMonitorStore.countsMany`.
+ */
+const CUM_COLUMNS = ['cum_operational', 'cum_degraded', 'cum_down', 'cum_maintenance'];
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -186,6 +197,10 @@ class RollupAcc {
     else if (status === 'degraded') this.degraded++;
     else this.down++;
     if (responseMs > 0) this.hist.add(responseMs);
+  }
+
+  outcomes(): Outcomes {
+    return [this.operational, this.degraded, this.down, this.maintenance];
   }
 
   row(target: string, start: number): unknown[] {
@@ -217,8 +232,23 @@ function accFromRow(r: RollupRow): RollupAcc {
   return a;
 }
 
-const UPSERT_ROLLUP = (g: RollupGrain): string =>
-  `INSERT OR REPLACE INTO rollup_${g} (target, start, operational, degraded, down, maintenance, rt_count, rt_sum, rt_min, rt_max, hist) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const UPSERT_ROLLUP = (g: RollupGrain): string => {
+  const cols = ['target', 'start', 'operational', 'degraded', 'down', 'maintenance', 'rt_count', 'rt_sum', 'rt_min', 'rt_max', 'hist', ...(g === 'hour' ? CUM_COLUMNS : [])];
+  return `INSERT OR REPLACE INTO rollup_${g} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
+};
+
+/** Checks by outcome, in the order of the rollup columns: operational, degraded, down, maintenance. */
+type Outcomes = [number, number, number, number];
+const ZERO: Outcomes = [0, 0, 0, 0];
+const plus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]];
+const minus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]];
+
+/** The one-check Outcomes of a check: its column gets 1. */
+function outcomeOf(status: string, maintenance: boolean): Outcomes {
+  if (maintenance) return [0, 0, 0, 1];
+  if (status === 'operational') return [1, 0, 0, 0];
+  return status === 'degraded' ? [0, 1, 0, 0] : [0, 0, 1, 0];
+}
 
 /** Folds every raw row of a database made before rollups existed (run once, by the migration). */
 function backfillRollups(db: Db): void {
@@ -228,9 +258,17 @@ function backfillRollups(db: Db): void {
   // Written after the read: a connection cannot write while it iterates. One row an hour a
   // target: 168,000 rows for a week of 1,000 targets.
   const done: [RollupGrain, unknown[]][] = [];
+  let cum = ZERO; // the target's running totals over its hours so far
   const flush = (g: RollupGrain): void => {
     const o = open[g];
-    if (o && target !== undefined) done.push([g, o.acc.row(target, o.start)]);
+    if (o && target !== undefined) {
+      const row = o.acc.row(target, o.start);
+      if (g === 'hour') {
+        cum = plus(cum, o.acc.outcomes());
+        row.push(...cum);
+      }
+      done.push([g, row]);
+    }
     open[g] = undefined;
   };
   const rows = db.prepare('SELECT target, ts, status, response_time_ms FROM snapshots ORDER BY target, ts').raw().iterate() as Iterable<[string, number, string, number]>;
@@ -239,6 +277,7 @@ function backfillRollups(db: Db): void {
       flush('hour');
       flush('day');
       target = t;
+      cum = ZERO;
     }
     for (const g of ['hour', 'day'] as const) {
       const start = floorTo(ts, GRAIN_MS[g]);
@@ -301,26 +340,12 @@ function statsFromSorted(values: Iterable<number>, n: number): LatencyStats | nu
   return s;
 }
 
-function rollupCounts(db: Db, g: RollupGrain) {
-  return db.prepare(
-    `SELECT coalesce(sum(operational), 0) AS operational, coalesce(sum(degraded), 0) AS degraded, coalesce(sum(down), 0) AS down, coalesce(sum(maintenance), 0) AS maintenance
-     FROM rollup_${g} WHERE target = ? AND start >= ? AND start < ?`,
-  );
-}
-
 function rollupRows(db: Db, g: RollupGrain) {
   return db.prepare(`SELECT start, operational, degraded, down, maintenance, rt_count, rt_sum, rt_min, rt_max, hist FROM rollup_${g} WHERE target = ? AND start >= ? AND start < ? ORDER BY start`);
 }
 
 /** SQLite binds a number; an open end is the largest safe one. */
 const bound = (ms: number): number => (ms === Infinity ? Number.MAX_SAFE_INTEGER : ms);
-
-const addCounts = (a: CheckCounts, b: CheckCounts): void => {
-  a.operational += b.operational;
-  a.degraded += b.degraded;
-  a.down += b.down;
-  a.maintenance += b.maintenance;
-};
 
 /** Where a window's checks are read from: raw rows at its ragged edges, rollups for whole hours and days. */
 interface WindowPlan {
@@ -358,12 +383,84 @@ export function planWindow(since: number, until: number, rawFloor: number): Wind
   return plan;
 }
 
+/** A disjoint piece of one or more windows' plans, read from one table: raw rows, hourly or daily rollups. */
+export interface PlanPiece {
+  source: keyof WindowPlan;
+  from: number;
+  to: number;
+  /** The indexes of the windows whose plans contain the piece. */
+  windows: number[];
+}
+
+/**
+ * Cuts the plans of several windows into disjoint pieces, so that rows shared by the windows (a
+ * year's window holds the month's) are summed once and each piece is one indexed range.
+ */
+export function planPieces(plans: readonly WindowPlan[]): PlanPiece[] {
+  const out: PlanPiece[] = [];
+  for (const source of ['raw', 'hour', 'day'] as const) {
+    const ranges = plans.flatMap((p, i) => p[source].map(([from, to]) => ({ from, to, i })));
+    const points = [...new Set(ranges.flatMap((r) => [r.from, r.to]))].sort((x, y) => x - y);
+    for (let k = 0; k + 1 < points.length; k++) {
+      const from = points[k]!;
+      const to = points[k + 1]!;
+      const windows = [...new Set(ranges.filter((r) => r.from <= from && to <= r.to).map((r) => r.i))];
+      if (windows.length) out.push({ source, from, to, windows });
+    }
+  }
+  return out;
+}
+
+/** A plan's whole hours and days as one run [from, to) of hours, or null. */
+function wholeHours(p: WindowPlan): [number, number] | null {
+  const runs = [...p.hour, ...p.day].filter(([a, b]) => b > a);
+  if (!runs.length) return null;
+  return [Math.min(...runs.map((r) => r[0])), Math.max(...runs.map((r) => r[1]))];
+}
+
+const RAW_COUNTS = `coalesce(sum(maintenance = 0 AND status = 'operational'), 0), coalesce(sum(maintenance = 0 AND status = 'degraded'), 0),
+  coalesce(sum(maintenance = 0 AND status NOT IN ('operational', 'degraded')), 0), coalesce(sum(maintenance), 0)`;
+
+/**
+ * One statement for the counts of several windows: a row (arm, four counts) for each raw piece
+ * (arms 0..raw-1), for each boundary x of their runs of whole hours the totals of all hours before
+ * x (arms raw.., read off the first hour at or after x as its running totals minus its own
+ * counts), and the totals of all hours (arm -1, the last hour's running totals).
+ */
+function countsSql(raw: number, boundaries: number): string {
+  const arms: string[] = [];
+  for (let i = 0; i < raw; i++) arms.push(`SELECT ${i}, ${RAW_COUNTS} FROM snapshots WHERE target = ? AND ts >= ? AND ts < ?`);
+  const own = ['operational', 'degraded', 'down', 'maintenance'];
+  const before = CUM_COLUMNS.map((c, k) => `${c} - ${own[k]}`).join(', ');
+  for (let i = raw; i < raw + boundaries; i++) arms.push(`SELECT * FROM (SELECT ${i}, ${before} FROM rollup_hour WHERE target = ? AND start >= ? ORDER BY start LIMIT 1)`);
+  arms.push(`SELECT * FROM (SELECT -1, ${CUM_COLUMNS.join(', ')} FROM rollup_hour WHERE target = ? ORDER BY start DESC LIMIT 1)`);
+  return arms.join(' UNION ALL ');
+}
+
+/**
+ * One statement reading the latency of each piece: raw rows as (response time, 1, ...) and
+ * rollups as (count, sum, min, max, histogram), told apart by the first column.
+ */
+function latencySql(sources: readonly (keyof WindowPlan)[]): string {
+  return sources
+    .map((src) =>
+      src === 'raw'
+        ? `SELECT 0, response_time_ms, NULL, NULL, NULL, NULL FROM snapshots WHERE target = ? AND ts >= ? AND ts < ? AND response_time_ms > 0 AND maintenance = 0`
+        : `SELECT 1, rt_count, rt_sum, rt_min, rt_max, hist FROM rollup_${src} WHERE target = ? AND start >= ? AND start < ?`,
+    )
+    .join(' UNION ALL ');
+}
+
 export class SqliteMonitorStore implements MonitorStore {
   private readonly db: Db;
   private readonly q;
   private readonly record: (target: string, ts: number, s: Snapshot, m: boolean) => void;
   /** The rate limit's window, in this database so that it survives a restart. */
   readonly windows: LimiterWindows;
+  /** Raw rows are complete from here on; read once, then moved only by this store's `prune`. */
+  private floor: number;
+  /** Compound statements by the sources of their pieces ('raw,hour,day,...'): a handful of shapes. */
+  private readonly compounds = new Map<string, Statement>();
 
   constructor(file: string) {
     this.db = openDatabase(file);
@@ -373,16 +470,11 @@ export class SqliteMonitorStore implements MonitorStore {
     this.q = {
       insertSnap: db.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error, maintenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
       recent: db.prepare('SELECT checked_at, status, response_time_ms, details, error, maintenance FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?'),
-      rawCounts: db.prepare(
-        `SELECT coalesce(sum(maintenance = 0 AND status = 'operational'), 0) AS operational, coalesce(sum(maintenance = 0 AND status = 'degraded'), 0) AS degraded,
-           coalesce(sum(maintenance = 0 AND status NOT IN ('operational', 'degraded')), 0) AS down, coalesce(sum(maintenance), 0) AS maintenance
-         FROM snapshots WHERE target = ? AND ts >= ? AND ts < ?`,
-      ),
-      rawLatency: db.prepare('SELECT response_time_ms FROM snapshots WHERE target = ? AND ts >= ? AND ts < ? AND response_time_ms > 0 AND maintenance = 0').pluck(),
       trend: db.prepare('SELECT CAST((ts - ?) / ? AS INTEGER) AS b, response_time_ms AS v FROM snapshots WHERE target = ? AND ts >= ? AND response_time_ms > 0 AND maintenance = 0 ORDER BY b, v').raw(),
-      rollupCounts: { hour: rollupCounts(db, 'hour'), day: rollupCounts(db, 'day') },
       rollupRows: { hour: rollupRows(db, 'hour'), day: rollupRows(db, 'day') },
       rollupOne: { hour: db.prepare('SELECT * FROM rollup_hour WHERE target = ? AND start = ?'), day: db.prepare('SELECT * FROM rollup_day WHERE target = ? AND start = ?') },
+      cumBefore: db.prepare(`SELECT ${CUM_COLUMNS.join(', ')} FROM rollup_hour WHERE target = ? AND start < ? ORDER BY start DESC LIMIT 1`).raw(),
+      bumpCum: db.prepare(`UPDATE rollup_hour SET ${CUM_COLUMNS.map((c) => `${c} = ${c} + ?`).join(', ')} WHERE target = ? AND start > ?`),
       putRollup: { hour: db.prepare(UPSERT_ROLLUP('hour')), day: db.prepare(UPSERT_ROLLUP('day')) },
       rollupTargets: db.prepare('SELECT target FROM rollup_day GROUP BY target UNION SELECT target FROM test_runs GROUP BY target').pluck(),
       pruneTargetSnaps: db.prepare('DELETE FROM snapshots WHERE target = ? AND ts < ?'),
@@ -410,6 +502,7 @@ export class SqliteMonitorStore implements MonitorStore {
       pruneRuns: db.prepare('DELETE FROM test_runs WHERE target = ? AND ts < ?'),
       pruneIncidents: db.prepare('DELETE FROM incidents WHERE ended_at IS NOT NULL AND ts_end < ?'),
     };
+    this.floor = (this.q.getMeta.get('raw_floor') as number | undefined) ?? 0;
     // IMMEDIATE: the rollups are read, then written; a second writer waits instead of losing a count.
     const tx = db.transaction((target: string, ts: number, s: Snapshot, m: boolean) => this.recordRow(target, ts, s, m));
     this.record = (...a) => tx.immediate(...a);
@@ -417,16 +510,35 @@ export class SqliteMonitorStore implements MonitorStore {
 
   /** Raw rows are complete from here on (the last raw prune's cut-off); 0 before any prune. */
   private rawFloor(): number {
-    return (this.q.getMeta.get('raw_floor') as number | undefined) ?? 0;
+    return this.floor;
+  }
+
+  /** A statement built for a shape of pieces (a handful of shapes occur), prepared once. */
+  private compound(key: string, sql: () => string): Statement {
+    let stmt = this.compounds.get(key);
+    if (!stmt) {
+      stmt = this.db.prepare(sql()).raw();
+      this.compounds.set(key, stmt);
+    }
+    return stmt;
   }
 
   private fold(target: string, ts: number, status: string, responseMs: number, maintenance: boolean): void {
+    const one = outcomeOf(status, maintenance);
     for (const g of ['hour', 'day'] as const) {
       const start = floorTo(ts, GRAIN_MS[g]);
-      const row = this.q.rollupOne[g].get(target, start) as RollupRow | undefined;
+      const row = this.q.rollupOne[g].get(target, start) as (RollupRow & Record<string, number>) | undefined;
       const acc = row ? accFromRow(row) : new RollupAcc();
       acc.add(status, responseMs, maintenance);
-      this.q.putRollup[g].run(...acc.row(target, start));
+      const values = acc.row(target, start);
+      if (g === 'hour') {
+        // This hour's running totals, and the check added to every later hour's: none, unless
+        // the check is late (its clock behind an earlier one's).
+        const cum = row ? (CUM_COLUMNS.map((c) => row[c]!) as Outcomes) : ((this.q.cumBefore.get(target, start) as Outcomes | undefined) ?? ZERO);
+        values.push(...plus(cum, one));
+        this.q.bumpCum.run(...one, target, start);
+      }
+      this.q.putRollup[g].run(...values);
     }
   }
 
@@ -455,11 +567,37 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   async counts(target: string, sinceMs: number, untilMs: number): Promise<CheckCounts> {
-    const plan = planWindow(sinceMs, untilMs, this.rawFloor());
-    const c: CheckCounts = { operational: 0, degraded: 0, down: 0, maintenance: 0 };
-    for (const [a, b] of plan.raw) addCounts(c, this.q.rawCounts.get(target, a, b) as CheckCounts);
-    for (const g of ['hour', 'day'] as const) for (const [a, b] of plan[g]) addCounts(c, this.q.rollupCounts[g].get(target, a, bound(b)) as CheckCounts);
-    return c;
+    return (await this.countsMany(target, [[sinceMs, untilMs]]))[0]!;
+  }
+
+  /**
+   * All windows in one statement. Raw edges are cut into disjoint pieces, each summed once; a
+   * window's whole hours and days [a, b) are the hours' totals before b less those before a,
+   * read from the running totals (two index lookups, however long the window).
+   */
+  async countsMany(target: string, windows: readonly (readonly [number, number])[]): Promise<CheckCounts[]> {
+    const plans = windows.map(([a, b]) => planWindow(a, b, this.rawFloor()));
+    const raw = planPieces(plans.map((p) => ({ raw: p.raw, hour: [], day: [] })));
+    const spans = plans.map(wholeHours);
+    const points = [...new Set(spans.flatMap((s) => (s ? s.filter((x) => x !== Infinity) : [])))];
+    const params: unknown[] = raw.flatMap((p) => [target, p.from, bound(p.to)]);
+    for (const x of points) params.push(target, x);
+    params.push(target);
+    const stmt = this.compound(`counts:${raw.length}:${points.length}`, () => countsSql(raw.length, points.length));
+    const out = windows.map((): Outcomes => ZERO);
+    const before = new Map<number, Outcomes>();
+    let all = ZERO;
+    for (const [arm, ...c] of stmt.all(...params) as [number, ...Outcomes][]) {
+      if (arm < 0) all = c;
+      else if (arm < raw.length) for (const w of raw[arm]!.windows) out[w] = plus(out[w]!, c);
+      else before.set(points[arm - raw.length]!, c);
+    }
+    // No hour at or after x: every hour is before it.
+    const totalBefore = (x: number): Outcomes => (x === Infinity ? all : (before.get(x) ?? all));
+    spans.forEach((s, w) => {
+      if (s) out[w] = plus(out[w]!, minus(totalBefore(s[1]), totalBefore(s[0])));
+    });
+    return out.map(([operational, degraded, down, maintenance]) => ({ operational, degraded, down, maintenance }));
   }
 
   /** Up and total checks since `sinceMs` (maintenance counts in neither). */
@@ -469,13 +607,15 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   private histogram(target: string, sinceMs: number, untilMs: number): LatencyHistogram {
-    const plan = planWindow(sinceMs, untilMs, this.rawFloor());
     const h = new LatencyHistogram();
-    for (const [a, b] of plan.raw) for (const v of this.q.rawLatency.iterate(target, a, b) as Iterable<number>) h.add(v);
-    for (const g of ['hour', 'day'] as const) {
-      for (const [a, b] of plan[g]) {
-        for (const r of this.q.rollupRows[g].iterate(target, a, bound(b)) as Iterable<RollupRow>) h.addEncoded(r.hist, r.rt_count, r.rt_sum, r.rt_min, r.rt_max);
-      }
+    const pieces = planPieces([planWindow(sinceMs, untilMs, this.rawFloor())]);
+    if (!pieces.length) return h;
+    const sources = pieces.map((q) => q.source);
+    const stmt = this.compound(`latency:${sources.join(',')}`, () => latencySql(sources));
+    type Row = [0, number, null, null, null, null] | [1, number, number, number | null, number | null, Buffer | null];
+    for (const r of stmt.iterate(...pieces.flatMap((q) => [target, q.from, bound(q.to)])) as Iterable<Row>) {
+      if (r[0] === 0) h.add(r[1]);
+      else h.addEncoded(r[5], r[1], r[2], r[3], r[4]);
     }
     return h;
   }
@@ -610,7 +750,10 @@ export class SqliteMonitorStore implements MonitorStore {
    */
   async prune(cut: { rawBeforeMs: number; rollupsBeforeMs: number }): Promise<number> {
     const rawBefore = floorTo(cut.rawBeforeMs, HOUR);
-    if (rawBefore > this.rawFloor()) this.q.setMeta.run('raw_floor', rawBefore);
+    if (rawBefore > this.rawFloor()) {
+      this.q.setMeta.run('raw_floor', rawBefore);
+      this.floor = rawBefore;
+    }
     let removed = 0;
     const targets = this.q.rollupTargets.all() as string[];
     for (const t of targets) {

@@ -149,7 +149,9 @@ describe('planWindow', () => {
 describe('monitor rollups', () => {
   it('agree with the raw rows across hour and day boundaries, a restart and a late check', async () => {
     const db = store();
-    const rowsA = history(1, T0, 9);
+    // Two hours without checks (the target was not checked), filled later by one late check.
+    const hole = T0 + 4 * DAY + 6 * HOUR;
+    const rowsA = history(1, T0, 9).filter((x) => x.ts < hole || x.ts >= hole + 2 * HOUR);
     const rowsB = history(2, T0 + 7 * HOUR, 5);
     let s = db.open();
     await record(s, 'a', rowsA.slice(0, 1500));
@@ -161,10 +163,19 @@ describe('monitor rollups', () => {
     const late: Raw = { ts: T0 + 2 * DAY + 30 * 60_000 + 5, snap: { status: 'down', checked_at: new Date(T0 + 2 * DAY + 30 * 60_000 + 5).toISOString(), response_time_ms: 0 } };
     await s.recordSnapshot('a', late.snap);
     rowsA.push(late);
+    // And a late check in an hour that had none, between hours that have rollups.
+    const lateTs = hole + HOUR + 7;
+    const late2: Raw = { ts: lateTs, snap: { status: 'degraded', checked_at: new Date(lateTs).toISOString(), response_time_ms: 40 } };
+    await s.recordSnapshot('a', late2.snap);
+    rowsA.push(late2);
     for (const [target, rows] of [['a', rowsA], ['b', rowsB]] as const) {
-      for (const [a, b] of windows(T0, T0 + 9 * DAY, target.charCodeAt(0))) {
+      const ws = windows(T0, T0 + 9 * DAY, target.charCodeAt(0));
+      for (const [a, b] of ws) {
         expect(await s.counts(target, a, b), `${target} [${new Date(a).toISOString()}, ${new Date(b).toISOString()})`).toEqual(expected(rows, a, b));
       }
+      // All windows at once, open-ended ones included, read as one.
+      const many: [number, number][] = [...ws, ...ws.slice(0, 10).map(([a]): [number, number] => [a, Infinity])];
+      expect(await s.countsMany(target, many)).toEqual(many.map(([a, b]) => expected(rows, a, b)));
       const since = T0 + DAY + 13 * 60_000 + 1;
       const up = expected(rows, since, Infinity);
       expect(await s.uptime(target, since)).toEqual({ total: up.operational + up.degraded + up.down, up: up.operational + up.degraded });
@@ -222,6 +233,12 @@ describe('monitor rollups', () => {
     await s.prune({ rawBeforeMs: T0 + 2 * DAY, rollupsBeforeMs: T0 + DAY + 3 * HOUR });
     expect((await s.rollups('a', 'day', 0, Infinity)).map((d) => d.start)).toEqual([T0 + DAY, T0 + 2 * DAY, T0 + 3 * DAY]);
     expect((await s.rollups('a', 'hour', 0, Infinity))[0]!.start).toBe(T0 + DAY + 3 * HOUR);
+    // Windows reaching before the cut-off count the hours kept, nothing pruned.
+    for (const since of [0, T0, T0 + DAY + 3 * HOUR, T0 + DAY + 3 * HOUR + 1]) {
+      const kept = Math.max(since, T0 + DAY + 3 * HOUR);
+      expect(await s.counts('a', since, T0 + 2 * DAY)).toEqual(expected(rows, Math.ceil(kept / HOUR) * HOUR, T0 + 2 * DAY));
+      expect(await s.counts('a', since, Infinity)).toEqual(expected(rows, Math.ceil(kept / HOUR) * HOUR, Infinity));
+    }
     await s.close();
   });
 

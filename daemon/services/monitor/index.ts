@@ -12,7 +12,7 @@ import { AlertSender } from './alerts.js';
 import { CheckEngine } from './engine.js';
 import { Mesh } from './mesh.js';
 import { installMonitorGuard, monitorRoutes } from './routes.js';
-import { StatusCache } from './status.js';
+import { StatusCache } from './status-cache.js';
 import { MonitorMetrics } from './metrics.js';
 import { MaintenanceSchedule } from './maintenance.js';
 
@@ -92,6 +92,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       pruneJob.start();
       engine.start();
       mesh.start();
+      cache.start(() => config.targets, (err) => logger.warn({ err }, 'warming the status cache failed; requests build statuses themselves'));
     },
     async reload() {
       const next = readConfig(options.configPath, options.dataDir);
@@ -113,6 +114,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       await pruneJob.stop();
       mesh.stop();
       await engine.stop();
+      await cache.stop();
       await store.close();
     },
   };

@@ -12,7 +12,7 @@ import { secretMatcher } from '../../plugins/bearer.js';
 import type { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import type { Mesh } from './mesh.js';
 import { targetSummaries } from './mesh.js';
-import type { StatusCache } from './status.js';
+import type { StatusCache } from './status-cache.js';
 import type { MonitorMetrics } from './metrics.js';
 import { renderDashboard, type DayCell } from './dashboard.js';
 import { dayCells, hourlyMeans } from './dashboard-data.js';

@@ -1,7 +1,7 @@
 // TargetStatus as the spec shapes it: always-present fields, and the optional ones omitted
 // exactly when the spec says (not configured, nothing recorded, or empty). Built per target
-// from the store and cached until the target records a new result or the cache ages out.
-import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
+// from the store; status-cache.ts keeps them.
+import type { TargetConfig } from '../../../src/config/monitor.js';
 import type { LatencyStats, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
 import { durationDrift, staleness } from './checks/tests.js';
 import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
@@ -9,16 +9,6 @@ import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.j
 export const RECENT_LIMIT = 10;
 export const INCIDENT_LIMIT = 10;
 const DAY = 86_400_000;
-/** Uptime windows move with the clock; a cached status older than this is rebuilt. */
-const MAX_AGE_MS = 15_000;
-/**
- * Window statistics (uptime over 24 h and 7 d, latency over 24 h) are recomputed at most this
- * often per target: a minute moves a 7-day uptime by very little, and recomputing them on
- * every check of a thousand targets would dominate GET /api/status.
- */
-const WINDOW_MAX_AGE_MS = 30_000;
-/** A latency window rebuilt for a new check waits at least this long before the next rebuild. */
-const LATENCY_MIN_AGE_MS = 5_000;
 
 export type TargetStatus = Record<string, unknown> & { label: string; latest: Snapshot | null; recent: Snapshot[] };
 
@@ -46,7 +36,12 @@ export interface WindowStats {
 /** The statistics over the uptime windows and the 24-hour latency: the expensive part of a status. */
 export async function windowStats(store: MonitorStore, target: string, nowMs: number): Promise<WindowStats> {
   const uptime = {} as WindowStats['uptime'];
-  for (const [field, days] of UPTIME_WINDOWS) uptime[field] = await store.uptime(target, nowMs - days * DAY);
+  const counts = await store.countsMany(target, UPTIME_WINDOWS.map(([, days]) => [nowMs - days * DAY, Infinity] as const));
+  UPTIME_WINDOWS.forEach(([field], i) => {
+    const c = counts[i]!;
+    // As `uptime`: maintenance counts in neither; degraded is up.
+    uptime[field] = { total: c.operational + c.degraded + c.down, up: c.operational + c.degraded };
+  });
   return { uptime, latency_24h: await store.latency(target, nowMs - DAY) };
 }
 
@@ -58,9 +53,18 @@ function occurrenceJson(o: MaintenanceOccurrence): Record<string, string> {
 /** How far ahead a status announces the next maintenance. */
 const UPCOMING_MS = 7 * DAY;
 
-export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, nowMs: number, windows?: WindowStats, schedule?: MaintenanceSchedule): Promise<TargetStatus> {
-  const recent = await store.recent(t.name, RECENT_LIMIT);
-  const w = windows ?? (await windowStats(store, t.name, nowMs));
+/** What a caller already holds; the rest is read from the store. */
+export interface StatusParts {
+  windows?: WindowStats;
+  schedule?: MaintenanceSchedule;
+  /** The last RECENT_LIMIT snapshots, most recent first. */
+  recent?: Snapshot[];
+}
+
+export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, nowMs: number, parts: StatusParts = {}): Promise<TargetStatus> {
+  const recent = parts.recent ?? (await store.recent(t.name, RECENT_LIMIT));
+  const w = parts.windows ?? (await windowStats(store, t.name, nowMs));
+  const schedule = parts.schedule;
   const s: TargetStatus = { label: t.label, latest: recent[0] ?? null, recent };
   for (const [field] of UPTIME_WINDOWS) s[field] = pct(w.uptime[field]);
   if (w.latency_24h) s.latency_24h = w.latency_24h;
@@ -97,58 +101,4 @@ export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, no
     if (whois) s.whois = whois;
   }
   return s;
-}
-
-export class StatusCache {
-  private readonly entries = new Map<string, { at: number; value: TargetStatus }>();
-  private readonly windows = new Map<string, { at: number; value: WindowStats; stale: boolean }>();
-  constructor(
-    private readonly store: MonitorStore,
-    private readonly now: () => number,
-    private readonly schedule?: () => MaintenanceSchedule,
-  ) {}
-
-  /**
-   * A new result for the target: its status is rebuilt on the next read, and a health snapshot
-   * is counted into the cached uptime windows at once, so uptime never lags a check.
-   */
-  invalidate(target: string, snap?: Snapshot): void {
-    this.entries.delete(target);
-    const w = this.windows.get(target)?.value;
-    if (w && snap && !snap.maintenance) {
-      const up = snap.status === 'operational' || snap.status === 'degraded' ? 1 : 0;
-      for (const c of Object.values(w.uptime)) {
-        c.total++;
-        c.up += up;
-      }
-      // Percentiles cannot be updated in place: the latency window is marked for a rebuild.
-      if (snap.response_time_ms > 0) this.windows.get(target)!.stale = true;
-    }
-  }
-
-  clear(): void {
-    this.entries.clear();
-    this.windows.clear();
-  }
-
-  async get(t: TargetConfig): Promise<TargetStatus> {
-    const now = this.now();
-    const hit = this.entries.get(t.name);
-    if (hit && now - hit.at < MAX_AGE_MS) return hit.value;
-    let w = this.windows.get(t.name);
-    const age = w ? now - w.at : Infinity;
-    if (!w || age >= WINDOW_MAX_AGE_MS || (w.stale && (age >= LATENCY_MIN_AGE_MS || w.value.latency_24h === null))) {
-      w = { at: now, value: await windowStats(this.store, t.name, now), stale: false };
-      this.windows.set(t.name, w);
-    }
-    const value = await buildTargetStatus(this.store, t, now, w.value, this.schedule?.());
-    this.entries.set(t.name, { at: now, value });
-    return value;
-  }
-
-  async all(config: MonitorConfig): Promise<Record<string, TargetStatus>> {
-    const out: Record<string, TargetStatus> = {};
-    for (const t of config.targets) out[t.name] = await this.get(t);
-    return out;
-  }
 }

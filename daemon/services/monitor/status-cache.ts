@@ -1,0 +1,192 @@
+// StatusCache: the statuses GET /api/status serves, kept warm. A target's status is rebuilt when
+// it records a result or ages out; its expensive part, the uptime and latency windows, is rebuilt
+// in the background before it ages out (`start`), and its last snapshots are kept in memory as
+// checks record them, so a request reads the store only for incidents and results.
+import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
+import type { MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import type { MaintenanceSchedule } from './maintenance.js';
+import { buildTargetStatus, RECENT_LIMIT, windowStats, type TargetStatus, type WindowStats } from './status.js';
+
+/** Uptime windows move with the clock; a cached status older than this is rebuilt. */
+const MAX_AGE_MS = 15_000;
+/**
+ * Window statistics are rebuilt inline by a request at most this often per target: a minute moves
+ * a 7-day uptime by very little, and rebuilding them on every check of a thousand targets would
+ * dominate GET /api/status.
+ */
+const WINDOW_MAX_AGE_MS = 30_000;
+/** The background refresh rebuilds windows older than this, so a request rarely finds one aged out. */
+const WINDOW_REFRESH_MS = 20_000;
+/** How often the background refresh looks for windows to rebuild. */
+const REFRESH_EVERY_MS = 5_000;
+/** A latency window rebuilt for a new check waits at least this long before the next rebuild. */
+const LATENCY_MIN_AGE_MS = 5_000;
+
+interface CachedWindows {
+  at: number;
+  value: WindowStats;
+  /** A timed check arrived since: percentiles cannot be updated in place. */
+  stale: boolean;
+}
+
+/** The snapshot as the store returns it: optional fields only when set. */
+function stored(s: Snapshot): Snapshot {
+  const out: Snapshot = { status: s.status, checked_at: s.checked_at, response_time_ms: s.response_time_ms };
+  if (s.details) out.details = s.details;
+  if (s.error !== undefined && s.error !== null) out.error = s.error;
+  if (s.maintenance === true) out.maintenance = true;
+  return out;
+}
+
+/**
+ * `recent` with a new snapshot in the store's order (newest check first; of equal times, the
+ * later recorded first), as a new array: statuses already built keep theirs.
+ */
+export function withRecent(recent: readonly Snapshot[], s: Snapshot): Snapshot[] {
+  const ts = Date.parse(s.checked_at);
+  const at = recent.findIndex((r) => Date.parse(r.checked_at) <= ts);
+  const out = [...recent];
+  out.splice(at < 0 ? out.length : at, 0, stored(s));
+  return out.slice(0, RECENT_LIMIT);
+}
+
+export class StatusCache {
+  private readonly entries = new Map<string, { at: number; value: TargetStatus }>();
+  private readonly windows = new Map<string, CachedWindows>();
+  private readonly recent = new Map<string, Snapshot[]>();
+  /** Window rebuilds in flight, so a request and the refresh share one. */
+  private readonly building = new Map<string, Promise<CachedWindows>>();
+  /** Results recorded per target: a read that saw a result arrive while it ran is not kept as current. */
+  private readonly seq = new Map<string, number>();
+  private refreshing: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: MonitorStore,
+    private readonly now: () => number,
+    private readonly schedule?: () => MaintenanceSchedule,
+  ) {}
+
+  /**
+   * A new result for the target: its status is rebuilt on the next read, and a health snapshot
+   * is counted into the cached uptime windows and recent snapshots at once, so neither lags a check.
+   */
+  invalidate(target: string, snap?: Snapshot): void {
+    this.seq.set(target, (this.seq.get(target) ?? 0) + 1);
+    this.entries.delete(target);
+    if (!snap) return;
+    const ring = this.recent.get(target);
+    if (ring) this.recent.set(target, withRecent(ring, snap));
+    const w = this.windows.get(target);
+    if (w && !snap.maintenance) {
+      const up = snap.status === 'operational' || snap.status === 'degraded' ? 1 : 0;
+      for (const c of Object.values(w.value.uptime)) {
+        c.total++;
+        c.up += up;
+      }
+      if (snap.response_time_ms > 0) w.stale = true;
+    }
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.windows.clear();
+    this.recent.clear();
+  }
+
+  /** The target's windows, rebuilt when older than `maxAgeMs` (or stale percentiles old enough). */
+  private async windowsOf(target: string, now: number, maxAgeMs: number): Promise<CachedWindows> {
+    const w = this.windows.get(target);
+    const age = w ? now - w.at : Infinity;
+    if (w && age < maxAgeMs && !(w.stale && (age >= LATENCY_MIN_AGE_MS || w.value.latency_24h === null))) return w;
+    let build = this.building.get(target);
+    if (!build) {
+      const seen = this.seq.get(target) ?? 0;
+      build = windowStats(this.store, target, now)
+        .then((value) => {
+          // A check recorded while the windows were read may be missing from them: serve them, but
+          // rebuild on the next read rather than count that check twice or never.
+          const fresh: CachedWindows = { at: (this.seq.get(target) ?? 0) === seen ? now : -Infinity, value, stale: false };
+          this.windows.set(target, fresh);
+          return fresh;
+        })
+        .finally(() => this.building.delete(target));
+      this.building.set(target, build);
+    }
+    return build;
+  }
+
+  private async recentOf(target: string): Promise<Snapshot[]> {
+    for (;;) {
+      const ring = this.recent.get(target);
+      if (ring) return ring;
+      const seen = this.seq.get(target) ?? 0;
+      const read = await this.store.recent(target, RECENT_LIMIT);
+      // A snapshot recorded during the read may be missing from it: read again.
+      if ((this.seq.get(target) ?? 0) === seen) {
+        this.recent.set(target, read);
+        return read;
+      }
+    }
+  }
+
+  async get(t: TargetConfig): Promise<TargetStatus> {
+    const now = this.now();
+    const hit = this.entries.get(t.name);
+    if (hit && now - hit.at < MAX_AGE_MS) return hit.value;
+    const seen = this.seq.get(t.name) ?? 0;
+    const recent = await this.recentOf(t.name);
+    const w = await this.windowsOf(t.name, now, WINDOW_MAX_AGE_MS);
+    const value = await buildTargetStatus(this.store, t, now, { windows: w.value, schedule: this.schedule?.(), recent });
+    if ((this.seq.get(t.name) ?? 0) === seen) this.entries.set(t.name, { at: now, value });
+    return value;
+  }
+
+  async all(config: MonitorConfig): Promise<Record<string, TargetStatus>> {
+    const out: Record<string, TargetStatus> = {};
+    for (const t of config.targets) out[t.name] = await this.get(t);
+    return out;
+  }
+
+  /**
+   * One pass over the targets, a target a turn of the event loop so requests interleave: loads
+   * missing recent snapshots and rebuilds windows that will soon age out. Overlapping calls
+   * share the pass in flight.
+   */
+  refresh(targets: readonly TargetConfig[]): Promise<void> {
+    this.refreshing ??= (async () => {
+      try {
+        for (const t of targets) {
+          if (this.stopped) return;
+          await this.recentOf(t.name);
+          await this.windowsOf(t.name, this.now(), WINDOW_REFRESH_MS);
+          await new Promise((r) => setImmediate(r));
+        }
+      } finally {
+        this.refreshing = undefined;
+      }
+    })();
+    return this.refreshing;
+  }
+
+  /**
+   * Warms the cache at once (the first GET /api/status after a restart finds it warm) and keeps
+   * it warm; a failed pass is reported and the next one tries again.
+   */
+  start(targets: () => readonly TargetConfig[], onError: (err: unknown) => void): void {
+    this.stopped = false;
+    const pass = (): void => void this.refresh(targets()).catch(onError);
+    pass();
+    this.timer = setInterval(pass, REFRESH_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** Stops the background refresh and waits for a pass in flight (before the store closes). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.refreshing?.catch(() => undefined);
+  }
+}
