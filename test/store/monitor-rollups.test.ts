@@ -122,6 +122,8 @@ describe('latency histogram', () => {
     const blob = a.encode();
     expect(() => new LatencyHistogram().addEncoded(blob.subarray(0, blob.length - 1), a.count, a.sum, a.min, a.max)).toThrow(/corrupt/);
     expect(() => new LatencyHistogram().addEncoded(blob, a.count + 1, a.sum, a.min, a.max)).toThrow(/corrupt/);
+    // A bucket past any response time (a forged delta of 2^35) is refused before it sizes anything.
+    expect(() => new LatencyHistogram().addEncoded(Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x01]), 1, 5, 5, 5)).toThrow(/corrupt/);
   });
 });
 
