@@ -1,7 +1,8 @@
 // StatusCache: the statuses GET /api/status serves, kept warm. A target's status is rebuilt when
-// it records a result or ages out; its expensive part, the uptime and latency windows, is rebuilt
-// in the background before it ages out (`start`), and its last snapshots are kept in memory as
-// checks record them, so a request reads the store only for incidents and results.
+// it records a result or ages out; its expensive part, the uptime and latency windows, is built
+// in the background at start and, while statuses are read, rebuilt before it ages out (`start`);
+// its last snapshots are kept in memory as checks record them, so a request reads the store
+// only for incidents and results.
 import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore, Snapshot } from '../../../src/store/monitor.js';
 import type { MaintenanceSchedule } from './maintenance.js';
@@ -19,6 +20,11 @@ const WINDOW_MAX_AGE_MS = 30_000;
 const WINDOW_REFRESH_MS = 20_000;
 /** How often the background refresh looks for windows to rebuild. */
 const REFRESH_EVERY_MS = 5_000;
+/**
+ * The background refresh runs while statuses are read (a dashboard, a Prometheus scrape) and
+ * stops this long after the last read: a monitor nobody reads pays for its windows once, at start.
+ */
+const READER_IDLE_MS = 5 * 60_000;
 /** A latency window rebuilt for a new check waits at least this long before the next rebuild. */
 const LATENCY_MIN_AGE_MS = 5_000;
 
@@ -61,11 +67,13 @@ export class StatusCache {
   private refreshing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private lastRead = -Infinity;
 
   constructor(
     private readonly store: MonitorStore,
     private readonly now: () => number,
     private readonly schedule?: () => MaintenanceSchedule,
+    private readonly refreshEveryMs = REFRESH_EVERY_MS,
   ) {}
 
   /**
@@ -133,6 +141,7 @@ export class StatusCache {
 
   async get(t: TargetConfig): Promise<TargetStatus> {
     const now = this.now();
+    this.lastRead = now;
     const hit = this.entries.get(t.name);
     if (hit && now - hit.at < MAX_AGE_MS) return hit.value;
     const seen = this.seq.get(t.name) ?? 0;
@@ -172,13 +181,15 @@ export class StatusCache {
 
   /**
    * Warms the cache at once (the first GET /api/status after a restart finds it warm) and keeps
-   * it warm; a failed pass is reported and the next one tries again.
+   * it warm while statuses are read; a failed pass is reported and the next one tries again.
    */
   start(targets: () => readonly TargetConfig[], onError: (err: unknown) => void): void {
     this.stopped = false;
     const pass = (): void => void this.refresh(targets()).catch(onError);
     pass();
-    this.timer = setInterval(pass, REFRESH_EVERY_MS);
+    this.timer = setInterval(() => {
+      if (this.now() - this.lastRead < READER_IDLE_MS) pass();
+    }, this.refreshEveryMs);
     this.timer.unref();
   }
 

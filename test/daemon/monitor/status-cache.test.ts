@@ -6,6 +6,7 @@ import { parseMonitorConfig } from '../../../src/config/monitor.js';
 import { SqliteMonitorStore, type Snapshot } from '../../../src/store/monitor.js';
 import { StatusCache, withRecent } from '../../../daemon/services/monitor/status-cache.js';
 import { buildTargetStatus } from '../../../daemon/services/monitor/status.js';
+import { waitFor } from '../../helpers/wait.js';
 
 const T0 = Date.UTC(2026, 10, 20, 12, 0, 0);
 const snap = (ms: number, status = 'operational', rt = 12): Snapshot => ({ status, checked_at: new Date(ms).toISOString(), response_time_ms: rt });
@@ -101,6 +102,37 @@ describe('StatusCache', () => {
     const s = await cache.get(a!);
     expect(s.recent.map((x) => x.status)).toEqual(['down', 'operational']);
     expect(s.uptime_24h).toBe(50);
+  });
+
+  it('the background refresh warms at start, then runs only while statuses are read', async () => {
+    const store = new SqliteMonitorStore(':memory:');
+    stores.push(store);
+    const config = parseMonitorConfig('targets:\n  a:\n    url: http://127.0.0.1/h\n  b:\n    url: http://127.0.0.1/h\n');
+    let now = T0;
+    const cache = new StatusCache(store, () => now, undefined, 10);
+    let reads = 0;
+    const countsMany = store.countsMany.bind(store);
+    store.countsMany = async (...args) => {
+      reads++;
+      return countsMany(...args);
+    };
+    // Quiet for 20 ticks of the 10 ms refresh: long enough for a pass nobody asked for to show.
+    const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 200));
+    cache.start(() => config.targets, (e) => {
+      throw e;
+    });
+    await waitFor(async () => reads === 2, 'the warm-up pass');
+    now += 60_000; // windows aged, but nobody has read a status
+    await quiet();
+    expect(reads).toBe(2);
+    await cache.get(config.targets[0]!); // a reader: a's windows were 60 s old, rebuilt inline
+    expect(reads).toBe(3);
+    now += 25_000; // older than the refresh age: the background pass rebuilds both
+    await waitFor(async () => reads === 5, 'the refresh of both targets');
+    now += 10 * 60_000; // the reader has gone
+    await quiet();
+    expect(reads).toBe(5);
+    await cache.stop();
   });
 
   it('stop() ends the background refresh; the store can close after it', async () => {
