@@ -177,3 +177,14 @@ export function printRow(name: string, r: LoadResult, refs?: References, goal?: 
   }
   console.log(`${name.padEnd(30)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`);
 }
+
+/** mulberry32: a small, fast seeded generator, so every run builds the same data. */
+export function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -15,7 +15,7 @@ import { SqliteMonitorStore } from '../src/store/monitor.js';
 import { LatencyHistogram } from '../src/store/latency-histogram.js';
 import { parseMonitorConfig } from '../src/config/monitor.js';
 import { StatusCache } from '../daemon/services/monitor/status-cache.js';
-import { autocannon, bareServer, ratio, serveBuilt, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, mulberry32, ratio, serveBuilt, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -56,16 +56,6 @@ async function healthChecks(url: string): Promise<number> {
   return n;
 }
 
-/** mulberry32: a fast seeded generator, so every run seeds the same history. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Check {
   status: 'operational' | 'degraded' | 'down';
@@ -127,7 +117,7 @@ class Acc {
  */
 function templates(): { days: { hours: Acc[]; day: Acc }[] }[] {
   return CLASS_MS.map((base, c) => {
-    const r = rng(1000 + c);
+    const r = mulberry32(1000 + c);
     const hours = Array.from({ length: 48 }, (_, k) => {
       const a = new Acc();
       const down = k === 46 ? 3 : k === 47 ? 8 : 0;
@@ -173,7 +163,7 @@ export function seed(file: string, names: string[], now: number, write = { raw: 
   const n = names.length;
   const klass = names.map((_, i) => i % CLASS_MS.length);
   const offset = names.map((_, i) => Math.floor((i * EVERY_MS) / n)); // targets spread over the interval
-  const gens = names.map((_, i) => rng(i + 1));
+  const gens = names.map((_, i) => mulberry32(i + 1));
   const outageLeft = new Array<number>(n).fill(0);
   const rawStart = ceilTo(now - RAW_DAYS * DAY, HOUR);
   const rawDay = floorTo(rawStart, DAY);

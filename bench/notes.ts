@@ -17,22 +17,12 @@ import { startService } from '../daemon/start.js';
 import { createLogger } from '../daemon/logger.js';
 import { run as runCli } from '../src/cli/run.js';
 import type { IOStreams } from '../src/cli/io.js';
-import { printRow, ratio, references, serveBuilt, startupEnv, timeCommand, warmLoad, type Load } from './_util.js';
+import { mulberry32, printRow, ratio, references, serveBuilt, startupEnv, timeCommand, warmLoad, type Load } from './_util.js';
 
 const quiet = createLogger({ level: 'silent' });
 const OWNER = 'bench';
 const REPO = 'big';
 
-/** Deterministic PRNG (mulberry32), so every run builds the same notes. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function vocabulary(rand: () => number, size: number): string[] {
   const syl = ['ka', 'lo', 'mi', 'ne', 'ru', 'ta', 'vo', 'ze', 'pi', 'su', 'da', 'fe', 'go', 'hu', 'ji', 'bra', 'kel', 'mor', 'tin', 'vax'];
@@ -54,7 +44,7 @@ interface Built {
 
 /** One fast-import stream: n commits on main, then one notes commit with a note on each. */
 async function buildRepository(gitDir: string, n: number): Promise<Built> {
-  const rand = prng(42);
+  const rand = mulberry32(42);
   const vocab = vocabulary(rand, 4000);
   const reviewers = ['Ana', 'Bo', 'Cy', 'Dee', 'Eli', 'Fay'];
   const marks = join(gitDir, 'bench-marks');

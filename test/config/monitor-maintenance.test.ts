@@ -1,22 +1,14 @@
 // The monitor config's maintenance windows, retention and badges (src/config/monitor.ts): the
 // defaults, the parsed shape, and every error with its file and line.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseMonitorConfig } from '../../src/config/monitor.js';
+import { parseMonitorConfig } from '../../src/config/monitor.js';
+import { configProblems } from '../helpers/monitor-config.js';
 
 /** Lines 1-6; a window opened by `win` starts on line 7, its further keys on 8, 9, ... */
 const TARGETS = 'targets:\n  api:\n    url: http://127.0.0.1/h\n  db:\n    url: http://127.0.0.1/d\n';
 const win = (...keys: string[]): string => `${TARGETS}maintenance:\n  - ${keys.join('\n    ')}\n`;
 
-function problems(text: string): string[] {
-  let err: ConfigError | undefined;
-  try {
-    parseMonitorConfig(text, 'm.yaml');
-  } catch (e) {
-    err = e as ConfigError;
-  }
-  expect(err).toBeInstanceOf(ConfigError);
-  return err!.problems;
-}
+const problems = configProblems;
 
 describe('retention and badges', () => {
   it('defaults: raw checks 14 days, rollups 400 days, badges need the token, no maintenance', () => {

@@ -1,7 +1,8 @@
 // Monitor rules that need no network (the fixed window is in test/daemon/plugins): config errors
 // with line numbers, health body words, WHOIS dates, and TargetStatus before any check.
 import { describe, expect, it } from 'vitest';
-import { ConfigError, parseDuration, parseMonitorConfig } from '../../../src/config/monitor.js';
+import { parseDuration, parseMonitorConfig } from '../../../src/config/monitor.js';
+import { configProblems } from '../../helpers/monitor-config.js';
 import { bodyStatus } from '../../../daemon/services/monitor/checks/health.js';
 import { parseWhois, parseWhoisDate } from '../../../daemon/services/monitor/checks/whois.js';
 import { buildTargetStatus, pct } from '../../../daemon/services/monitor/status.js';
@@ -10,14 +11,7 @@ import { SqliteMonitorStore } from '../../../src/store/monitor.js';
 describe('configuration', () => {
   it('reports every problem with its file and line', () => {
     const text = 'name: x\ntargets:\n  api:\n    url: ftp://nope\n    interval: soon\n  ok:\n    url: http://127.0.0.1/health\n    tls: { port: 99999 }\ncolour: red\n';
-    let err: ConfigError | undefined;
-    try {
-      parseMonitorConfig(text, 'm.yaml');
-    } catch (e) {
-      err = e as ConfigError;
-    }
-    expect(err).toBeInstanceOf(ConfigError);
-    expect(err!.problems).toEqual([
+    expect(configProblems(text)).toEqual([
       'm.yaml:9: colour is not a known setting (known: name, token, rate_limit, dashboard, badges, retention_days, rollup_retention_days, incident_threshold, alerts, mesh, targets, maintenance)',
       'm.yaml:4: targets.api.url must be an http(s) URL, got "ftp://nope"',
       'm.yaml:5: targets.api.interval must be a duration: seconds, or a string like 30s, 5m, 2h, 7d',
