@@ -90,9 +90,10 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     async start() {
       await prune();
       pruneJob.start();
+      // Before the first round of checks, which would compete with it for the event loop.
+      cache.start(() => config.targets, (err) => logger.warn({ err }, 'warming the status cache failed; requests build statuses themselves'));
       engine.start();
       mesh.start();
-      cache.start(() => config.targets, (err) => logger.warn({ err }, 'warming the status cache failed; requests build statuses themselves'));
     },
     async reload() {
       const next = readConfig(options.configPath, options.dataDir);
