@@ -51,6 +51,26 @@ describe('WHOIS parsing', () => {
   });
 });
 
+describe('TargetStatus incidents', () => {
+  it('lists at most 10, most recent first, the open one among them and as current_incident', async () => {
+    const store = new SqliteMonitorStore(':memory:');
+    const cfg = parseMonitorConfig('targets:\n  api:\n    url: http://127.0.0.1/h\n');
+    const t0 = Date.UTC(2026, 10, 1);
+    for (let i = 0; i < 12; i++) {
+      const inc = await store.openIncident('api', new Date(t0 + i * 3_600_000).toISOString(), 'HTTP 500', 3);
+      await store.resolveIncident(inc.id, new Date(t0 + i * 3_600_000 + 60_000).toISOString());
+    }
+    const open = await store.openIncident('api', new Date(t0 + 12 * 3_600_000).toISOString(), 'timeout', 3);
+    const s = await buildTargetStatus(store, cfg.targets[0]!, t0 + 13 * 3_600_000);
+    const incidents = s.incidents as { id: number; started_at: string; status: string }[];
+    expect(incidents).toHaveLength(10);
+    expect(incidents[0]).toMatchObject({ id: open.id, status: 'open' });
+    expect(incidents.map((i) => Date.parse(i.started_at))).toEqual(Array.from({ length: 10 }, (_, k) => t0 + (12 - k) * 3_600_000));
+    expect(s.current_incident).toMatchObject({ id: open.id, status: 'open', cause: 'timeout' });
+    await store.close();
+  });
+});
+
 describe('TargetStatus before any check', () => {
   it('latest is null, recent empty, uptimes null, latency omitted', async () => {
     const store = new SqliteMonitorStore(':memory:');
