@@ -64,6 +64,11 @@ export interface Rollup extends CheckCounts {
 
 export type RollupGrain = 'hour' | 'day';
 
+/** The uptime rule, in one place: degraded counts as up, maintenance in neither figure. */
+export function upAndTotal(c: CheckCounts): { total: number; up: number } {
+  return { total: c.operational + c.degraded + c.down, up: c.operational + c.degraded };
+}
+
 export interface MonitorStore {
   recordSnapshot(target: string, s: Snapshot): Promise<void>;
   recent(target: string, limit: number): Promise<Snapshot[]>;
@@ -383,30 +388,28 @@ export function planWindow(since: number, until: number, rawFloor: number): Wind
   return plan;
 }
 
-/** A disjoint piece of one or more windows' plans, read from one table: raw rows, hourly or daily rollups. */
-export interface PlanPiece {
-  source: keyof WindowPlan;
+/** A disjoint piece of the raw edges of one or more windows. */
+interface RawPiece {
   from: number;
   to: number;
-  /** The indexes of the windows whose plans contain the piece. */
+  /** The indexes of the windows whose raw edges contain the piece. */
   windows: number[];
 }
 
 /**
- * Cuts the plans of several windows into disjoint pieces, so that rows shared by the windows (a
- * year's window holds the month's) are summed once and each piece is one indexed range.
+ * Cuts the raw edges of several windows' plans into disjoint pieces, so that rows two windows
+ * share (windows ending at the same instant share their last partial hour) are summed once,
+ * each piece one indexed range.
  */
-export function planPieces(plans: readonly WindowPlan[]): PlanPiece[] {
-  const out: PlanPiece[] = [];
-  for (const source of ['raw', 'hour', 'day'] as const) {
-    const ranges = plans.flatMap((p, i) => p[source].map(([from, to]) => ({ from, to, i })));
-    const points = [...new Set(ranges.flatMap((r) => [r.from, r.to]))].sort((x, y) => x - y);
-    for (let k = 0; k + 1 < points.length; k++) {
-      const from = points[k]!;
-      const to = points[k + 1]!;
-      const windows = [...new Set(ranges.filter((r) => r.from <= from && to <= r.to).map((r) => r.i))];
-      if (windows.length) out.push({ source, from, to, windows });
-    }
+function rawPieces(plans: readonly WindowPlan[]): RawPiece[] {
+  const out: RawPiece[] = [];
+  const ranges = plans.flatMap((p, i) => p.raw.map(([from, to]) => ({ from, to, i })));
+  const points = [...new Set(ranges.flatMap((r) => [r.from, r.to]))].sort((x, y) => x - y);
+  for (let k = 0; k + 1 < points.length; k++) {
+    const from = points[k]!;
+    const to = points[k + 1]!;
+    const windows = [...new Set(ranges.filter((r) => r.from <= from && to <= r.to).map((r) => r.i))];
+    if (windows.length) out.push({ from, to, windows });
   }
   return out;
 }
@@ -457,8 +460,8 @@ export class SqliteMonitorStore implements MonitorStore {
   private readonly record: (target: string, ts: number, s: Snapshot, m: boolean) => void;
   /** The rate limit's window, in this database so that it survives a restart. */
   readonly windows: LimiterWindows;
-  /** Raw rows are complete from here on; read once, then moved only by this store's `prune`. */
-  private floor: number;
+  /** Raw rows are complete from here on (the last raw prune's cut-off, 0 before any); read once, then moved only by `prune`. */
+  private rawFloor: number;
   /** Compound statements by the sources of their pieces ('raw,hour,day,...'): a handful of shapes. */
   private readonly compounds = new Map<string, Statement>();
 
@@ -502,15 +505,10 @@ export class SqliteMonitorStore implements MonitorStore {
       pruneRuns: db.prepare('DELETE FROM test_runs WHERE target = ? AND ts < ?'),
       pruneIncidents: db.prepare('DELETE FROM incidents WHERE ended_at IS NOT NULL AND ts_end < ?'),
     };
-    this.floor = (this.q.getMeta.get('raw_floor') as number | undefined) ?? 0;
+    this.rawFloor = (this.q.getMeta.get('raw_floor') as number | undefined) ?? 0;
     // IMMEDIATE: the rollups are read, then written; a second writer waits instead of losing a count.
     const tx = db.transaction((target: string, ts: number, s: Snapshot, m: boolean) => this.recordRow(target, ts, s, m));
     this.record = (...a) => tx.immediate(...a);
-  }
-
-  /** Raw rows are complete from here on (the last raw prune's cut-off); 0 before any prune. */
-  private rawFloor(): number {
-    return this.floor;
   }
 
   /** A statement built for a shape of pieces (a handful of shapes occur), prepared once. */
@@ -576,8 +574,8 @@ export class SqliteMonitorStore implements MonitorStore {
    * read from the running totals (two index lookups, however long the window).
    */
   async countsMany(target: string, windows: readonly (readonly [number, number])[]): Promise<CheckCounts[]> {
-    const plans = windows.map(([a, b]) => planWindow(a, b, this.rawFloor()));
-    const raw = planPieces(plans.map((p) => ({ raw: p.raw, hour: [], day: [] })));
+    const plans = windows.map(([a, b]) => planWindow(a, b, this.rawFloor));
+    const raw = rawPieces(plans);
     const spans = plans.map(wholeHours);
     const points = [...new Set(spans.flatMap((s) => (s ? s.filter((x) => x !== Infinity) : [])))];
     const params: unknown[] = raw.flatMap((p) => [target, p.from, bound(p.to)]);
@@ -602,13 +600,13 @@ export class SqliteMonitorStore implements MonitorStore {
 
   /** Up and total checks since `sinceMs` (maintenance counts in neither). */
   async uptime(target: string, sinceMs: number): Promise<{ total: number; up: number }> {
-    const c = await this.counts(target, sinceMs, Infinity);
-    return { total: c.operational + c.degraded + c.down, up: c.operational + c.degraded };
+    return upAndTotal(await this.counts(target, sinceMs, Infinity));
   }
 
   private histogram(target: string, sinceMs: number, untilMs: number): LatencyHistogram {
     const h = new LatencyHistogram();
-    const pieces = planPieces([planWindow(sinceMs, untilMs, this.rawFloor())]);
+    const plan = planWindow(sinceMs, untilMs, this.rawFloor);
+    const pieces = (['raw', 'hour', 'day'] as const).flatMap((source) => plan[source].map(([from, to]) => ({ source, from, to })));
     if (!pieces.length) return h;
     const sources = pieces.map((q) => q.source);
     const stmt = this.compound(`latency:${sources.join(',')}`, () => latencySql(sources));
@@ -633,7 +631,7 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   async trend(target: string, sinceMs: number, bucketMs: number, buckets: number): Promise<TrendBucket[]> {
-    if (sinceMs < this.rawFloor()) return this.trendFromRollups(target, sinceMs, bucketMs, buckets);
+    if (sinceMs < this.rawFloor) return this.trendFromRollups(target, sinceMs, bucketMs, buckets);
     const out: TrendBucket[] = [];
     for (let i = 0; i < buckets; i++) out.push({ start: new Date(sinceMs + i * bucketMs).toISOString(), count: 0 });
     // One pass, ordered by bucket then value: only the current bucket's values are held.
@@ -750,9 +748,9 @@ export class SqliteMonitorStore implements MonitorStore {
    */
   async prune(cut: { rawBeforeMs: number; rollupsBeforeMs: number }): Promise<number> {
     const rawBefore = floorTo(cut.rawBeforeMs, HOUR);
-    if (rawBefore > this.rawFloor()) {
+    if (rawBefore > this.rawFloor) {
       this.q.setMeta.run('raw_floor', rawBefore);
-      this.floor = rawBefore;
+      this.rawFloor = rawBefore;
     }
     let removed = 0;
     const targets = this.q.rollupTargets.all() as string[];

@@ -2,7 +2,7 @@
 // exactly when the spec says (not configured, nothing recorded, or empty). Built per target
 // from the store; status-cache.ts keeps them.
 import type { TargetConfig } from '../../../src/config/monitor.js';
-import type { LatencyStats, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import { upAndTotal, type LatencyStats, type MonitorStore, type Snapshot } from '../../../src/store/monitor.js';
 import { durationDrift, staleness } from './checks/tests.js';
 import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
 
@@ -37,11 +37,7 @@ export interface WindowStats {
 export async function windowStats(store: MonitorStore, target: string, nowMs: number): Promise<WindowStats> {
   const uptime = {} as WindowStats['uptime'];
   const counts = await store.countsMany(target, UPTIME_WINDOWS.map(([, days]) => [nowMs - days * DAY, Infinity] as const));
-  UPTIME_WINDOWS.forEach(([field], i) => {
-    const c = counts[i]!;
-    // As `uptime`: maintenance counts in neither; degraded is up.
-    uptime[field] = { total: c.operational + c.degraded + c.down, up: c.operational + c.degraded };
-  });
+  UPTIME_WINDOWS.forEach(([field], i) => (uptime[field] = upAndTotal(counts[i]!)));
   return { uptime, latency_24h: await store.latency(target, nowMs - DAY) };
 }
 
