@@ -68,7 +68,7 @@ interface Check {
 const CLASS_MS = [8, 15, 25, 40, 70, 120, 200, 350];
 const OK = '{"status":"ok"}';
 
-/** One check of a target of the given speed; `outage` > 0 while the target is down for a while. */
+/** One check of a target of the given speed; `outage` while the target is down for a while. */
 function check(r: () => number, baseMs: number, outage: boolean): Check {
   const u = r();
   if (outage || u < 0.0004) return { status: 'down', rt: 0, details: null, error: 'timed out after 5000 ms' };

@@ -1,7 +1,6 @@
 // reportRun: `mkt monitor report [TARGET...] --from --to --format table|csv|json` — the SLA report
 // of each target over a period (every target when none is named), as the server computes it.
 import type { Factory } from '../../src/cli/factory.js';
-import { UsageError } from '../../src/cli/errors.js';
 import { callApi } from '../../src/cli/api-errors.js';
 import { printFields, printJson, printTable } from '../../src/cli/output.js';
 import type { SlaReportJson } from '../../src/client/monitor.js';
@@ -12,10 +11,9 @@ export interface ReportOptions extends ClientFlags {
   targets: string[];
   from?: string;
   to?: string;
-  format?: string;
+  /** commander's .choices() has already refused any other value (exit 2). */
+  format?: 'table' | 'csv' | 'json';
 }
-
-const FORMATS = ['table', 'csv', 'json'];
 
 /** The CSV columns: one row per target, for spreadsheets and monthly SLA sheets. */
 const CSV_COLUMNS: [string, (r: SlaReportJson) => string | number | null | undefined][] = [
@@ -40,12 +38,12 @@ const CSV_COLUMNS: [string, (r: SlaReportJson) => string | number | null | undef
 ];
 
 /** RFC 4180: quote a field holding a comma, quote or line break; double the quotes inside. */
-export function csvField(v: string | number | null | undefined): string {
+function csvField(v: string | number | null | undefined): string {
   const s = v === null || v === undefined ? '' : String(v);
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function reportCsv(reports: SlaReportJson[]): string {
+function reportCsv(reports: SlaReportJson[]): string {
   const lines = [CSV_COLUMNS.map(([h]) => h).join(',')];
   for (const r of reports) lines.push(CSV_COLUMNS.map(([, f]) => csvField(f(r))).join(','));
   return lines.join('\r\n') + '\r\n';
@@ -60,7 +58,6 @@ function duration(s: number): string {
 export async function reportRun(opts: ReportOptions): Promise<void> {
   const { io } = opts.factory;
   const format = opts.json ? 'json' : (opts.format ?? 'table');
-  if (!FORMATS.includes(format)) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}, got ${format}`);
   const client = await monitorClient(opts.factory, opts);
   const names = opts.targets.length ? opts.targets : Object.keys((await callApi('monitor', () => client.statusAll())).targets);
   const reports: SlaReportJson[] = [];

@@ -14,10 +14,13 @@ function st(status: string | null, extra: Record<string, unknown> = {}): TargetS
 function render(statuses: Record<string, TargetStatus>, days: Record<string, DayCell[]> = {}, trends: Record<string, (number | null)[]> = {}): string {
   return renderDashboard({ instance: 'i', version: '1', generatedAt: now, statuses, trends, days });
 }
-function title(statuses: Record<string, TargetStatus>): string {
-  return /<h1>(.*)<\/h1>/.exec(render(statuses))![1]!;
+function h1(html: string): string {
+  return /<h1>(.*)<\/h1>/.exec(html)![1]!;
 }
-/** 90 days ending 2026-01-01, every one at `uptime` unless `last` overrides today. */
+function title(statuses: Record<string, TargetStatus>): string {
+  return h1(render(statuses));
+}
+/** 90 days ending 2026-01-01, each a full day at 100 % with `cell` applied; `last` overrides today. */
 function ninety(cell: Partial<DayCell> = {}, last: Partial<DayCell> = {}): DayCell[] {
   return Array.from({ length: 90 }, (_, i) => {
     const date = new Date(Date.parse('2026-01-01') - (89 - i) * 86_400_000).toISOString().slice(0, 10);
@@ -43,7 +46,7 @@ describe('dashboard headline', () => {
   it('a target under maintenance is not counted down; a summary line counts targets in maintenance', () => {
     const maintenance = { name: 'p', title: 'Patching', start: '2026-01-01T11:00:00.000Z', end: '2026-01-01T13:00:00.000Z' };
     const html = render({ a: st('down', { maintenance }), b: st('operational'), c: st('operational', { next_maintenance: maintenance }) });
-    expect(/<h1>(.*)<\/h1>/.exec(html)![1]).toBe('All systems operational');
+    expect(h1(html)).toBe('All systems operational');
     expect(html).toContain('<p class="maintenance-summary" data-active="1" data-upcoming="1">1 target under maintenance · 1 with maintenance scheduled in the next 7 days</p>');
     expect(title({ a: st('down', { maintenance }) })).toBe('Under maintenance');
     expect(render({ a: st('operational') })).not.toContain('<p class="maintenance-summary"');
