@@ -36,14 +36,17 @@ export interface ReportMinutes {
   no_data: number;
 }
 
-export interface ReportIncident {
+export interface Incident {
   id: number;
-  status: string;
+  status: 'open' | 'resolved';
   started_at: string;
   ended_at: string | null;
   cause: string;
   checks: number;
   duration_s: number | null;
+}
+
+export interface ReportIncident extends Incident {
   /** Seconds of the incident inside the period (an open one runs to now). */
   in_period_s: number;
 }

@@ -6,8 +6,8 @@ import type { LimiterWindows } from './limiter-windows.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
 import { LatencyHistogram } from './latency-histogram.js';
 
-export type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
-import type { Snapshot, LatencyStats, TrendBucket } from '../schemas/monitor.js';
+export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
+import type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
 
 export interface RouteResult {
   path: string;
@@ -34,16 +34,6 @@ export interface TestRun {
   duration_ms: number;
   passed: boolean;
   error?: string;
-}
-
-export interface Incident {
-  id: number;
-  status: 'open' | 'resolved';
-  started_at: string;
-  ended_at: string | null;
-  cause: string;
-  checks: number;
-  duration_s: number | null;
 }
 
 /** Checks of a period by outcome; `maintenance` checks count neither up nor down. */
