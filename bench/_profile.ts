@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { startOwnPostgres } from '../test/helpers/pg-global.js';
 import { load, seedForTrace } from './scale.js';
+import { frameName, shortUrl, topShares, type ProfileFrame } from './_util.js';
 
 const engine = process.argv[2] === 'sqlite' ? 'sqlite' : 'postgres';
 const only = (process.env.MKT_BENCH_ONLY ?? 'push').split(',');
@@ -46,7 +47,7 @@ child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 await own?.close();
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount?: number }
+interface Node { id: number; callFrame: ProfileFrame; hitCount?: number }
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error('no profile written');
 const prof = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as { nodes: Node[]; samples: number[] };
@@ -54,12 +55,10 @@ const total = prof.samples.length;
 const self = new Map<string, number>();
 const byFile = new Map<string, number>();
 for (const n of prof.nodes) {
-  const short = n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(dist|src|daemon)\//, '$1/');
-  const k = `${n.callFrame.functionName || '(anonymous)'} ${short}:${n.callFrame.lineNumber + 1}`;
+  const k = frameName(n.callFrame);
   self.set(k, (self.get(k) ?? 0) + (n.hitCount ?? 0));
-  const f = short.split(':')[0] || '(native)';
+  const f = shortUrl(n.callFrame.url).split(':')[0] || '(native)';
   byFile.set(f, (byFile.get(f) ?? 0) + (n.hitCount ?? 0));
 }
-const top = (m: Map<string, number>, n: number) => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`).join('\n');
-console.log(`\nprofile: ${join(profDir, file)} (${total} samples)\n\nby function (self):\n${top(self, 30)}\n\nby file (self):\n${top(byFile, 20)}`);
+console.log(`\nprofile: ${join(profDir, file)} (${total} samples)\n\nby function (self):\n${topShares(self, total, 30)}\n\nby file (self):\n${topShares(byFile, total, 20)}`);
 process.exit(0);

@@ -188,3 +188,29 @@ export function mulberry32(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** A V8 CPU profile's call frame. */
+export interface ProfileFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+
+/** A script URL as the profile summaries print it: from dist/, src/, daemon/ or the package on. */
+export function shortUrl(url: string): string {
+  return url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(dist|src|daemon)\//, '$1/');
+}
+
+/** A frame as the profile summaries print it: function, short file and line. */
+export function frameName(f: ProfileFrame): string {
+  return `${f.functionName || '(anonymous)'} ${shortUrl(f.url)}:${f.lineNumber + 1}`;
+}
+
+/** The `n` largest entries as "  12.3 %  name" lines, in percent of `total`. */
+export function topShares(m: Map<string, number>, total: number, n: number): string {
+  return [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`)
+    .join('\n');
+}

@@ -15,7 +15,7 @@ import { SqliteMonitorStore } from '../src/store/monitor.js';
 import { LatencyHistogram } from '../src/store/latency-histogram.js';
 import { parseMonitorConfig } from '../src/config/monitor.js';
 import { StatusCache } from '../daemon/services/monitor/status-cache.js';
-import { autocannon, bareServer, mulberry32, ratio, serveBuilt, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, frameName, mulberry32, ratio, serveBuilt, topShares, type ProfileFrame, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -317,9 +317,8 @@ async function firstChecks(file: string, rows: number): Promise<void> {
 
 /** The hottest functions by self time among the profile's samples in [fromMs, toMs) after its start. */
 function hottest(file: string, fromMs: number, toMs: number, top = 20): string {
-  interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
-  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
-  const key = new Map(p.nodes.map((n) => [n.id, `${n.callFrame.functionName || '(anonymous)'} ${n.callFrame.url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*\/(dist|src|daemon)\//, '$1/')}:${n.callFrame.lineNumber + 1}`]));
+  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: { id: number; callFrame: ProfileFrame }[]; samples: number[]; timeDeltas: number[] };
+  const key = new Map(p.nodes.map((n) => [n.id, frameName(n.callFrame)]));
   const self = new Map<string, number>();
   let t = 0;
   let total = 0;
@@ -329,8 +328,7 @@ function hottest(file: string, fromMs: number, toMs: number, top = 20): string {
     total++;
     self.set(key.get(id)!, (self.get(key.get(id)!) ?? 0) + 1);
   });
-  const rows = [...self].sort((a, b) => b[1] - a[1]).slice(0, top);
-  return `${total} samples\n` + rows.map(([k, v]) => `  ${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`).join('\n');
+  return `${total} samples\n` + topShares(self, total, top).replace(/^/gm, '  ');
 }
 
 async function history(dir: string, targetUrl: string): Promise<void> {
