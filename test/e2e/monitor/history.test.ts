@@ -12,8 +12,10 @@ const dir = tempDir();
 let up: HealthServer;
 let mon: MonitorNode;
 
+// The timeout is explicit: by default it is the interval (100 ms), which a loaded machine's first
+// check can miss, and every figure below expects a target that is up.
 const config = (url: string, badges: string): string =>
-  `name: hist\ntoken: mon-token\nrate_limit: { requests: 40 }\nbadges: ${badges}\nmaintenance:\n  - name: upgrade\n    title: Database upgrade\n    targets: [db]\n    from: 2020-01-01T00:00\n    to: 2099-01-01T00:00\ntargets:\n  api:\n    label: Public API\n    url: ${url}\n    interval: 100ms\n  db:\n    url: ${url}\n    interval: 100ms\n`;
+  `name: hist\ntoken: mon-token\nrate_limit: { requests: 40 }\nbadges: ${badges}\nmaintenance:\n  - name: upgrade\n    title: Database upgrade\n    targets: [db]\n    from: 2020-01-01T00:00\n    to: 2099-01-01T00:00\ntargets:\n  api:\n    label: Public API\n    url: ${url}\n    interval: 100ms\n    timeout: 2s\n  db:\n    url: ${url}\n    interval: 100ms\n    timeout: 2s\n`;
 
 beforeAll(async () => {
   up = await healthServer();
