@@ -65,7 +65,7 @@ export interface MeshPeer {
   token?: string;
 }
 export type Weekday = 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat' | 'sun';
-export const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
+const WEEKDAYS: readonly Weekday[] = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'];
 interface MaintenanceWindowBase {
   name: string;
   /** Shown on the dashboard; the name when not set. */
@@ -271,10 +271,8 @@ function readMaintenance(r: Reader, index: number, targetNames: string[], seen: 
 
   let targets: string[] | undefined;
   if (r.has([...wp, 'targets'])) {
-    const items = r.seq([...wp, 'targets']);
     // `targets:` with nothing under it would silently cover every target: say so instead.
-    const listed = r.get([...wp, 'targets']);
-    if (listed === null || (Array.isArray(listed) && listed.length === 0)) r.fail([...wp, 'targets'], 'must name at least one target (leave it out to cover every target)');
+    const items = givenList(r, [...wp, 'targets'], 'must name at least one target (leave it out to cover every target)') ?? [];
     targets = [];
     items.forEach((_, j) => {
       const t = r.string([...wp, 'targets', j]);
@@ -330,13 +328,22 @@ function readMaintenance(r: Reader, index: number, targetNames: string[], seen: 
   return r.problems.length === problems ? window : undefined;
 }
 
+/**
+ * The items of a list setting that is present: an empty one (`key:` or `key: []`) is a problem,
+ * since leaving the key out is how "all" is said. Undefined when not a non-empty list.
+ */
+function givenList(r: Reader, path: (string | number)[], emptyMessage: string): unknown[] | undefined {
+  const items = r.seq(path);
+  const listed = r.get(path);
+  if (listed === null || (Array.isArray(listed) && listed.length === 0)) return r.fail(path, emptyMessage);
+  return Array.isArray(listed) ? items : undefined; // not a list: r.seq reported it
+}
+
 /** `weekdays`: a list of mon..sun (any case); absent means every day. */
 function readWeekdays(r: Reader, path: (string | number)[]): Weekday[] | undefined {
   if (!r.has(path)) return [...WEEKDAYS];
-  const items = r.seq(path);
-  const listed = r.get(path);
-  if (listed === null || (Array.isArray(listed) && listed.length === 0)) return r.fail(path, 'must list at least one day (leave it out for every day)');
-  if (!Array.isArray(listed)) return undefined; // r.seq said it must be a list
+  const items = givenList(r, path, 'must list at least one day (leave it out for every day)');
+  if (!items) return undefined;
   const days = new Set<Weekday>();
   let ok = true;
   items.forEach((_, j) => {

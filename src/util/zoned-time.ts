@@ -34,7 +34,7 @@ export function canonicalZone(zone: string): string | undefined {
 }
 
 /** The zone's offset from UTC at instant `ms`, in ms (local wall clock minus UTC). */
-export function zoneOffset(zone: string, ms: number): number {
+function zoneOffset(zone: string, ms: number): number {
   if (zone === 'UTC') return 0;
   // `format` is a few times cheaper than `formatToParts`; en-US with h23 reads "M/D/YYYY, HH:MM:SS".
   const m = /(\d+)\D+(\d+)\D+(\d+)\D+(\d+)\D+(\d+)\D+(\d+)/.exec(formatter(zone).format(ms))!;
@@ -46,6 +46,10 @@ export function zoneOffset(zone: string, ms: number): number {
 export function epochToLocal(zone: string, ms: number): number {
   return ms + zoneOffset(zone, ms);
 }
+
+/** localToEpoch's answers per zone; a zone's map is emptied when it reaches MEMO_LIMIT entries. */
+const MEMO_LIMIT = 4096;
+const resolved = new Map<string, Map<number, number>>();
 
 /**
  * The instant of a wall-clock time in `zone` (given as local ms). A time that does not exist
@@ -65,9 +69,6 @@ export function localToEpoch(zone: string, local: number): number {
   }
   return ms;
 }
-
-const MEMO_LIMIT = 4096;
-const resolved = new Map<string, Map<number, number>>();
 
 function resolveLocal(zone: string, local: number): number {
   const before = zoneOffset(zone, local - DAY_MS);

@@ -1,39 +1,37 @@
 // What the dashboard reads per target besides its status: 90 daily uptime cells and 24 hourly
 // latency means, both straight from the rollups (a row per day or hour, no raw rows).
-import type { MonitorStore } from '../../../src/store/monitor.js';
+import { upAndTotal, type MonitorStore, type Rollup, type RollupGrain } from '../../../src/store/monitor.js';
 import type { DayCell } from './dashboard.js';
 import { pct } from './status.js';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-export const DASHBOARD_DAYS = 90;
-export const DASHBOARD_HOURS = 24;
+const DASHBOARD_DAYS = 90;
+const DASHBOARD_HOURS = 24;
+const NO_CHECKS = { total: 0, up: 0 };
+
+/** The last `count` buckets of `size` ms, the one holding nowMs last, each with its rollup row if it has one. */
+async function lastBuckets(store: MonitorStore, target: string, grain: RollupGrain, size: number, count: number, nowMs: number): Promise<{ start: number; row: Rollup | undefined }[]> {
+  const first = Math.floor(nowMs / size) * size - (count - 1) * size;
+  const rows = new Map((await store.rollups(target, grain, first, Infinity)).map((r) => [r.start, r]));
+  return Array.from({ length: count }, (_, i) => ({ start: first + i * size, row: rows.get(first + i * size) }));
+}
 
 /** One cell per UTC day, oldest first, today last; a day without checks has uptime null. */
 export async function dayCells(store: MonitorStore, target: string, nowMs: number): Promise<DayCell[]> {
-  const first = Math.floor(nowMs / DAY) * DAY - (DASHBOARD_DAYS - 1) * DAY;
-  const rows = new Map((await store.rollups(target, 'day', first, Infinity)).map((r) => [r.start, r]));
-  const out: DayCell[] = [];
-  for (let i = 0; i < DASHBOARD_DAYS; i++) {
-    const start = first + i * DAY;
-    const r = rows.get(start);
-    const counted = r ? r.operational + r.degraded + r.down : 0;
-    out.push({
+  return (await lastBuckets(store, target, 'day', DAY, DASHBOARD_DAYS, nowMs)).map(({ start, row }) => {
+    const counted = row ? upAndTotal(row) : NO_CHECKS;
+    return {
       date: new Date(start).toISOString().slice(0, 10),
-      uptime: pct({ total: counted, up: r ? r.operational + r.degraded : 0 }),
-      checks: counted,
-      down: r?.down ?? 0,
-      maintenance: r?.maintenance ?? 0,
-    });
-  }
-  return out;
+      uptime: pct(counted),
+      checks: counted.total,
+      down: row?.down ?? 0,
+      maintenance: row?.maintenance ?? 0,
+    };
+  });
 }
 
 /** Mean response time per hour over the last 24 hours (the current hour last); null: no timed check. */
 export async function hourlyMeans(store: MonitorStore, target: string, nowMs: number): Promise<(number | null)[]> {
-  const first = Math.floor(nowMs / HOUR) * HOUR - (DASHBOARD_HOURS - 1) * HOUR;
-  const rows = new Map((await store.rollups(target, 'hour', first, Infinity)).map((r) => [r.start, r]));
-  const out: (number | null)[] = [];
-  for (let i = 0; i < DASHBOARD_HOURS; i++) out.push(rows.get(first + i * HOUR)?.latency?.mean ?? null);
-  return out;
+  return (await lastBuckets(store, target, 'hour', HOUR, DASHBOARD_HOURS, nowMs)).map(({ row }) => row?.latency?.mean ?? null);
 }

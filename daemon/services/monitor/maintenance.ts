@@ -20,7 +20,6 @@ const NEXT_HORIZON_MS = 14 * DAY_MS;
 /** Index = (days since 1970-01-01) mod 7; 1970-01-01 was a Thursday. */
 const WEEKDAY_OF_EPOCH_DAY: readonly Weekday[] = ['thu', 'fri', 'sat', 'sun', 'mon', 'tue', 'wed'];
 
-
 interface Compiled {
   name: string;
   title: string;

@@ -48,8 +48,9 @@ export class MonitorMetrics {
     this.maintenanceChecks = new Counter({ name: 'mkt_monitor_maintenance_checks_total', help: 'Health checks of each target taken inside a maintenance window since the monitor started.', labelNames: ['target'], registers });
     this.duration = new Histogram({ name: 'mkt_monitor_check_duration_seconds', help: 'Response time of health checks that got a response, in seconds.', labelNames: ['target'], buckets: DURATION_BUCKETS, registers });
 
+    // collect() runs with the gauge as `this`: reach the shared status read through a closure.
+    const read = (): Promise<Statuses> => this.current();
     const gauge = <L extends string>(name: string, help: string, labelNames: L[], fill: (s: Statuses, set: (labels: Record<L, string>, v: number) => void) => void): void => {
-      const read = (): Promise<Statuses> => this.current();
       new Gauge({
         name,
         help,

@@ -3,17 +3,17 @@
 // latency percentiles, and the maintenance that was excluded. The accounting rules are in
 // docs/monitor.md ("SLA reports"); this module is their only implementation.
 import type { TargetConfig } from '../../../src/config/monitor.js';
-import type { CheckCounts, MonitorStore } from '../../../src/store/monitor.js';
+import { upAndTotal, type CheckCounts, type MonitorStore } from '../../../src/store/monitor.js';
 import type { ReportIncident, ReportMinutes, SlaReport } from '../../../src/schemas/monitor.js';
-import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
+import type { MaintenanceSchedule } from './maintenance.js';
 import { pct } from './status.js';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 /** A report covers at most this long (the rollups are kept 400 days by default). */
-export const MAX_REPORT_DAYS = 400;
+const MAX_REPORT_DAYS = 400;
 /** Incidents listed in one report; `incident_count` is always the whole number. */
-export const MAX_REPORT_INCIDENTS = 1000;
+const MAX_REPORT_INCIDENTS = 1000;
 
 /** `2026-11-01` (midnight UTC) or an RFC 3339 date-time with an offset or Z; anything else is refused. */
 export function parseInstant(name: string, v: string): number {
@@ -68,23 +68,23 @@ export async function buildReport(store: MonitorStore, schedule: MaintenanceSche
     for (const r of hours) add(r, HOUR);
     minutes.no_data += ((h1 - h0) / HOUR - hours.length) * 60;
   }
-  const counted = checks.operational + checks.degraded + checks.down;
+  const counted = upAndTotal(checks);
   const all = await store.incidentsBetween(t.name, fromMs, toMs, MAX_REPORT_INCIDENTS + 1);
   const incidents: ReportIncident[] = all.slice(0, MAX_REPORT_INCIDENTS).map((i) => {
     const start = Math.max(fromMs, Date.parse(i.started_at));
     const end = Math.min(toMs, i.ended_at === null ? nowMs : Date.parse(i.ended_at));
     return { ...i, in_period_s: Math.max(0, Math.round((end - start) / 1000)) };
   });
-  const windows: MaintenanceOccurrence[] = schedule.occurrences(t.name, fromMs, toMs);
+  const windows = schedule.occurrences(t.name, fromMs, toMs);
   return {
     target: t.name,
     label: t.label,
     from: new Date(fromMs).toISOString(),
     to: new Date(toMs).toISOString(),
     generated_at: new Date(nowMs).toISOString(),
-    uptime: pct({ total: counted, up: checks.operational + checks.degraded }),
+    uptime: pct(counted),
     downtime_minutes: round1(minutes.down),
-    checks: { ...checks, counted },
+    checks: { ...checks, counted: counted.total },
     minutes: {
       period: round1(minutes.period),
       operational: round1(minutes.operational),

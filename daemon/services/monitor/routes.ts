@@ -237,16 +237,11 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
   });
 
   if (deps.config().dashboard) {
-    // The page is public and unlimited (spec), and 24 hourly buckets per target are real work
-    // with a thousand targets: one rendering serves every request for DASHBOARD_TTL_MS, and
-    // concurrent requests share the rendering in flight.
+    // The page is public and unlimited (spec), and 24 hourly and 90 daily rollups per target
+    // are real work with a thousand targets: one rendering serves every request for
+    // DASHBOARD_TTL_MS, and concurrent requests share the rendering in flight.
     let page: { at: number; body: Promise<RenderedPage> } | undefined;
     const render = async (now: number): Promise<RenderedPage> => {
-      const html = Buffer.from(await renderHtml(now));
-      // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
-      return { html, gzip: await gzipAsync(html, { level: 6 }) };
-    };
-    const renderHtml = async (now: number): Promise<string> => {
       const cfg = deps.config();
       const statuses = await deps.cache.all(cfg);
       const trends: Record<string, (number | null)[]> = {};
@@ -255,7 +250,9 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
         trends[t.name] = await hourlyMeans(deps.store, t.name, now);
         days[t.name] = await dayCells(deps.store, t.name, now);
       }
-      return renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days });
+      const html = Buffer.from(renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days }));
+      // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
+      return { html, gzip: await gzipAsync(html, { level: 6 }) };
     };
     app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (req, reply) => {
       const now = deps.now();
