@@ -1,6 +1,7 @@
 // Status badges as SVG for READMEs and wikis, in the flat style people know from shields.io:
 // a grey label on the left, a coloured value on the right. Widths come from a per-character
 // table of Verdana 11px advances, so no font is needed on the server.
+import { escapeMarkup as esc } from '../../../src/util/markup.js';
 import type { TargetStatus } from './status.js';
 
 const COLORS = { green: '#2e8540', yellowgreen: '#7a9c1a', yellow: '#b08800', orange: '#c25e00', red: '#c62828', blue: '#1f6feb', grey: '#6e7781' } as const;
@@ -18,17 +19,13 @@ function textWidth(s: string): number {
   return Math.ceil(w);
 }
 
-function xml(v: string): string {
-  return v.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /** One flat badge. Both texts are escaped; the whole badge carries an accessible title. */
-export function badge(label: string, value: string, color: string): string {
+function badge(label: string, value: string, color: string): string {
   const lw = textWidth(label) + 12;
   const vw = textWidth(value) + 12;
   const w = lw + vw;
-  const l = xml(label);
-  const v = xml(value);
+  const l = esc(label);
+  const v = esc(value);
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="20" role="img" aria-label="${l}: ${v}"><title>${l}: ${v}</title><linearGradient id="s" x2="0" y2="100%"><stop offset="0" stop-color="#bbb" stop-opacity=".1"/><stop offset="1" stop-opacity=".1"/></linearGradient><clipPath id="r"><rect width="${w}" height="20" rx="3" fill="#fff"/></clipPath><g clip-path="url(#r)"><rect width="${lw}" height="20" fill="#555"/><rect x="${lw}" width="${vw}" height="20" fill="${color}"/><rect width="${w}" height="20" fill="url(#s)"/></g><g fill="#fff" text-anchor="middle" font-family="Verdana,Geneva,DejaVu Sans,sans-serif" font-size="11"><text x="${lw / 2}" y="15" fill="#010101" fill-opacity=".3">${l}</text><text x="${lw / 2}" y="14">${l}</text><text x="${lw + vw / 2}" y="15" fill="#010101" fill-opacity=".3">${v}</text><text x="${lw + vw / 2}" y="14">${v}</text></g></svg>`;
 }
 

@@ -3,6 +3,7 @@
 // Times are shown as people read them (UTC clock time and "how long ago").
 import type { Incident } from '../../../src/store/monitor.js';
 import type { TargetStatus } from './status.js';
+import { escapeMarkup as esc } from '../../../src/util/markup.js';
 
 export interface DashboardData {
   instance: string;
@@ -35,15 +36,8 @@ interface MaintenanceJson {
 }
 
 /** How many incidents a card lists (the status carries up to ten). */
-export const DASHBOARD_INCIDENTS = 5;
+const DASHBOARD_INCIDENTS = 5;
 
-const UNSAFE = /[&<>"']/;
-
-function esc(v: unknown): string {
-  const s = String(v ?? '');
-  // Most strings (dates, numbers, hover texts) need nothing: test once before replacing.
-  return UNSAFE.test(s) ? s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`) : s;
-}
 
 /** 1440 → "1,440", without Intl: this runs 90 times per target. */
 function thousands(n: number): string {
@@ -213,7 +207,8 @@ function incidentList(list: Incident[] | undefined, nowMs: number): string {
 
 function card(name: string, s: TargetStatus, trend: (number | null)[], days: DayCell[], nowMs: number, nowIso: string): string {
   const status = s.latest?.status ?? 'unknown';
-  const inMaintenance = s.maintenance != null;
+  // In maintenance the card is blue whatever the checks say; data-status stays the checked status.
+  const shown = s.maintenance != null ? 'maintenance' : esc(status);
   const lat = s.latency_24h as { p50?: number; p95?: number } | undefined;
   const tls = s.tls as { days_left?: number | null; warning?: boolean; error?: string } | undefined;
   const whois = s.whois as { days_left?: number | null; warning?: boolean; error?: string } | undefined;
@@ -239,9 +234,8 @@ function card(name: string, s: TargetStatus, trend: (number | null)[], days: Day
   }
   const uptime = `<dl class="uptime"><div><dt>24 h</dt><dd>${percent(s.uptime_24h)}</dd></div><div><dt>7 d</dt><dd>${percent(s.uptime_7d)}</dd></div><div><dt>30 d</dt><dd>${percent(s.uptime_30d)}</dd></div><div><dt>90 d</dt><dd>${percent(s.uptime_90d)}</dd></div></dl>`;
   const checked = s.latest ? `checked ${ago(nowMs - Date.parse(s.latest.checked_at))} ago, ${when(s.latest.checked_at, nowMs)}${s.latest.maintenance ? ' · in maintenance' : ''}${s.latest.error ? ` · ${esc(s.latest.error)}` : ''}` : 'not checked yet';
-  // In maintenance the card is blue whatever the checks say; data-status stays the checked status.
-  return `<article class="target ${inMaintenance ? 'maintenance' : esc(status)}" data-target="${esc(name)}" data-status="${esc(status)}">
-  <header><h2>${esc(s.label)}</h2><span class="badge">${inMaintenance ? 'maintenance' : esc(status)}</span></header>
+  return `<article class="target ${shown}" data-target="${esc(name)}" data-status="${esc(status)}">
+  <header><h2>${esc(s.label)}</h2><span class="badge">${shown}</span></header>
   ${inc ? `<p class="incident">Incident since ${when(inc.started_at, nowMs)} (${ago(nowMs - Date.parse(inc.started_at ?? ''))}): ${esc(inc.cause)}</p>` : ''}
   ${maintenanceNotices(s, nowIso)}
   ${dayBar(days, s.uptime_90d)}

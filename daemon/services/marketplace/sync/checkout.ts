@@ -8,11 +8,11 @@ import { formatBytes, formatCents } from '../../../../src/sync/pricing.js';
 import { CHECKOUT_PAGE_PATH, localCheckoutEvent, WEBHOOK_PATH, type LocalPaymentProvider } from './payments.js';
 import type { StorageContext } from './storage-context.js';
 import { socketUrl } from './exposure.js';
+import { escapeMarkup as esc } from '../../../../src/util/markup.js';
 
 /** A checkout session can be confirmed for this long (Stripe's default). */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600 * 1000;
 
-const esc = (s: string): string => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 function page(title: string, body: string): string {
   return `<!doctype html>
