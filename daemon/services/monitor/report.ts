@@ -7,6 +7,7 @@ import { upAndTotal, type CheckCounts, type MonitorStore } from '../../../src/st
 import type { ReportIncident, ReportMinutes, SlaReport } from '../../../src/schemas/monitor.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { pct } from './status.js';
+import { parseTimestamp } from '../../../src/util/time.js';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
@@ -19,8 +20,9 @@ const MAX_REPORT_INCIDENTS = 1000;
 export function parseInstant(name: string, v: string): number {
   const day = /^\d{4}-\d{2}-\d{2}$/.test(v);
   const full = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.test(v);
-  const ms = day || full ? Date.parse(day ? `${v}T00:00:00Z` : v) : NaN;
-  if (!Number.isFinite(ms)) throw new RangeError(`${name} must be a date (2026-11-01) or an RFC 3339 time with a zone (2026-11-01T08:00:00Z), got ${JSON.stringify(v)}`);
+  // parseTimestamp refuses what Date.parse rolls over (02-31, 24:00, a +25:00 offset); it wants seconds.
+  const ms = day ? parseTimestamp(`${v}T00:00:00Z`) : full ? parseTimestamp(v.replace(/^(.{16})(?=[Zz+-])/, '$1:00')) : undefined;
+  if (ms === undefined) throw new RangeError(`${name} must be a date (2026-11-01) or an RFC 3339 time with a zone (2026-11-01T08:00:00Z), got ${JSON.stringify(v)}`);
   return ms;
 }
 

@@ -93,6 +93,9 @@ describe('SLA report', () => {
     expect(reportRange('2026-03-02', '2099-01-01', now)).toEqual({ fromMs: T0, toMs: now });
     expect(() => reportRange('yesterday', undefined, now)).toThrow(/from must be a date/);
     expect(() => reportRange('2026-03-02T01:00:00', undefined, now)).toThrow(/with a zone/);
+    expect(parseInstant('from', '2026-03-02T01:00+01:00')).toBe(T0); // seconds may be left out
+    // Days a month lacks, 24:00 and impossible offsets are refused, not rolled over.
+    for (const bad of ['2026-02-31', '2026-02-29', '2026-03-02T24:00:00Z', '2026-03-02T01:00:00+25:00', '2026-13-01']) expect(() => parseInstant('from', bad), bad).toThrow(/from must be a date/);
     expect(() => reportRange('2026-03-05', '2026-03-04', now)).toThrow(/from must be before to/);
     expect(() => reportRange('2099-01-01', undefined, now)).toThrow(/before now/);
     expect(() => reportRange('2020-01-01', '2026-03-01', now)).toThrow(/at most 400 days/);
