@@ -242,7 +242,9 @@ function readInstant(r: Reader, path: (string | number)[], zone: string): number
   if (offset === undefined) return localToEpoch(zone, local);
   if (offset.toUpperCase() === 'Z') return local;
   const digits = offset.replace(':', '');
-  const minutes = Number(digits.slice(1, 3)) * 60 + Number(digits.slice(3, 5) || 0);
+  const [oh, om] = [Number(digits.slice(1, 3)), Number(digits.slice(3, 5) || 0)];
+  if (oh > 23 || om > 59) return r.fail(path, `has an offset that no zone has: ${JSON.stringify(v)}`);
+  const minutes = oh * 60 + om;
   return local - (offset.startsWith('-') ? -1 : 1) * minutes * 60_000;
 }
 

@@ -67,6 +67,7 @@ describe('maintenance windows: every error names its line', () => {
     ['to needs from', win('name: w', 'to: 2026-12-01T22:00'), 'm.yaml:7: maintenance.0.from is required with to'],
     ['from is a date-time', win('name: w', 'from: tonight', 'to: 2026-12-02T01:00'), 'm.yaml:8: maintenance.0.from must be a date-time like 2026-12-01T22:00 (local to the timezone), or with an offset like 2026-12-01T22:00Z'],
     ['from is a real date', win('name: w', 'from: 2026-02-30T22:00', 'to: 2026-03-02T01:00'), 'm.yaml:8: maintenance.0.from is not a real date and time: "2026-02-30T22:00"'],
+    ['the offset is one a zone can have', win('name: w', 'from: "2026-12-01T22:00+25:00"', 'to: 2026-12-02T01:00Z'), 'm.yaml:8: maintenance.0.from has an offset that no zone has: "2026-12-01T22:00+25:00"'],
     ['to is after from', win('name: w', 'from: 2026-12-02T01:00', 'to: 2026-12-02T01:00'), 'm.yaml:9: maintenance.0.to must be after from'],
     ['a recurring window needs a start', win('name: w', 'weekdays: [sun]', 'duration: 1h'), 'm.yaml:7: maintenance.0.start is required for a recurring window (HH:MM local time)'],
     ['start is HH:MM', win('name: w', 'start: "24:00"', 'duration: 1h'), 'm.yaml:8: maintenance.0.start must be a time of day HH:MM, like "02:00"'],
