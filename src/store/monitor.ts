@@ -77,9 +77,21 @@ export interface MonitorStore {
   recordTestRun(target: string, run: TestRun): Promise<void>;
   testRuns(target: string, limit: number): Promise<TestRun[]>;
   lastPassingRun(target: string): Promise<TestRun | undefined>;
+  /**
+   * Opens the target's incident, or answers the one already open: at most one is open per target
+   * (a unique index), so instances sharing the store open it once.
+   */
   openIncident(target: string, startedAt: string, cause: string, checks: number): Promise<Incident>;
   addIncidentCheck(id: number): Promise<void>;
-  resolveIncident(id: number, endedAt: string): Promise<void>;
+  /** Resolves the incident if still open; true when this call resolved it. */
+  resolveIncident(id: number, endedAt: string): Promise<boolean>;
+  /**
+   * Claims the sending of an incident transition's alert ('incident.opened' / 'incident.resolved'):
+   * true for the first caller only, whichever instance it is. The transition is the key.
+   */
+  claimAlert(incidentId: number, event: string): Promise<boolean>;
+  /** Whether the transition's alert was claimed (by any instance on this store). */
+  alertClaimed(incidentId: number, event: string): Promise<boolean>;
   currentIncident(target: string): Promise<Incident | undefined>;
   incidents(target: string, limit: number): Promise<Incident[]>;
   /** Incidents overlapping [fromMs, toMs), oldest first, at most `limit`. */
@@ -160,6 +172,15 @@ export const MONITOR_MIGRATIONS = [
       ) WITHOUT ROWID;`).join('\n')}`);
     backfillRollups(db);
   },
+  // Clusters (issue 15): at most one open incident per target, so two instances sharing a store
+  // open it once; and the alert of each incident transition claimed once. A store from before
+  // might hold two open incidents of one target (it never should): the older ones end when the
+  // newest began.
+  `UPDATE incidents SET ended_at = (SELECT n.started_at FROM incidents n WHERE n.target = incidents.target AND n.ended_at IS NULL ORDER BY n.ts_start DESC, n.id DESC LIMIT 1),
+       ts_end = (SELECT n.ts_start FROM incidents n WHERE n.target = incidents.target AND n.ended_at IS NULL ORDER BY n.ts_start DESC, n.id DESC LIMIT 1)
+     WHERE ended_at IS NULL AND id <> (SELECT n.id FROM incidents n WHERE n.target = incidents.target AND n.ended_at IS NULL ORDER BY n.ts_start DESC, n.id DESC LIMIT 1);
+   CREATE UNIQUE INDEX incidents_one_open ON incidents(target) WHERE ended_at IS NULL;
+   CREATE TABLE incident_alerts (incident_id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (incident_id, event)) WITHOUT ROWID;`,
 ];
 
 /**
@@ -485,7 +506,9 @@ export class SqliteMonitorStore implements MonitorStore {
       insertRun: db.prepare('INSERT INTO test_runs (target, ts, started_at, exit_code, duration_ms, passed, error) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       runs: db.prepare('SELECT started_at, exit_code, duration_ms, passed, error FROM test_runs WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?'),
       lastPass: db.prepare('SELECT started_at, exit_code, duration_ms, passed, error FROM test_runs WHERE target = ? AND passed = 1 ORDER BY ts DESC, id DESC LIMIT 1'),
-      openIncident: db.prepare('INSERT INTO incidents (target, ts_start, started_at, cause, checks) VALUES (?, ?, ?, ?, ?)'),
+      openIncident: db.prepare('INSERT OR IGNORE INTO incidents (target, ts_start, started_at, cause, checks) VALUES (?, ?, ?, ?, ?)'),
+      claimAlert: db.prepare('INSERT OR IGNORE INTO incident_alerts (incident_id, event) VALUES (?, ?)'),
+      alertClaimed: db.prepare('SELECT 1 FROM incident_alerts WHERE incident_id = ? AND event = ?').pluck(),
       bumpIncident: db.prepare('UPDATE incidents SET checks = checks + 1 WHERE id = ?'),
       resolveIncident: db.prepare('UPDATE incidents SET ended_at = ?, ts_end = ? WHERE id = ? AND ended_at IS NULL'),
       current: db.prepare('SELECT * FROM incidents WHERE target = ? AND ended_at IS NULL ORDER BY ts_start DESC LIMIT 1'),
@@ -494,6 +517,7 @@ export class SqliteMonitorStore implements MonitorStore {
       incidentsBetween: db.prepare('SELECT * FROM incidents WHERE target = ? AND ts_start < ? AND (ts_end IS NULL OR ts_end > ?) ORDER BY ts_start, id LIMIT ?'),
       pruneRuns: db.prepare('DELETE FROM test_runs WHERE target = ? AND ts < ?'),
       pruneIncidents: db.prepare('DELETE FROM incidents WHERE ended_at IS NOT NULL AND ts_end < ?'),
+      pruneAlerts: db.prepare('DELETE FROM incident_alerts WHERE incident_id NOT IN (SELECT id FROM incidents)'),
     };
     this.rawFloor = (this.q.getMeta.get('raw_floor') as number | undefined) ?? 0;
     // IMMEDIATE: the rollups are read, then written; a second writer waits instead of losing a count.
@@ -705,16 +729,24 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   async openIncident(target: string, startedAt: string, cause: string, checks: number): Promise<Incident> {
-    const info = this.q.openIncident.run(target, Date.parse(startedAt), startedAt, cause, checks);
-    return incident(this.q.incidentById.get(info.lastInsertRowid) as IncidentRow);
+    this.q.openIncident.run(target, Date.parse(startedAt), startedAt, cause, checks);
+    return incident(this.q.current.get(target) as IncidentRow);
+  }
+
+  async claimAlert(incidentId: number, event: string): Promise<boolean> {
+    return this.q.claimAlert.run(incidentId, event).changes === 1;
+  }
+
+  async alertClaimed(incidentId: number, event: string): Promise<boolean> {
+    return this.q.alertClaimed.get(incidentId, event) !== undefined;
   }
 
   async addIncidentCheck(id: number): Promise<void> {
     this.q.bumpIncident.run(id);
   }
 
-  async resolveIncident(id: number, endedAt: string): Promise<void> {
-    this.q.resolveIncident.run(endedAt, Date.parse(endedAt), id);
+  async resolveIncident(id: number, endedAt: string): Promise<boolean> {
+    return this.q.resolveIncident.run(endedAt, Date.parse(endedAt), id).changes === 1;
   }
 
   async currentIncident(target: string): Promise<Incident | undefined> {
@@ -752,7 +784,8 @@ export class SqliteMonitorStore implements MonitorStore {
       () =>
         this.q.pruneRollups.hour.run(floorTo(cut.rollupsBeforeMs, HOUR)).changes +
         this.q.pruneRollups.day.run(floorTo(cut.rollupsBeforeMs, DAY)).changes +
-        this.q.pruneIncidents.run(cut.rollupsBeforeMs).changes,
+        this.q.pruneIncidents.run(cut.rollupsBeforeMs).changes +
+        this.q.pruneAlerts.run().changes,
     )();
     return removed;
   }

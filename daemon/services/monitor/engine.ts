@@ -39,8 +39,19 @@ export interface EngineOptions {
   maintenance?: () => MaintenanceSchedule;
   /** Extra trusted CA for TLS checks (tests use a generated one). */
   tlsCa?: string;
+  /**
+   * Mesh confirmation (confirm.ts): whether a down streak that reached its threshold opens an
+   * incident here, and whether this instance is the one that sends its alerts. Without it every
+   * streak opens and alerts.
+   */
+  gate?: IncidentGate;
   /** Called after every recorded result, so status caches can drop the target. */
   onResult?: (target: string, snapshot: Snapshot | undefined, kind: Kind) => void;
+}
+
+/** Decides, when a target's down streak reaches its threshold, whether an incident opens and who alerts. */
+export interface IncidentGate {
+  decide(target: TargetConfig, snap: Snapshot): { open: boolean; alert: boolean } | Promise<{ open: boolean; alert: boolean }>;
 }
 
 class Semaphore {
@@ -188,17 +199,26 @@ export class CheckEngine {
       if (open) {
         await store.addIncidentCheck(open.id);
       } else if (n >= this.threshold(t)) {
+        const gate = this.opts.gate ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
+        if (!gate.open) return;
         const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance).slice(0, n);
         const first = recent[recent.length - 1] ?? snap;
+        // Another instance on this store may have opened it first: the store answers that one,
+        // and the alert goes to whoever claims the transition.
         const incident = await store.openIncident(t.name, first.checked_at, snap.error ?? 'down', n);
-        this.opts.logger.warn({ target: t.name, cause: incident.cause }, 'incident opened');
-        alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident });
+        if (gate.alert && (await store.claimAlert(incident.id, 'incident.opened'))) {
+          this.opts.logger.warn({ target: t.name, cause: incident.cause }, 'incident opened');
+          alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident });
+        }
       }
       return;
     }
     this.consecutiveDown.set(t.name, 0);
     if (open) {
-      await store.resolveIncident(open.id, snap.checked_at);
+      const resolvedHere = await store.resolveIncident(open.id, snap.checked_at);
+      // The resolution is sent by whoever resolved it, and only for an incident whose opening
+      // was sent from this store (a mesh instance that was not the sender stays quiet).
+      if (!resolvedHere || !(await store.alertClaimed(open.id, 'incident.opened')) || !(await store.claimAlert(open.id, 'incident.resolved'))) return;
       const resolved = (await store.incidents(t.name, 1))[0] ?? open;
       this.opts.logger.info({ target: t.name, duration_s: resolved.duration_s }, 'incident resolved');
       alerts.send({ event: 'incident.resolved', instance: this.config.name, target: t.name, label: t.label, incident: resolved });
