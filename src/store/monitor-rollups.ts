@@ -1,9 +1,9 @@
 // The rollup arithmetic both monitor stores share (SQLite, monitor.ts; PostgreSQL, monitor-pg.ts):
 // how a window splits into raw edges, whole hours and whole days; the per-hour and per-day
 // accumulators; and the compound statements that read a status's windows in one round trip.
-import type { Incident, LatencyStats } from '../schemas/monitor.js';
+import type { Incident, LatencyStats, Snapshot } from '../schemas/monitor.js';
 import { LatencyHistogram } from './latency-histogram.js';
-import type { RollupGrain } from './monitor.js';
+import type { RollupGrain, TestRun } from './monitor.js';
 import type { Engine } from './sql.js';
 
 /**
@@ -246,3 +246,35 @@ export function latencySql(sources: readonly (keyof WindowPlan)[]): string {
     .join(' UNION ALL ');
 }
 
+
+export interface SnapshotRow {
+  checked_at: string;
+  status: string;
+  response_time_ms: number;
+  details: string | null;
+  error: string | null;
+  maintenance: number;
+}
+
+/** A stored snapshot: optional fields only when set. */
+export function snapshotFromRow(r: SnapshotRow): Snapshot {
+  const s: Snapshot = { status: r.status, checked_at: r.checked_at, response_time_ms: r.response_time_ms };
+  if (r.details !== null) s.details = JSON.parse(r.details) as Record<string, unknown>;
+  if (r.error !== null) s.error = r.error;
+  if (r.maintenance === 1) s.maintenance = true;
+  return s;
+}
+
+export interface TestRunRow {
+  started_at: string;
+  exit_code: number | null;
+  duration_ms: number;
+  passed: number;
+  error: string | null;
+}
+
+export function testRunFromRow(r: TestRunRow): TestRun {
+  const t: TestRun = { started_at: r.started_at, exit_code: r.exit_code, duration_ms: r.duration_ms, passed: r.passed === 1 };
+  if (r.error !== null) t.error = r.error;
+  return t;
+}

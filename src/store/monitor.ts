@@ -5,7 +5,7 @@ import type { Statement } from 'better-sqlite3';
 import type { LimiterWindows } from './limiter-windows.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
 import { LatencyHistogram } from './latency-histogram.js';
-import { accFromRow, bound, ceilTo, countsSql, CUM_COLUMNS, DAY, floorTo, GRAIN_MS, HOUR, incident, latencySql, minus, outcomeOf, planWindow, plus, rawPieces, RollupAcc, statsFromSorted, UPSERT_ROLLUP, wholeHours, ZERO, type IncidentRow, type Outcomes, type RollupRow } from './monitor-rollups.js';
+import { accFromRow, bound, ceilTo, countsSql, CUM_COLUMNS, DAY, floorTo, GRAIN_MS, HOUR, incident, latencySql, minus, outcomeOf, planWindow, plus, rawPieces, RollupAcc, statsFromSorted, UPSERT_ROLLUP, wholeHours, ZERO, type IncidentRow, type Outcomes, type RollupRow, snapshotFromRow, testRunFromRow, type SnapshotRow, type TestRunRow } from './monitor-rollups.js';
 export { planWindow } from './monitor-rollups.js';
 
 export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
@@ -335,14 +335,7 @@ export class SqliteMonitorStore implements MonitorStore {
   }
 
   async recent(target: string, limit: number): Promise<Snapshot[]> {
-    const rows = this.q.recent.all(target, limit) as { checked_at: string; status: string; response_time_ms: number; details: string | null; error: string | null; maintenance: number }[];
-    return rows.map((r) => {
-      const s: Snapshot = { status: r.status, checked_at: r.checked_at, response_time_ms: r.response_time_ms };
-      if (r.details !== null) s.details = JSON.parse(r.details) as Record<string, unknown>;
-      if (r.error !== null) s.error = r.error;
-      if (r.maintenance === 1) s.maintenance = true;
-      return s;
-    });
+    return (this.q.recent.all(target, limit) as SnapshotRow[]).map(snapshotFromRow);
   }
 
   async counts(target: string, sinceMs: number, untilMs: number): Promise<CheckCounts> {
@@ -480,19 +473,13 @@ export class SqliteMonitorStore implements MonitorStore {
     this.q.insertRun.run(target, Date.parse(run.started_at), run.started_at, run.exit_code, run.duration_ms, run.passed ? 1 : 0, run.error ?? null);
   }
 
-  private run(r: { started_at: string; exit_code: number | null; duration_ms: number; passed: number; error: string | null }): TestRun {
-    const t: TestRun = { started_at: r.started_at, exit_code: r.exit_code, duration_ms: r.duration_ms, passed: r.passed === 1 };
-    if (r.error !== null) t.error = r.error;
-    return t;
-  }
-
   async testRuns(target: string, limit: number): Promise<TestRun[]> {
-    return (this.q.runs.all(target, limit) as Parameters<SqliteMonitorStore['run']>[0][]).map((r) => this.run(r));
+    return (this.q.runs.all(target, limit) as TestRunRow[]).map(testRunFromRow);
   }
 
   async lastPassingRun(target: string): Promise<TestRun | undefined> {
-    const r = this.q.lastPass.get(target) as Parameters<SqliteMonitorStore['run']>[0] | undefined;
-    return r ? this.run(r) : undefined;
+    const r = this.q.lastPass.get(target) as TestRunRow | undefined;
+    return r ? testRunFromRow(r) : undefined;
   }
 
   async openIncident(target: string, startedAt: string, cause: string, checks: number): Promise<Incident> {

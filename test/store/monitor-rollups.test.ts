@@ -4,7 +4,12 @@
 // made before rollups existed (the migration folds its raw rows).
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { MONITOR_MIGRATIONS, planWindow, SqliteMonitorStore, type CheckCounts } from '../../src/store/monitor.js';
+import { MONITOR_MIGRATIONS, planWindow, SqliteMonitorStore, type CheckCounts, type MonitorStore } from '../../src/store/monitor.js';
+import { PgMonitorStore } from '../../src/store/monitor-pg.js';
+import { PgDatabase } from '../../src/store/sql-pg.js';
+import type { Engine } from '../../src/store/sql.js';
+import { ENGINES } from '../helpers/engines.js';
+import { freshDatabaseUrl } from '../helpers/pg.js';
 import { LatencyHistogram, bucketOf, rankOf, valueOf } from '../../src/store/latency-histogram.js';
 import { migrate, openDatabase } from '../../src/store/sqlite.js';
 import type { Snapshot } from '../../src/schemas/monitor.js';
@@ -89,14 +94,17 @@ afterEach(() => {
   for (const d of dirs.splice(0)) d.remove();
 });
 
-function store(): { file: string; open(): SqliteMonitorStore } {
+/** A store of the engine, opened again on the same data by each `open()` (a restart). */
+function store(engine: Engine = 'sqlite'): { file: string; open(): Promise<MonitorStore> } {
   const d = tempDir();
   dirs.push(d);
   const file = join(d.path, 'monitor.db');
-  return { file, open: () => new SqliteMonitorStore(file) };
+  if (engine === 'sqlite') return { file, open: async () => new SqliteMonitorStore(file) };
+  const url = freshDatabaseUrl();
+  return { file, open: async () => PgMonitorStore.open(await PgDatabase.open(await url)) };
 }
 
-async function record(s: SqliteMonitorStore, target: string, rows: Raw[]): Promise<void> {
+async function record(s: MonitorStore, target: string, rows: Raw[]): Promise<void> {
   for (const { snap } of rows) await s.recordSnapshot(target, snap);
 }
 
@@ -148,18 +156,18 @@ describe('planWindow', () => {
   });
 });
 
-describe('monitor rollups', () => {
+for (const engine of ENGINES) describe(`monitor rollups [${engine}]`, () => {
   it('agree with the raw rows across hour and day boundaries, a restart and a late check', async () => {
-    const db = store();
+    const db = store(engine);
     // Two hours without checks (the target was not checked), filled later by one late check.
     const hole = T0 + 4 * DAY + 6 * HOUR;
     const rowsA = history(1, T0, 9).filter((x) => x.ts < hole || x.ts >= hole + 2 * HOUR);
     const rowsB = history(2, T0 + 7 * HOUR, 5);
-    let s = db.open();
+    let s = await db.open();
     await record(s, 'a', rowsA.slice(0, 1500));
     await record(s, 'b', rowsB);
     await s.close();
-    s = db.open(); // a restart halfway through a's history
+    s = await db.open(); // a restart halfway through a's history
     await record(s, 'a', rowsA.slice(1500));
     // A late check: recorded now for an hour that already has its rollup.
     const late: Raw = { ts: T0 + 2 * DAY + 30 * 60_000 + 5, snap: { status: 'down', checked_at: new Date(T0 + 2 * DAY + 30 * 60_000 + 5).toISOString(), response_time_ms: 0 } };
@@ -205,9 +213,9 @@ describe('monitor rollups', () => {
   });
 
   it('after a raw prune: whole hours from rollups, a ragged start cut to the hour, nothing lost beyond', async () => {
-    const db = store();
+    const db = store(engine);
     const rows = history(3, T0, 8);
-    const s = db.open();
+    const s = await db.open();
     await record(s, 'a', rows);
     const rawBefore = T0 + 3 * DAY + 5 * HOUR + 20 * 60_000;
     const removed = await s.prune({ rawBeforeMs: rawBefore, rollupsBeforeMs: T0 });
@@ -228,9 +236,9 @@ describe('monitor rollups', () => {
   });
 
   it('a rollup prune drops whole hours and days before its cut-off', async () => {
-    const db = store();
+    const db = store(engine);
     const rows = history(4, T0, 4);
-    const s = db.open();
+    const s = await db.open();
     await record(s, 'a', rows);
     await s.prune({ rawBeforeMs: T0 + 2 * DAY, rollupsBeforeMs: T0 + DAY + 3 * HOUR });
     expect((await s.rollups('a', 'day', 0, Infinity)).map((d) => d.start)).toEqual([T0 + DAY, T0 + 2 * DAY, T0 + 3 * DAY]);
@@ -244,6 +252,9 @@ describe('monitor rollups', () => {
     await s.close();
   });
 
+});
+
+describe('monitor store migrations', () => {
   it('the migration folds the raw rows of a database made before rollups', async () => {
     const db = store();
     const rows = history(5, T0, 3);
@@ -252,7 +263,7 @@ describe('monitor rollups', () => {
     const ins = old.prepare('INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms) VALUES (?, ?, ?, ?, ?)');
     for (const { ts, snap } of rows) ins.run('a', ts, snap.checked_at, snap.status, snap.response_time_ms);
     old.close();
-    const s = db.open();
+    const s = await db.open();
     // Old rows have no maintenance flag: they count by their status.
     const plain = rows.map((x) => ({ ts: x.ts, snap: { ...x.snap, maintenance: undefined } }));
     for (const [a, b] of windows(T0, T0 + 3 * DAY, 11)) expect(await s.counts('a', a, b)).toEqual(expected(plain, a, b));
