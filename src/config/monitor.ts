@@ -48,6 +48,8 @@ export interface TargetConfig {
   degradedAfterMs?: number;
   /** Consecutive `down` checks that open an incident for this target (default: the global one). */
   incidentThreshold?: number;
+  /** Mesh confirmation for this target (default: the global one). */
+  confirm?: ConfirmConfig;
   headers: Record<string, string>;
   routes: RouteCheckConfig[];
   dns: DnsCheckConfig[];
@@ -58,6 +60,10 @@ export interface TargetConfig {
 export interface AlertHook {
   url: string;
   format: 'json' | 'slack';
+}
+/** `confirm: {quorum: N}`: vantage points (this instance included) that must see a target down before an incident opens. */
+export interface ConfirmConfig {
+  quorum: number;
 }
 export interface MeshPeer {
   name: string;
@@ -110,6 +116,8 @@ export interface MonitorConfig {
   incidentThreshold: number;
   alerts: AlertHook[];
   mesh?: { intervalMs: number; peers: MeshPeer[] };
+  /** Mesh confirmation for every target that does not set its own; absent: each instance decides alone. */
+  confirm?: ConfirmConfig;
   targets: TargetConfig[];
   maintenance: MaintenanceWindowConfig[];
 }
@@ -127,7 +135,7 @@ export function isResolverAddress(v: string): boolean {
 
 function readTarget(r: Reader, name: string): TargetConfig | undefined {
   const p = ['targets', name];
-  r.keys(p, ['label', 'url', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests']);
+  r.keys(p, ['label', 'url', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests']);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) r.fail(p, 'name must be 1-64 letters, digits, dot, dash or underscore (it is used in URLs)');
   const url = r.url([...p, 'url'], true);
   const intervalMs = r.duration([...p, 'interval'], 60_000);
@@ -222,6 +230,28 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
     whois,
     tests,
   };
+}
+
+/** The most vantage points a quorum may ask for: every instance of a large mesh. */
+const MAX_QUORUM = 100;
+
+/**
+ * `confirm: {quorum: N}` at `path`: at least 1, and no more than the vantage points there are
+ * (this instance and its mesh peers), so a quorum that could never be reached is refused.
+ */
+function readConfirm(r: Reader, path: (string | number)[], mesh: MonitorConfig['mesh']): ConfirmConfig | undefined {
+  if (!r.has(path)) return undefined;
+  const raw = r.get(path);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return r.fail(path, 'must be a mapping like {quorum: 2}');
+  r.keys(path, ['quorum']);
+  if (!r.has([...path, 'quorum'])) return r.fail(path, 'needs a quorum: how many vantage points, this instance included, must see a target down');
+  const problems = r.problems.length;
+  const quorum = r.int([...path, 'quorum'], 1, 1, MAX_QUORUM);
+  if (r.problems.length > problems) return undefined;
+  const points = 1 + (mesh?.peers.length ?? 0);
+  if (quorum > 1 && !mesh) return r.fail([...path, 'quorum'], `is ${quorum}, but without a mesh: section this instance is the only vantage point (add mesh peers, or use 1)`);
+  if (quorum > points) return r.fail([...path, 'quorum'], `is ${quorum}, but there are only ${points} vantage points (this instance and ${points - 1} mesh peer${points === 2 ? '' : 's'})`);
+  return { quorum };
 }
 
 const MAX_MAINTENANCE_MS = 7 * 86_400_000;
@@ -368,7 +398,7 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
   }
   const r = new Reader(doc, lines, file);
   if (doc.contents !== null && !isMap(doc.contents)) throw new ConfigError([`${file}:1: the file must be a mapping of settings`]);
-  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'alerts', 'mesh', 'targets', 'maintenance']);
+  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'confirm', 'alerts', 'mesh', 'targets', 'maintenance']);
   r.keys(['rate_limit'], ['requests', 'window']);
   const retentionDays = r.int(['retention_days'], 14, 1, 3650);
   // Left out, rollups outlive a raw retention set past the default rather than failing the file.
@@ -411,9 +441,13 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
     });
     cfg.mesh = { intervalMs: r.duration(['mesh', 'interval'], 30_000), peers };
   }
+  const confirm = readConfirm(r, ['confirm'], cfg.mesh);
+  if (confirm) cfg.confirm = confirm;
   const targetNames = r.mapKeys(['targets']);
   for (const name of targetNames) {
     const t = readTarget(r, name);
+    const own = readConfirm(r, ['targets', name, 'confirm'], cfg.mesh);
+    if (t && own) t.confirm = own;
     if (t) cfg.targets.push(t);
   }
   const windowNames = new Set<string>();
