@@ -128,6 +128,14 @@ const DnsStatusSchema = Type.Object({
   error: Type.Optional(Type.String()),
 });
 
+const VantagePointSchema = Type.Object({
+  name: Type.String({ description: 'the instance (this one) or the mesh peer, as the config names it' }),
+  self: Type.Optional(Type.Boolean({ description: 'present (true) on this instance\'s own point' })),
+  status: nullable(Type.String({ description: 'its latest status; null without a usable answer' })),
+  checked_at: nullable(Type.String({ format: 'date-time' })),
+  error: Type.Optional(Type.String({ description: 'why there is no vote: no answer, stale, not polled yet, not checked yet' })),
+});
+
 export const TargetStatusSchema = Type.Object({
   label: Type.String(),
   latest: nullable(SnapshotSchema),
@@ -143,6 +151,9 @@ export const TargetStatusSchema = Type.Object({
   dns_status: Type.Optional(Type.Array(DnsStatusSchema)),
   whois: Type.Optional(open('latest WHOIS check (docs/monitor.md)')),
   test_duration_drift: Type.Optional(open('test duration drift warning (docs/monitor.md)')),
+  vantage_points: Type.Optional(Type.Array(VantagePointSchema, { description: 'with a mesh: each vantage point\'s latest status, this instance first (docs/monitor.md)' })),
+  down_from: Type.Optional(Type.Array(Type.String(), { description: 'the vantage points whose latest result is down; omitted when none' })),
+  regional: Type.Optional(Type.Boolean({ description: 'present (true) when down from fewer vantage points than the confirm quorum' })),
 });
 
 export const StatusAllSchema = Type.Object({ targets: Type.Record(Type.String(), TargetStatusSchema) });
@@ -171,7 +182,7 @@ export const IdentitySchema = open('instance identity: name, version, started_at
 
 export const PeerStatusSchema = Type.Object({
   instance: IdentitySchema,
-  targets: Type.Record(Type.String(), open('target summary: label, status, response_time_ms, checked_at')),
+  targets: Type.Record(Type.String(), open('target summary: label, status, response_time_ms, checked_at; with confirm also confirmed and, while an incident is open, incident {started_at, alerted}')),
   peers: Type.Record(Type.String(), open('peer summary: status, last_seen, latency_ms')),
 });
 

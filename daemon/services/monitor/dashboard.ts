@@ -205,6 +205,29 @@ function incidentList(list: Incident[] | undefined, nowMs: number): string {
   return `<h3>Recent incidents</h3><ul class="incidents">${items.join('')}</ul>`;
 }
 
+/** A vantage point as the status carries it (`vantage_points`, with a mesh). */
+interface VantageJson {
+  name: string;
+  self?: boolean;
+  status: string | null;
+  checked_at: string | null;
+  error?: string;
+}
+
+/** With a mesh: one chip per vantage point with its latest status, and "regional" when down from too few to confirm. */
+function vantageLine(s: TargetStatus, nowMs: number): string {
+  const points = s.vantage_points as VantageJson[] | undefined;
+  if (!points?.length) return '';
+  const chips = points.map((p) => {
+    const status = p.status ?? 'unknown';
+    const seen = p.checked_at ? `checked ${ago(nowMs - Date.parse(p.checked_at))} ago` : (p.error ?? 'no answer');
+    return `<li class="vp ${esc(status)}" data-vantage="${esc(p.name)}" data-status="${esc(status)}"${p.self ? ' data-self="true"' : ''} title="${esc(`${p.name}${p.self ? ' (this instance)' : ''}: ${status}, ${seen}`)}">${esc(p.name)}${p.self ? ' <small>(here)</small>' : ''}: ${esc(p.status ?? p.error ?? 'no answer')}</li>`;
+  });
+  const down = (s.down_from as string[] | undefined) ?? [];
+  const regional = s.regional === true ? `<p class="regional" data-regional="true">Regional: down from ${down.map((n) => esc(n)).join(', ')} only, not confirmed by the mesh</p>` : '';
+  return `${regional}<ul class="vantage" aria-label="latest status from each vantage point">${chips.join('')}</ul>`;
+}
+
 function card(name: string, s: TargetStatus, trend: (number | null)[], days: DayCell[], nowMs: number, nowIso: string): string {
   const status = s.latest?.status ?? 'unknown';
   // In maintenance the card is blue whatever the checks say; data-status stays the checked status.
@@ -238,6 +261,7 @@ function card(name: string, s: TargetStatus, trend: (number | null)[], days: Day
   <header><h2>${esc(s.label)}</h2><span class="badge">${shown}</span></header>
   ${inc ? `<p class="incident">Incident since ${when(inc.started_at, nowMs)} (${ago(nowMs - Date.parse(inc.started_at ?? ''))}): ${esc(inc.cause)}</p>` : ''}
   ${maintenanceNotices(s, nowIso)}
+  ${vantageLine(s, nowMs)}
   ${dayBar(days, s.uptime_90d)}
   ${uptime}
   ${latencyChart(trend)}
@@ -320,6 +344,10 @@ h3 { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: 
 .incidents { list-style: none; margin: 0; padding: 0; font-size: .85rem; }
 .incidents li { padding: 3px 0 3px 10px; border-left: 3px solid var(--line); margin: 2px 0; overflow-wrap: anywhere; }
 .incidents li.open { border-left-color: var(--bad); } .incidents li.open .length { color: var(--bad); font-weight: 600; }
+.vantage { list-style: none; margin: 10px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; font-size: .8rem; }
+.vantage li { border: 1px solid var(--line); border-radius: 999px; padding: 1px 8px; overflow-wrap: anywhere; }
+.vantage .operational { color: var(--ok); } .vantage .degraded { color: var(--warn); } .vantage .down { color: var(--bad); } .vantage .unknown { color: var(--muted); }
+.regional { color: var(--warn); background: color-mix(in srgb, var(--warn) 12%, transparent); border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: .8rem; margin-top: 10px; overflow-wrap: anywhere; }
 `;
 

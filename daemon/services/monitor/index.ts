@@ -11,6 +11,7 @@ import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import { AlertSender } from './alerts.js';
 import { CheckEngine } from './engine.js';
 import { Mesh } from './mesh.js';
+import { ConfirmGate } from './confirm.js';
 import { installMonitorGuard, monitorRoutes } from './routes.js';
 import { StatusCache } from './status-cache.js';
 import { MonitorMetrics } from './metrics.js';
@@ -60,9 +61,12 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
   const cache = new StatusCache(store, now, () => schedule);
   const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), flags.alertBackoffMs);
   const metrics = new MonitorMetrics(() => cache.all(config));
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, maintenance: () => schedule, onResult: (t, snap, kind) => {
+  // Mesh confirmation reads the mesh poller's cache (the mesh is built below).
+  const confirm = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: logger.child({ component: 'confirm' }), now });
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, maintenance: () => schedule, gate: confirm, onResult: (t, snap, kind) => {
     cache.invalidate(t, snap);
     metrics.observe(t, kind, snap);
+    confirm.observe(t, snap);
   } });
   engine.apply(config);
   const mesh = new Mesh(config, logger.child({ component: 'mesh' }), now);
@@ -85,7 +89,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
       installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter, badgesPublic: () => config.badges === 'public' });
-      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now }));
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm }));
     },
     async start() {
       await prune();

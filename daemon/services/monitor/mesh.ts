@@ -14,11 +14,12 @@ export interface PeerState {
   error?: string;
 }
 
-export function targetSummaries(statuses: Record<string, TargetStatus>): Record<string, unknown> {
+/** The spec's target summaries; `extras` adds properties per target (mesh confirmation, confirm.ts). */
+export function targetSummaries(statuses: Record<string, TargetStatus>, extras: Record<string, Record<string, unknown>> = {}): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, s] of Object.entries(statuses)) {
     if (!s.latest) continue; // a target with no recorded health is left out
-    out[name] = { label: s.label, status: s.latest.status, response_time_ms: s.latest.response_time_ms, checked_at: s.latest.checked_at };
+    out[name] = { label: s.label, status: s.latest.status, response_time_ms: s.latest.response_time_ms, checked_at: s.latest.checked_at, ...extras[name] };
   }
   return out;
 }
@@ -45,6 +46,15 @@ export class Mesh {
     this.config = config;
     const names = new Set(config.mesh?.peers.map((p) => p.name) ?? []);
     for (const name of this.peers.keys()) if (!names.has(name)) this.peers.delete(name);
+  }
+
+  intervalMs(): number {
+    return this.config.mesh?.intervalMs ?? 30_000;
+  }
+
+  /** Each configured peer with its last poll, cached answer included (confirm.ts reads votes from it). */
+  peerViews(): { name: string; state: PeerState | undefined }[] {
+    return (this.config.mesh?.peers ?? []).map((p) => ({ name: p.name, state: this.peers.get(p.name) }));
   }
 
   identity(): Record<string, unknown> {

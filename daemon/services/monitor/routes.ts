@@ -12,6 +12,7 @@ import { secretMatcher } from '../../plugins/bearer.js';
 import type { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import type { Mesh } from './mesh.js';
 import { targetSummaries } from './mesh.js';
+import { summaryExtras, type ConfirmGate } from './confirm.js';
 import type { StatusCache } from './status-cache.js';
 import type { MonitorMetrics } from './metrics.js';
 import { renderDashboard, type DayCell } from './dashboard.js';
@@ -19,7 +20,7 @@ import { dayCells, hourlyMeans } from './dashboard-data.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { buildReport, reportRange } from './report.js';
 import { statusBadge, uptimeBadge } from './badges.js';
-import { UPTIME_WINDOWS } from './status.js';
+import { UPTIME_WINDOWS, type TargetStatus } from './status.js';
 import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema } from '../../../src/schemas/monitor.js';
 
 declare module 'fastify' {
@@ -46,6 +47,8 @@ export interface MonitorDeps {
   metrics: MonitorMetrics;
   schedule(): MaintenanceSchedule;
   now(): number;
+  /** Mesh confirmation: vantage points in statuses, `confirmed`/`incident` in peer summaries. */
+  confirm: ConfirmGate;
 }
 
 const TARGET_PARAMS = { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] } as const;
@@ -145,9 +148,32 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
 
   app.get('/api/health', { config: { public: true }, schema: { operationId: 'health', summary: 'Liveness and version (public)', security: [], response: { 200: HealthSchema } } }, async () => ({ status: 'operational', version: VERSION }));
 
-  app.get('/api/status', { schema: { operationId: 'statusAll', summary: 'Every target status', response: { 200: StatusAllSchema, ...guarded } } }, async () => ({ targets: await deps.cache.all(deps.config()) }));
+  // Statuses with the mesh's vantage points, added at response time from the mesh cache.
+  const withVantage = (cfg: MonitorConfig, statuses: Record<string, TargetStatus>): Record<string, TargetStatus> => {
+    if (!deps.mesh.enabled) return statuses;
+    const targets = new Map(cfg.targets.map((t) => [t.name, t]));
+    const out: Record<string, TargetStatus> = {};
+    for (const [name, s] of Object.entries(statuses)) {
+      const t = targets.get(name);
+      out[name] = t ? deps.confirm.decorate(t, s) : s;
+    }
+    return out;
+  };
+  const summaries = async (): Promise<Record<string, unknown>> => {
+    const cfg = deps.config();
+    const statuses = await deps.cache.all(cfg);
+    return targetSummaries(statuses, await summaryExtras(deps.confirm, cfg, deps.store, statuses));
+  };
 
-  app.get<{ Params: { target: string } }>('/api/status/:target', { schema: { operationId: 'statusOne', summary: 'One target status', params: TARGET_PARAMS, response: { 200: TargetStatusSchema, 404: ErrorSchema, ...guarded } } }, async (req) => deps.cache.get(target(req.params.target)));
+  app.get('/api/status', { schema: { operationId: 'statusAll', summary: 'Every target status', response: { 200: StatusAllSchema, ...guarded } } }, async () => {
+    const cfg = deps.config();
+    return { targets: withVantage(cfg, await deps.cache.all(cfg)) };
+  });
+
+  app.get<{ Params: { target: string } }>('/api/status/:target', { schema: { operationId: 'statusOne', summary: 'One target status', params: TARGET_PARAMS, response: { 200: TargetStatusSchema, 404: ErrorSchema, ...guarded } } }, async (req) => {
+    const t = target(req.params.target);
+    return deps.confirm.decorate(t, await deps.cache.get(t));
+  });
 
   app.get<{ Params: { target: string }; Querystring: { hours: number; bucket_minutes: number } }>(
     '/api/trends/:target',
@@ -222,12 +248,12 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
 
   app.get('/api/peer/status', { schema: { operationId: 'peerStatus', summary: 'This instance, its target summaries and its peers', response: { 200: PeerStatusSchema, 503: ErrorSchema, ...guarded } } }, async () => {
     meshOnly();
-    return { instance: deps.mesh.identity(), targets: targetSummaries(await deps.cache.all(deps.config())), peers: deps.mesh.peerSummaries() };
+    return { instance: deps.mesh.identity(), targets: await summaries(), peers: deps.mesh.peerSummaries() };
   });
 
   app.get('/api/mesh', { schema: { operationId: 'mesh', summary: 'Every instance of the mesh', response: { 200: MeshSchema, 503: ErrorSchema, ...guarded } } }, async () => {
     meshOnly();
-    const self = { instance: deps.mesh.identity(), targets: targetSummaries(await deps.cache.all(deps.config())), peers: deps.mesh.peerSummaries() };
+    const self = { instance: deps.mesh.identity(), targets: await summaries(), peers: deps.mesh.peerSummaries() };
     return { instances: { ...deps.mesh.peerEntries(), [deps.config().name]: self } };
   });
 
@@ -243,7 +269,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     let page: { at: number; body: Promise<RenderedPage> } | undefined;
     const render = async (now: number): Promise<RenderedPage> => {
       const cfg = deps.config();
-      const statuses = await deps.cache.all(cfg);
+      const statuses = withVantage(cfg, await deps.cache.all(cfg));
       const trends: Record<string, (number | null)[]> = {};
       const days: Record<string, DayCell[]> = {};
       for (const t of cfg.targets) {

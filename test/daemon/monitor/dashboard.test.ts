@@ -157,3 +157,27 @@ describe('dashboard card', () => {
     expect(html.match(/data-date=/g)).toHaveLength(90_000);
   });
 });
+
+describe('dashboard vantage points (mesh confirmation)', () => {
+  const points = [
+    { name: 'a', self: true, status: 'down', checked_at: at },
+    { name: 'b', status: 'operational', checked_at: at },
+    { name: '<c>', status: null, checked_at: null, error: 'no answer' },
+  ];
+
+  it('shows each vantage point with its latest status, this instance marked, and a regional marker below the quorum', () => {
+    const html = render({ api: st('down', { vantage_points: points, down_from: ['a'], regional: true }) });
+    expect(html).toContain('<li class="vp down" data-vantage="a" data-status="down" data-self="true"');
+    expect(html).toContain('>a <small>(here)</small>: down</li>');
+    expect(html).toContain('<li class="vp operational" data-vantage="b" data-status="operational"');
+    expect(html).toContain('>&#60;c&#62;: no answer</li>');
+    expect(html).toContain('<p class="regional" data-regional="true">Regional: down from a only, not confirmed by the mesh</p>');
+  });
+
+  it('no regional marker once the quorum sees it down; no vantage line without a mesh', () => {
+    const confirmed = render({ api: st('down', { vantage_points: points, down_from: ['a', 'b'] }) });
+    expect(confirmed).toContain('data-vantage="a"');
+    expect(confirmed).not.toContain('data-regional');
+    expect(render({ api: st('down') })).not.toContain('class="vantage"');
+  });
+});
