@@ -139,6 +139,8 @@ const NOTIFY_MAX = 7_000;
 
 /** A recorded check as other instances hear of it: enough to count it (details stay in the store). */
 export interface CheckNotice {
+  /** The instance that recorded it. */
+  from: string;
   target: string;
   snapshot: Snapshot;
 }
@@ -155,13 +157,15 @@ export class PgMonitorStore implements MonitorStore {
   private constructor(
     readonly sql: SqlDatabase,
     windows: LimiterWindows,
+    private readonly instanceId: string,
   ) {
     this.windows = windows;
   }
 
-  static async open(sql: SqlDatabase): Promise<PgMonitorStore> {
+  /** `instanceId` names this instance in the check notices it sends. */
+  static async open(sql: SqlDatabase, instanceId = 'store'): Promise<PgMonitorStore> {
     await sql.migrate('monitor', { sqlite: [], postgres: MONITOR_PG_MIGRATIONS });
-    const store = new PgMonitorStore(sql, await SqlLimiterWindows.open(sql));
+    const store = new PgMonitorStore(sql, await SqlLimiterWindows.open(sql), instanceId);
     await store.readFloor();
     store.unlisten.push(await sql.listen(FLOOR_CHANNEL, () => void store.readFloor().catch(() => undefined)));
     return store;
@@ -171,13 +175,14 @@ export class PgMonitorStore implements MonitorStore {
     this.rawFloor = Number((await this.sql.value<number>('SELECT value FROM monitor_meta WHERE key = ?', ['raw_floor'])) ?? 0);
   }
 
-  /** Calls `fn` with every batch of checks recorded by the other instances (and this one's own). */
+  /** Calls `fn` with every batch of checks recorded by the other instances. */
   async onChecks(fn: (notices: CheckNotice[]) => void): Promise<void> {
     this.unlisten.push(
       await this.sql.listen(CHECKS_CHANNEL, (payload) => {
         if (!payload) return; // the listener reconnected: nothing to count
         try {
-          fn(JSON.parse(payload) as CheckNotice[]);
+          const notices = (JSON.parse(payload) as CheckNotice[]).filter((n) => n.from !== this.instanceId);
+          if (notices.length) fn(notices);
         } catch {
           // a foreign payload on our channel: ignored
         }
@@ -188,7 +193,7 @@ export class PgMonitorStore implements MonitorStore {
   private announce(target: string, s: Snapshot): void {
     const snapshot: Snapshot = { status: s.status, checked_at: s.checked_at, response_time_ms: s.response_time_ms };
     if (s.maintenance) snapshot.maintenance = true;
-    this.notices.push({ target, snapshot });
+    this.notices.push({ from: this.instanceId, target, snapshot });
     this.noticeTimer ??= setTimeout(() => {
       this.noticeTimer = undefined;
       this.sending = this.flushNotices().catch(() => undefined);

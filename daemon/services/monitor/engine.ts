@@ -45,6 +45,11 @@ export interface EngineOptions {
    * streak opens and alerts.
    */
   gate?: IncidentGate;
+  /**
+   * On a cluster (cluster.ts): whether this instance checks the target now. A job of a target it
+   * does not own keeps its timer and skips its turn; without it every target is checked here.
+   */
+  owns?: (target: string) => boolean;
   /** Called after every recorded result, so status caches can drop the target. */
   onResult?: (target: string, snapshot: Snapshot | undefined, kind: Kind) => void;
 }
@@ -121,8 +126,10 @@ export class CheckEngine {
 
   private schedule(job: Job, delay: number): void {
     if (this.stopped || this.jobs.get(`${job.target.name}/${job.kind}`) !== job) return;
+    if (job.timer) clearTimeout(job.timer);
     job.timer = setTimeout(() => {
-      void this.exclusive(job, () => this.gate.run(() => this.runJob(job)))
+      const owned = this.opts.owns?.(job.target.name) ?? true;
+      void (owned ? this.exclusive(job, () => this.gate.run(() => this.runJob(job))) : Promise.resolve())
         .catch((err: Error) => this.opts.logger.error({ target: job.target.name, kind: job.kind, err: err.message }, 'check failed to record'))
         .finally(() => {
           // ±10% jitter spreads targets that share an interval.
@@ -146,6 +153,41 @@ export class CheckEngine {
     return run;
   }
 
+  /** Whether a check of the target is running (or queued) here now. */
+  busy(target: string): boolean {
+    for (const job of this.jobs.values()) if (job.target.name === target && job.running) return true;
+    return false;
+  }
+
+  /**
+   * Targets this instance just took over (a cluster lease): each job's next turn is one interval
+   * after the last result any instance recorded, at once if that is past, so the hand-over
+   * neither repeats nor skips a check. The down streak is read again from the store.
+   */
+  acquired(targets: readonly string[]): void {
+    const names = new Set(targets);
+    for (const job of this.jobs.values()) {
+      if (!names.has(job.target.name)) continue;
+      this.consecutiveDown.delete(job.target.name);
+      if (!this.started) continue;
+      void this.lastResultAt(job)
+        .then((last) => this.schedule(job, last === undefined ? this.firstDelay(job) : Math.max(0, last + job.everyMs - this.now())))
+        .catch(() => this.schedule(job, this.firstDelay(job)));
+    }
+  }
+
+  /** When the job's kind last recorded a result for its target (any instance), ms since the epoch. */
+  private async lastResultAt(job: Job): Promise<number | undefined> {
+    const { store } = this.opts;
+    const t = job.target.name;
+    let at: unknown;
+    if (job.kind === 'health') at = (await store.recent(t, 1))[0]?.checked_at;
+    else if (job.kind === 'tests') at = (await store.testRuns(t, 1))[0]?.started_at;
+    else at = (await store.result(t, job.kind))?.checked_at;
+    const ms = typeof at === 'string' ? Date.parse(at) : NaN;
+    return Number.isFinite(ms) ? ms : undefined;
+  }
+
   /** Runs one target's checks of a kind now (tests, and `check now` style tooling). */
   async runNow(target: string, kind: Kind = 'health'): Promise<void> {
     const job = this.jobs.get(`${target}/${kind}`);
@@ -164,8 +206,9 @@ export class CheckEngine {
         t.routes.length ? checkRoutes(t, this.now, this.halt.signal) : Promise.resolve(undefined),
         t.dns.length ? checkDns(t.dns, t.timeoutMs, this.now) : Promise.resolve(undefined),
       ]);
-      // A check cut short by stop() says nothing about the target: it is not recorded.
-      if (this.stopped) return;
+      // A check cut short by stop() says nothing about the target: it is not recorded. Nor is one
+      // whose lease ran out meanwhile: the next owner checks it, and the store keeps one check a turn.
+      if (this.stopped || !(this.opts.owns?.(t.name) ?? true)) return;
       const inMaintenance = this.opts.maintenance?.().activeAt(t.name, Date.parse(snap.checked_at));
       if (inMaintenance) snap.maintenance = true;
       await store.recordSnapshot(t.name, snap);

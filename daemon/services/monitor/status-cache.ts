@@ -79,13 +79,17 @@ export class StatusCache {
   /**
    * A new result for the target: its status is rebuilt on the next read, and a health snapshot
    * is counted into the cached uptime windows and recent snapshots at once, so neither lags a check.
+   * `whole` is false for a snapshot without its details (recorded by another cluster instance).
    */
-  invalidate(target: string, snap?: Snapshot): void {
+  invalidate(target: string, snap?: Snapshot, whole = true): void {
     this.seq.set(target, (this.seq.get(target) ?? 0) + 1);
     this.entries.delete(target);
     if (!snap) return;
     const ring = this.recent.get(target);
-    if (ring) this.recent.set(target, withRecent(ring, snap));
+    // A check another cluster instance recorded arrives without its details: its snapshots are
+    // read again from the store rather than kept short.
+    if (ring && whole) this.recent.set(target, withRecent(ring, snap));
+    else this.recent.delete(target);
     const w = this.windows.get(target);
     if (w && !snap.maintenance) {
       const up = snap.status === 'operational' || snap.status === 'degraded' ? 1 : 0;

@@ -1,0 +1,34 @@
+// Opening the monitor's store: one SQLite file in the data dir (the embedded default), or, with
+// --database-url / MKT_DATABASE_URL, PostgreSQL shared by a cluster of instances, which also
+// brings the cluster's leases and the notices of checks recorded by the other instances.
+import { join } from 'node:path';
+import { SqliteMonitorStore, type MonitorStore } from '../../../src/store/monitor.js';
+import type { LimiterWindows } from '../../../src/store/limiter-windows.js';
+import type { MonitorLeases } from '../../../src/store/monitor-leases.js';
+import type { PgMonitorStore } from '../../../src/store/monitor-pg.js';
+
+export interface OpenedMonitorStore {
+  store: MonitorStore & { windows: LimiterWindows };
+  /** Where it lives, without credentials. */
+  label: string;
+  /** On PostgreSQL: the cluster's leases and the store (for check notices); absent on SQLite. */
+  cluster?: { leases: MonitorLeases; pg: PgMonitorStore };
+}
+
+export async function openMonitorStore(opts: { dataDir: string; databaseUrl?: string | undefined; instanceId: string }): Promise<OpenedMonitorStore> {
+  if (!opts.databaseUrl) {
+    const file = join(opts.dataDir, 'monitor.db');
+    return { store: new SqliteMonitorStore(file), label: file };
+  }
+  const { PgDatabase } = await import('../../../src/store/sql-pg.js');
+  const { PgMonitorStore } = await import('../../../src/store/monitor-pg.js');
+  const { MonitorLeases } = await import('../../../src/store/monitor-leases.js');
+  const sql = await PgDatabase.open(opts.databaseUrl);
+  try {
+    const pg = await PgMonitorStore.open(sql, opts.instanceId);
+    return { store: pg, label: sql.label, cluster: { leases: new MonitorLeases(sql, opts.instanceId), pg } };
+  } catch (err) {
+    await sql.close().catch(() => undefined);
+    throw err;
+  }
+}
