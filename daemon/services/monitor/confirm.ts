@@ -198,9 +198,11 @@ export class ConfirmGate implements IncidentGate {
    * down from at least the quorum: `confirmed` in its peer status summaries, which tells the
    * others whether it can be the sender. Undefined when the target has no confirmation.
    */
-  confirmed(t: TargetConfig, latest: Pick<Snapshot, 'status' | 'checked_at'> | null): boolean | undefined {
+  confirmed(t: TargetConfig, latest: Pick<Snapshot, 'status' | 'checked_at' | 'maintenance'> | null): boolean | undefined {
     const quorum = quorumFor(this.deps.config(), t);
     if (quorum === undefined) return undefined;
+    // In a maintenance window this instance opens no incident, so it must not be the sender.
+    if (latest?.maintenance) return false;
     return decide(this.points(t.name, latest), quorum).open;
   }
 

@@ -154,7 +154,11 @@ describe('the incident gate', () => {
     ]);
     expect(out).toMatchObject({ down_from: ['a'], regional: true });
     expect(s.vantage_points).toBeUndefined(); // the cached status is not changed
-    const confirmed = gateWith([answered('b', down()), gone], QUORUM2).gate.decorate(t, s);
+    const both = gateWith([answered('b', down()), gone], QUORUM2).gate;
+    expect(both.confirmed(t, snap)).toBe(true);
+    expect(both.confirmed(t, { ...snap, maintenance: true })).toBe(false); // never the sender in maintenance
+    expect(gate.confirmed(t, snap)).toBe(false);
+    const confirmed = both.decorate(t, s);
     expect(confirmed.down_from).toEqual(['a', 'b']);
     expect(confirmed.regional).toBeUndefined();
   });
