@@ -23,7 +23,7 @@ export function register(program: Command, f: Factory): void {
     .option('--idle-timeout <seconds>', 'seconds without a byte before a connection with a request in progress is closed (default: 60)')
     .option('--keep-alive-timeout <seconds>', 'seconds an idle keep-alive connection waits for its next request (default: 72)')
     .option('--public-url <url>', 'address clients reach the marketplace at; signed blob and checkout URLs use it (default: $MKT_PUBLIC_URL; required off loopback)')
-    .option('--database-url <url>', 'PostgreSQL for the marketplace stores, shared by several instances (default: $MKT_DATABASE_URL, else SQLite in the data dir; prefer the variable: argv is visible to other users)')
+    .option('--database-url <url>', 'PostgreSQL for the marketplace and monitor stores, shared by several instances (default: $MKT_DATABASE_URL, else SQLite in the data dir; prefer the variable: argv is visible to other users)')
     .addOption(new Option('--payments <provider>', 'sync payment provider (marketplace; default: $MKT_SYNC_PAYMENTS, else local, which off loopback must be chosen explicitly)').choices(['local', 'stripe']))
     .addHelpText(
       'after',

@@ -73,7 +73,14 @@ function queryConfig(sql: string, params: readonly unknown[] | undefined): pg.Qu
   return { name: s.name, text: s.text, values: params ? [...params] : [] };
 }
 
+let sent = 0;
+/** Statements this process has sent to PostgreSQL (BEGIN and COMMIT included): what a request or a check costs. */
+export function pgStatementsSent(): number {
+  return sent;
+}
+
 function trace(sql: string, pipelined: boolean): void {
+  sent++;
   if (TRACE) process.stderr.write(`SQL ${pipelined ? '+ ' : ''}${sql.replace(/\s+/g, ' ').slice(0, 160)}\n`);
 }
 

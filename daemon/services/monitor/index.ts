@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { CronJob } from 'cron';
 import type { ServiceModule, ServiceRuntime } from '../../service.js';
 import { emptyMonitorConfig, loadMonitorConfig, type MonitorConfig } from '../../../src/config/monitor.js';
-import { SqliteMonitorStore } from '../../../src/store/monitor.js';
+import { databaseUrlFrom } from '../../../src/store/open.js';
 import { VERSION } from '../../../src/version.js';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import { AlertSender } from './alerts.js';
@@ -16,6 +16,8 @@ import { installMonitorGuard, monitorRoutes } from './routes.js';
 import { StatusCache } from './status-cache.js';
 import { MonitorMetrics } from './metrics.js';
 import { MaintenanceSchedule } from './maintenance.js';
+import { ClusterCoordinator, newInstanceId } from './cluster.js';
+import { openMonitorStore } from './stores.js';
 
 export interface MonitorFlags {
   /** Trusted CA (PEM) for TLS checks in addition to the system's; tests use a generated one. */
@@ -51,8 +53,11 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     const env = options.env.MKT_MONITOR_TOKEN?.trim();
     return env ? env : c.token?.trim() || undefined;
   };
-  const store = new SqliteMonitorStore(join(options.dataDir, 'monitor.db'));
-  // The window lives in monitor.db: a restart does not hand out a fresh allowance.
+  const instanceId = newInstanceId();
+  const opened = await openMonitorStore({ dataDir: options.dataDir, databaseUrl: databaseUrlFrom(options.flags.databaseUrl, options.env), instanceId });
+  const store = opened.store;
+  // The window lives in the store (monitor.db, or the cluster's database): a restart does not hand
+  // out a fresh allowance, and a cluster shares one.
   const limiterFor = (c: MonitorConfig): FixedWindowLimiter =>
     new FixedWindowLimiter({ limit: c.rateLimit.requests, windowMs: c.rateLimit.windowMs, now, windows: store.windows, scope: 'monitor-rate' });
   let limiter = limiterFor(config);
@@ -63,19 +68,31 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
   const metrics = new MonitorMetrics(() => cache.all(config));
   // Mesh confirmation reads the mesh poller's cache (the mesh is built below).
   const confirm = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: logger.child({ component: 'confirm' }), now });
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, maintenance: () => schedule, gate: confirm, onResult: (t, snap, kind) => {
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snap, kind) => {
     cache.invalidate(t, snap);
     metrics.observe(t, kind, snap);
     confirm.observe(t, snap);
   } });
   engine.apply(config);
+  // On PostgreSQL: leases decide which instance checks which target.
+  const cluster: ClusterCoordinator | undefined = opened.cluster
+    ? new ClusterCoordinator({ leases: opened.cluster.leases, logger: logger.child({ component: 'cluster' }), version: VERSION, config: () => config, onAcquired: (ts: string[]): void => engine.acquired(ts), busy: (t: string): boolean => engine.busy(t) })
+    : undefined;
+  if (cluster) {
+    const { pgStatementsSent } = await import('../../../src/store/sql-pg.js');
+    metrics.watchCluster(() => ({ ...cluster.stats, held: cluster.ownedCount(), statements: pgStatementsSent() }));
+  }
+  // Checks the other instances record reach this one's status cache.
+  await opened.cluster?.pg.onChecks((notices) => {
+    for (const n of notices) cache.invalidate(n.target, n.snapshot, false);
+  });
   const mesh = new Mesh(config, logger.child({ component: 'mesh' }), now);
   const warnReadable = (c: MonitorConfig): void => {
     if (secretsReadableByAll(c)) logger.warn({ file: c.file }, 'the configuration holds a token and is readable by every user: chmod 0640 it, or put MKT_MONITOR_TOKEN in the environment file');
   };
   warnReadable(config);
   if (!tokenOf(config)) logger.warn('no API token configured (token in the config or MKT_MONITOR_TOKEN): the API is open to anyone who can reach it');
-  logger.info({ instance: config.name, targets: config.targets.length, mesh: mesh.enabled, dashboard: config.dashboard }, 'monitor ready');
+  logger.info({ instance: config.name, targets: config.targets.length, mesh: mesh.enabled, dashboard: config.dashboard, store: opened.label, ...(cluster ? { cluster_instance: instanceId } : {}) }, 'monitor ready');
 
   const prune = async (): Promise<void> => {
     const removed = await store.prune({ rawBeforeMs: now() - config.retentionDays * 86_400_000, rollupsBeforeMs: now() - config.rollupRetentionDays * 86_400_000 });
@@ -89,7 +106,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
       installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter, badgesPublic: () => config.badges === 'public' });
-      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm }));
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster }));
     },
     async start() {
       await prune();
@@ -97,6 +114,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       // Before the first round of checks, which would compete with it for the event loop.
       cache.start(() => config.targets, (err) => logger.warn({ err }, 'warming the status cache failed; requests build statuses themselves'));
       engine.start();
+      cluster?.start((err: unknown) => logger.warn({ err: (err as Error).message }, 'cluster lease round failed; retrying'));
       mesh.start();
     },
     async reload() {
@@ -119,6 +137,8 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       await pruneJob.stop();
       mesh.stop();
       await engine.stop();
+      // After the last check: the leases go back and the others take over at once.
+      await cluster?.stop();
       await cache.stop();
       await store.close();
     },

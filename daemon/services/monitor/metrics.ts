@@ -101,6 +101,32 @@ export class MonitorMetrics {
     });
   }
 
+  /** On a cluster: lease changes, leases held and statements sent to the database, read at each scrape. */
+  watchCluster(read: () => { acquired: number; released: number; lost: number; held: number; statements: number }): void {
+    const registers = [this.registry];
+    new Counter({
+      name: 'mkt_monitor_lease_changes_total',
+      help: 'Target leases this instance took (acquired), handed back for balance (released) or found expired at renewal (lost).',
+      labelNames: ['change'],
+      registers,
+      collect() {
+        const s = read();
+        this.reset();
+        for (const change of ['acquired', 'released', 'lost'] as const) this.inc({ change }, s[change]);
+      },
+    });
+    new Gauge({ name: 'mkt_monitor_leases_held', help: 'Targets this instance of the cluster checks now.', registers, collect() { this.set(read().held); } });
+    new Counter({
+      name: 'mkt_monitor_db_statements_total',
+      help: 'Statements this instance sent to PostgreSQL (checks, statuses, leases).',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read().statements);
+      },
+    });
+  }
+
   get contentType(): string {
     return this.registry.contentType;
   }

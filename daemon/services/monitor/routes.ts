@@ -47,6 +47,8 @@ export interface MonitorDeps {
   metrics: MonitorMetrics;
   schedule(): MaintenanceSchedule;
   now(): number;
+  /** On PostgreSQL: the cluster, shown in /api/peer/info. */
+  cluster?: { info(): Promise<Record<string, unknown>> } | undefined;
   /** Mesh confirmation: vantage points in statuses, `confirmed`/`incident` in peer summaries. */
   confirm: ConfirmGate;
 }
@@ -241,7 +243,9 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     },
   );
 
-  app.get('/api/peer/info', { schema: { operationId: 'peerInfo', summary: 'This instance identity', response: { 200: IdentitySchema, 503: ErrorSchema, ...guarded } } }, async () => {
+  app.get('/api/peer/info', { schema: { operationId: 'peerInfo', summary: 'This instance identity (with `cluster` on PostgreSQL: its instances and whether their configurations agree)', response: { 200: IdentitySchema, 503: ErrorSchema, ...guarded } } }, async () => {
+    // A cluster on PostgreSQL answers too, mesh or not: its instances and their configurations.
+    if (deps.cluster) return { ...deps.mesh.identity(), cluster: await deps.cluster.info() };
     meshOnly();
     return deps.mesh.identity();
   });
