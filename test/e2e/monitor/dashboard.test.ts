@@ -32,7 +32,8 @@ beforeAll(async () => {
   up = await healthServer();
   down = await healthServer();
   down.mode = 'failing';
-  const soon = Math.ceil(Date.now() / 3_600_000) * 3_600_000 + 2 * 86_400_000;
+  // 10:00 UTC two days ahead: the two-hour window never crosses midnight (the notice would show the day).
+  const soon = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 2 * 86_400_000 + 10 * 3_600_000;
   mon = await startMonitor(
     dir.path,
     `name: dash\ntoken: mon-token\nrate_limit: { requests: 100000 }\ndashboard: true\n` +
