@@ -12,23 +12,20 @@ import {
   accFromRow,
   bound,
   ceilTo,
-  countsSql,
+  CountsQuery,
   CUM_COLUMNS,
   DAY,
   floorTo,
   HOUR,
   incident,
   latencySql,
-  minus,
   outcomeOf,
   planWindow,
   plus,
-  rawPieces,
   RollupAcc,
   snapshotFromRow,
   statsFromSorted,
   testRunFromRow,
-  wholeHours,
   ZERO,
   type IncidentRow,
   type Outcomes,
@@ -257,31 +254,12 @@ export class PgMonitorStore implements MonitorStore {
     return (await this.countsMany(target, [[sinceMs, untilMs]]))[0]!;
   }
 
-  /** As the SQLite store's: raw edges summed once each, whole hours from two running totals. */
+  /** As the SQLite store's (CountsQuery): one statement for all windows. */
   async countsMany(target: string, windows: readonly (readonly [number, number])[]): Promise<CheckCounts[]> {
-    const plans = windows.map(([a, b]) => planWindow(a, b, this.rawFloor));
-    const raw = rawPieces(plans);
-    const spans = plans.map(wholeHours);
-    const points = [...new Set(spans.flatMap((s) => (s ? s.filter((x) => x !== Infinity) : [])))];
-    const params: unknown[] = raw.flatMap((p) => [target, p.from, bound(p.to)]);
-    for (const x of points) params.push(target, x);
-    params.push(target);
-    const out = windows.map((): Outcomes => ZERO);
-    const before = new Map<number, Outcomes>();
-    let all = ZERO;
+    const q = new CountsQuery(target, windows, this.rawFloor);
     type Row = { arm: number; c0: number; c1: number; c2: number; c3: number };
-    for (const r of await this.sql.all<Row>(countsSql(raw.length, points.length, 'postgres'), params)) {
-      const c: Outcomes = [Number(r.c0), Number(r.c1), Number(r.c2), Number(r.c3)];
-      const arm = Number(r.arm);
-      if (arm < 0) all = c;
-      else if (arm < raw.length) for (const w of raw[arm]!.windows) out[w] = plus(out[w]!, c);
-      else before.set(points[arm - raw.length]!, c);
-    }
-    const totalBefore = (x: number): Outcomes => (x === Infinity ? all : (before.get(x) ?? all));
-    spans.forEach((s, w) => {
-      if (s) out[w] = plus(out[w]!, minus(totalBefore(s[1]), totalBefore(s[0])));
-    });
-    return out.map(([operational, degraded, down, maintenance]) => ({ operational, degraded, down, maintenance }));
+    const rows = await this.sql.all<Row>(q.sql('postgres'), q.params);
+    return q.result(rows.map((r) => [Number(r.arm), [Number(r.c0), Number(r.c1), Number(r.c2), Number(r.c3)]]));
   }
 
   async uptime(target: string, sinceMs: number): Promise<{ total: number; up: number }> {

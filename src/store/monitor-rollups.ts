@@ -3,7 +3,7 @@
 // accumulators; and the compound statements that read a status's windows in one round trip.
 import type { Incident, LatencyStats, Snapshot } from '../schemas/monitor.js';
 import { LatencyHistogram } from './latency-histogram.js';
-import type { RollupGrain, TestRun } from './monitor.js';
+import type { CheckCounts, RollupGrain, TestRun } from './monitor.js';
 import type { Engine } from './sql.js';
 
 /**
@@ -80,7 +80,7 @@ export const UPSERT_ROLLUP = (g: RollupGrain): string => {
 export type Outcomes = [number, number, number, number];
 export const ZERO: Outcomes = [0, 0, 0, 0];
 export const plus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]];
-export const minus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]];
+const minus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]];
 
 /** The one-check Outcomes of a check: its column gets 1. */
 export function outcomeOf(status: string, maintenance: boolean): Outcomes {
@@ -188,7 +188,7 @@ export interface RawPiece {
  * share (windows ending at the same instant share their last partial hour) are summed once,
  * each piece one indexed range.
  */
-export function rawPieces(plans: readonly WindowPlan[]): RawPiece[] {
+function rawPieces(plans: readonly WindowPlan[]): RawPiece[] {
   const out: RawPiece[] = [];
   const ranges = plans.flatMap((p, i) => p.raw.map(([from, to]) => ({ from, to, i })));
   const points = [...new Set(ranges.flatMap((r) => [r.from, r.to]))].sort((x, y) => x - y);
@@ -202,7 +202,7 @@ export function rawPieces(plans: readonly WindowPlan[]): RawPiece[] {
 }
 
 /** A plan's whole hours and days as one run [from, to) of hours, or null. */
-export function wholeHours(p: WindowPlan): [number, number] | null {
+function wholeHours(p: WindowPlan): [number, number] | null {
   const runs = [...p.hour, ...p.day].filter(([a, b]) => b > a);
   if (!runs.length) return null;
   return [Math.min(...runs.map((r) => r[0])), Math.max(...runs.map((r) => r[1]))];
@@ -222,7 +222,7 @@ function rawCounts(engine: Engine): string {
  * counts), and the totals of all hours (arm -1, the last hour's running totals). Columns are
  * named (arm, c0..c3) for engines that answer objects.
  */
-export function countsSql(raw: number, boundaries: number, engine: Engine = 'sqlite'): string {
+function countsSql(raw: number, boundaries: number, engine: Engine = 'sqlite'): string {
   const arms: string[] = [];
   for (let i = 0; i < raw; i++) arms.push(`SELECT ${i} AS arm, ${rawCounts(engine)} FROM snapshots WHERE target = ? AND ts >= ? AND ts < ?`);
   const own = ['operational', 'degraded', 'down', 'maintenance'];
@@ -277,4 +277,59 @@ export function testRunFromRow(r: TestRunRow): TestRun {
   const t: TestRun = { started_at: r.started_at, exit_code: r.exit_code, duration_ms: r.duration_ms, passed: r.passed === 1 };
   if (r.error !== null) t.error = r.error;
   return t;
+}
+
+/**
+ * The counts of several windows read as one compound statement (`countsSql`): the statement's
+ * shape, its parameters, and how its rows (arm, four counts) add up to each window's counts.
+ * Raw edges are cut into disjoint pieces, each summed once; a window's whole hours and days
+ * [a, b) are the hours' totals before b less those before a, read from the running totals (two
+ * index lookups, however long the window).
+ */
+export class CountsQuery {
+  readonly raw: RawPiece[];
+  readonly points: number[];
+  readonly params: unknown[];
+  private readonly spans: ([number, number] | null)[];
+
+  constructor(
+    target: string,
+    private readonly windows: readonly (readonly [number, number])[],
+    rawFloor: number,
+  ) {
+    const plans = windows.map(([a, b]) => planWindow(a, b, rawFloor));
+    this.raw = rawPieces(plans);
+    this.spans = plans.map(wholeHours);
+    this.points = [...new Set(this.spans.flatMap((sp) => (sp ? sp.filter((x) => x !== Infinity) : [])))];
+    this.params = this.raw.flatMap((p) => [target, p.from, bound(p.to)]);
+    for (const x of this.points) this.params.push(target, x);
+    this.params.push(target);
+  }
+
+  /** The statement for `engine` (a handful of shapes occur: `key` names one). */
+  sql(engine: Engine): string {
+    return countsSql(this.raw.length, this.points.length, engine);
+  }
+
+  get key(): string {
+    return `counts:${this.raw.length}:${this.points.length}`;
+  }
+
+  /** Each window's counts from the statement's rows. */
+  result(rows: Iterable<[number, Outcomes]>): CheckCounts[] {
+    const out = this.windows.map((): Outcomes => ZERO);
+    const before = new Map<number, Outcomes>();
+    let all = ZERO;
+    for (const [arm, c] of rows) {
+      if (arm < 0) all = c;
+      else if (arm < this.raw.length) for (const w of this.raw[arm]!.windows) out[w] = plus(out[w]!, c);
+      else before.set(this.points[arm - this.raw.length]!, c);
+    }
+    // No hour at or after x: every hour is before it.
+    const totalBefore = (x: number): Outcomes => (x === Infinity ? all : (before.get(x) ?? all));
+    this.spans.forEach((sp, w) => {
+      if (sp) out[w] = plus(out[w]!, minus(totalBefore(sp[1]), totalBefore(sp[0])));
+    });
+    return out.map(([operational, degraded, down, maintenance]) => ({ operational, degraded, down, maintenance }));
+  }
 }

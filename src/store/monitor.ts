@@ -5,7 +5,7 @@ import type { Statement } from 'better-sqlite3';
 import type { LimiterWindows } from './limiter-windows.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
 import { LatencyHistogram } from './latency-histogram.js';
-import { accFromRow, bound, ceilTo, countsSql, CUM_COLUMNS, DAY, floorTo, GRAIN_MS, HOUR, incident, latencySql, minus, outcomeOf, planWindow, plus, rawPieces, RollupAcc, statsFromSorted, UPSERT_ROLLUP, wholeHours, ZERO, type IncidentRow, type Outcomes, type RollupRow, snapshotFromRow, testRunFromRow, type SnapshotRow, type TestRunRow } from './monitor-rollups.js';
+import { accFromRow, bound, ceilTo, CountsQuery, CUM_COLUMNS, DAY, floorTo, GRAIN_MS, HOUR, incident, latencySql, outcomeOf, planWindow, plus, RollupAcc, statsFromSorted, UPSERT_ROLLUP, ZERO, type IncidentRow, type Outcomes, type RollupRow, snapshotFromRow, testRunFromRow, type SnapshotRow, type TestRunRow } from './monitor-rollups.js';
 export { planWindow } from './monitor-rollups.js';
 
 export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
@@ -342,34 +342,11 @@ export class SqliteMonitorStore implements MonitorStore {
     return (await this.countsMany(target, [[sinceMs, untilMs]]))[0]!;
   }
 
-  /**
-   * All windows in one statement. Raw edges are cut into disjoint pieces, each summed once; a
-   * window's whole hours and days [a, b) are the hours' totals before b less those before a,
-   * read from the running totals (two index lookups, however long the window).
-   */
+  /** All windows in one statement (CountsQuery). */
   async countsMany(target: string, windows: readonly (readonly [number, number])[]): Promise<CheckCounts[]> {
-    const plans = windows.map(([a, b]) => planWindow(a, b, this.rawFloor));
-    const raw = rawPieces(plans);
-    const spans = plans.map(wholeHours);
-    const points = [...new Set(spans.flatMap((s) => (s ? s.filter((x) => x !== Infinity) : [])))];
-    const params: unknown[] = raw.flatMap((p) => [target, p.from, bound(p.to)]);
-    for (const x of points) params.push(target, x);
-    params.push(target);
-    const stmt = this.compound(`counts:${raw.length}:${points.length}`, () => countsSql(raw.length, points.length));
-    const out = windows.map((): Outcomes => ZERO);
-    const before = new Map<number, Outcomes>();
-    let all = ZERO;
-    for (const [arm, ...c] of stmt.all(...params) as [number, ...Outcomes][]) {
-      if (arm < 0) all = c;
-      else if (arm < raw.length) for (const w of raw[arm]!.windows) out[w] = plus(out[w]!, c);
-      else before.set(points[arm - raw.length]!, c);
-    }
-    // No hour at or after x: every hour is before it.
-    const totalBefore = (x: number): Outcomes => (x === Infinity ? all : (before.get(x) ?? all));
-    spans.forEach((s, w) => {
-      if (s) out[w] = plus(out[w]!, minus(totalBefore(s[1]), totalBefore(s[0])));
-    });
-    return out.map(([operational, degraded, down, maintenance]) => ({ operational, degraded, down, maintenance }));
+    const q = new CountsQuery(target, windows, this.rawFloor);
+    const stmt = this.compound(q.key, () => q.sql('sqlite'));
+    return q.result((stmt.all(...q.params) as [number, ...Outcomes][]).map(([arm, ...c]) => [arm, c]));
   }
 
   /** Up and total checks since `sinceMs` (maintenance counts in neither). */
