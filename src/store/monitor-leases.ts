@@ -29,9 +29,6 @@ export interface InstanceInfo {
 }
 
 export class MonitorLeases {
-  /** Statements sent, for the benchmark's lease cost. */
-  statements = 0;
-
   constructor(
     private readonly sql: SqlDatabase,
     readonly instanceId: string,
@@ -39,7 +36,6 @@ export class MonitorLeases {
 
   /** Records this instance as live now and answers every instance seen within `ttlMs`, this one included. */
   async heartbeat(me: InstanceInfo, ttlMs: number): Promise<InstanceRow[]> {
-    this.statements += 2;
     await this.sql.run(
       `INSERT INTO monitor_instances (id, name, config_hash, targets, version, started_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ${NOW_MS})
        ON CONFLICT (id) DO UPDATE SET name = excluded.name, config_hash = excluded.config_hash, targets = excluded.targets, seen_at = excluded.seen_at`,
@@ -50,13 +46,11 @@ export class MonitorLeases {
 
   /** Deletes the heartbeat rows of instances long gone. */
   async forgetDead(): Promise<void> {
-    this.statements++;
     await this.sql.run(`DELETE FROM monitor_instances WHERE seen_at < ${NOW_MS} - ?`, [FORGET_AFTER_MS]);
   }
 
   /** Makes a (free) lease row for each target that has none. */
   async ensure(targets: readonly string[]): Promise<void> {
-    this.statements++;
     await this.sql.run('INSERT INTO monitor_leases (target) SELECT unnest(?::text[]) ON CONFLICT (target) DO NOTHING', [targets]);
   }
 
@@ -66,7 +60,6 @@ export class MonitorLeases {
    * in `targets` are given up.
    */
   async renew(targets: readonly string[], ttlMs: number): Promise<string[]> {
-    this.statements += 2;
     await this.sql.run("UPDATE monitor_leases SET owner = '', expires_at = 0 WHERE owner = ? AND NOT (target = ANY(?::text[]))", [this.instanceId, targets]);
     const rows = await this.sql.all<{ target: string }>(`UPDATE monitor_leases SET expires_at = ${NOW_MS} + ? WHERE owner = ? AND expires_at > ${NOW_MS} RETURNING target`, [ttlMs, this.instanceId]);
     return rows.map((r) => r.target);
@@ -79,7 +72,6 @@ export class MonitorLeases {
    */
   async claim(targets: readonly string[], n: number, ttlMs: number): Promise<string[]> {
     if (n <= 0) return [];
-    this.statements++;
     const rows = await this.sql.all<{ target: string }>(
       `UPDATE monitor_leases SET owner = ?, expires_at = ${NOW_MS} + ?
        WHERE target IN (SELECT target FROM monitor_leases WHERE target = ANY(?::text[]) AND expires_at <= ${NOW_MS} ORDER BY md5(target || ?) LIMIT ? FOR UPDATE SKIP LOCKED)
@@ -92,13 +84,11 @@ export class MonitorLeases {
   /** Gives up these leases at once (free for any instance's next claim). */
   async release(targets: readonly string[]): Promise<void> {
     if (!targets.length) return;
-    this.statements++;
     await this.sql.run("UPDATE monitor_leases SET owner = '', expires_at = 0 WHERE owner = ? AND target = ANY(?::text[])", [this.instanceId, targets]);
   }
 
   /** At a clean stop: every lease of this instance freed and its heartbeat gone, so the others take over at their next tick. */
   async leave(): Promise<void> {
-    this.statements += 2;
     await this.sql.run("UPDATE monitor_leases SET owner = '', expires_at = 0 WHERE owner = ?", [this.instanceId]);
     await this.sql.run('DELETE FROM monitor_instances WHERE id = ?', [this.instanceId]);
   }
