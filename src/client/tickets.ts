@@ -20,11 +20,13 @@ export class TicketsClient {
   update(id: string, changes: UpdateTicket): Promise<Ticket> {
     return this.http.json('PATCH', `/tickets/${encodeURIComponent(id)}`, { body: changes });
   }
-  pull(since: string): Promise<PullResponse> {
-    return this.http.json('GET', '/sync/pull', { query: { since } });
+  /** One page of changes after `since`; `has_more` and `next_since` lead to the next. */
+  pull(since: string, limit?: number): Promise<PullResponse> {
+    return this.http.json('GET', '/sync/pull', { query: { since, ...(limit !== undefined ? { limit: String(limit) } : {}) } });
   }
-  push(tickets: Ticket[]): Promise<PushResponse> {
-    return this.http.json('POST', '/sync/push', { body: tickets });
+  /** `sender`: this node's id, so that the receiver does not push the same copies back. */
+  push(tickets: Ticket[], sender?: string): Promise<PushResponse> {
+    return this.http.json('POST', '/sync/push', { body: tickets, ...(sender !== undefined ? { headers: { 'x-mkt-node-id': sender } } : {}) });
   }
   node(): Promise<NodeResponse> {
     return this.http.json('GET', '/sync/node');

@@ -46,7 +46,49 @@ export const TicketSchema = Type.Object(
     updated_by: Type.String({ description: 'node_id of the node that made the last edit' }),
   },
 );
-export type Ticket = Static<typeof TicketSchema>;
+/** `[stamp, node id]`: when and where a field was last set (RFC 3339 UTC ms, canonical). */
+export type FieldStamp = [string, string];
+/** `[stamp, node id, present]`: the last add (true) or remove (false) of one tag. */
+export type TagStamp = [string, string, boolean];
+/**
+ * Per-field hybrid-clock stamps (the `field_stamps` sync property). `base` stamps every field
+ * not listed and every tag in `tags` without an entry: the creation of the ticket, or the
+ * whole-ticket copy it was last replaced by. Peers without field stamps ignore the property.
+ */
+export interface FieldStamps {
+  base: FieldStamp;
+  title?: FieldStamp;
+  description?: FieldStamp;
+  status?: FieldStamp;
+  priority?: FieldStamp;
+  channel?: FieldStamp;
+  source?: FieldStamp;
+  requester?: FieldStamp;
+  assignee?: FieldStamp;
+  tags?: Record<string, TagStamp>;
+}
+
+/** The fields merged one by one, each under its own stamp; tags merge as a set. */
+export const STAMPED_FIELDS = ['title', 'description', 'status', 'priority', 'channel', 'source', 'requester', 'assignee'] as const;
+export type StampedField = (typeof STAMPED_FIELDS)[number];
+
+const FieldStampSchema = Type.Unsafe<FieldStamp>({ type: 'array', items: [{ type: 'string' }, { type: 'string' }], minItems: 2, maxItems: 2 });
+const TagStampSchema = Type.Unsafe<TagStamp>({ type: 'array', items: [{ type: 'string' }, { type: 'string' }, { type: 'boolean' }], minItems: 3, maxItems: 3 });
+export const FieldStampsSchema = Type.Unsafe<FieldStamps>({
+  type: 'object',
+  description: 'per-field stamps for field-by-field merging; see docs/tickets.md',
+  properties: {
+    base: FieldStampSchema,
+    ...Object.fromEntries(STAMPED_FIELDS.map((f) => [f, FieldStampSchema])),
+    tags: { type: 'object', additionalProperties: TagStampSchema },
+  },
+  required: ['base'],
+});
+
+/** A ticket as stored and synced: the spec's Ticket plus, between peers, its field stamps. */
+export type Ticket = Static<typeof TicketSchema> & { field_stamps?: FieldStamps };
+/** The sync form: the API's Ticket with `field_stamps` (list and get answers leave it out). */
+export const SyncTicketSchema = Type.Object({ ...TicketSchema.properties, field_stamps: Type.Optional(FieldStampsSchema) });
 
 // Enum fields are plain strings on the wire and parsed in the handler, so that a bad value
 // gets the spec's "invalid status" text naming it rather than a generic schema message.
@@ -71,24 +113,45 @@ export type UpdateTicket = Static<typeof UpdateTicketSchema>;
 
 // Bounded like the fields they match: a longer value cannot match anything, and a search of
 // thousands of words would cost thousands of FTS5 prefix scans.
+/** Page sizes of `GET /tickets` and `GET /sync/pull` (docs/tickets.md, "Pages"). */
+export const LIST_LIMIT = { default: 100, max: 1000 } as const;
+export const PULL_LIMIT = { default: 1000, max: 5000 } as const;
+
 export const ListQuerySchema = Type.Object({
   status: Type.Optional(Type.String({ maxLength: 100 })),
   priority: Type.Optional(Type.String({ maxLength: 100 })),
   channel: Type.Optional(Type.String({ maxLength: 100 })),
   source: Type.Optional(Type.String({ maxLength: 200 })),
   search: Type.Optional(Type.String({ maxLength: 1000, description: 'full-text search over title and description; words split on whitespace and control characters' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT.max, description: `tickets per page (default ${LIST_LIMIT.default})` })),
+  cursor: Type.Optional(Type.String({ maxLength: 200, description: 'the next_cursor of the previous page' })),
 });
 export type ListQuery = Static<typeof ListQuerySchema>;
 
-export const ListResponseSchema = Type.Object({ data: Type.Array(TicketSchema), count: Type.Integer() });
+export const ListResponseSchema = Type.Object({
+  data: Type.Array(TicketSchema),
+  count: Type.Integer({ description: 'tickets matching the filters, on every page together' }),
+  next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as `cursor` for the next page; null on the last page' }),
+});
 export type ListResponse = Static<typeof ListResponseSchema>;
 
-export const PullQuerySchema = Type.Object({ since: Type.String({ description: 'RFC 3339; tickets updated after it' }) });
-export const PullResponseSchema = Type.Object({ tickets: Type.Array(TicketSchema), count: Type.Integer(), node_id: Type.String() });
+export const PullQuerySchema = Type.Object({
+  since: Type.String({ description: 'RFC 3339; tickets updated after it' }),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PULL_LIMIT.max, description: `tickets per page (default ${PULL_LIMIT.default}); a page never splits tickets sharing one updated_at` })),
+});
+export const PullResponseSchema = Type.Object({
+  tickets: Type.Array(SyncTicketSchema),
+  count: Type.Integer({ description: 'tickets on this page' }),
+  node_id: Type.String(),
+  has_more: Type.Boolean({ description: 'true when tickets updated after next_since remain' }),
+  next_since: Type.Union([Type.String(), Type.Null()], { description: 'the greatest updated_at on this page (the spec cursor); null when the page is empty' }),
+});
 export type PullResponse = Static<typeof PullResponseSchema>;
 
 /** Each element is checked on its own: a bad one is rejected, the rest still count. */
-export const PushBodySchema = Type.Array(Type.Unknown());
+/** The bounds of one `POST /sync/push`: more tickets is 400, a larger body 413 (docs/tickets.md). */
+export const PUSH_LIMIT = { tickets: 2000, bytes: 16 * 1024 * 1024 } as const;
+export const PushBodySchema = Type.Array(Type.Unknown(), { maxItems: PUSH_LIMIT.tickets });
 export const PushResponseSchema = Type.Object({ accepted: Type.Integer(), rejected: Type.Integer() });
 export type PushResponse = Static<typeof PushResponseSchema>;
 

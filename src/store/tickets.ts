@@ -1,7 +1,8 @@
 // TicketStore: the ticket tracker's storage — tickets with an FTS5 index over title and
 // description, the node identity, and per-peer sync cursors. Interface first, SQLite below.
 import { randomUUID } from 'node:crypto';
-import type { Ticket, Status, Priority, Channel } from '../schemas/tickets.js';
+import type { Ticket, Status, Priority, Channel, FieldStamps } from '../schemas/tickets.js';
+import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
 
 export interface TicketFilter {
@@ -13,15 +14,38 @@ export interface TicketFilter {
   search?: string;
 }
 
-export type Editable = Pick<Ticket, 'title' | 'description' | 'status' | 'priority' | 'channel' | 'source' | 'requester' | 'assignee' | 'tags'>;
-
 export type Lookup = { kind: 'found'; ticket: Ticket } | { kind: 'none' } | { kind: 'ambiguous'; matches: number };
 
-export type MergeDecision = (incoming: Ticket, stored: Ticket) => 'take' | 'keep' | 'same';
+/** Where a list page starts: after this ticket in newest-change-first order. */
+export interface ListPosition {
+  updated_at: string;
+  id: string;
+}
+
+export interface Page {
+  tickets: Ticket[];
+  /** True when more tickets follow the last one on this page. */
+  more: boolean;
+}
+
+/**
+ * What to do with a peer's copy given the stored one: `keep` (it lost), `same` (already
+ * held), or `store` this ticket; `asSent` marks a stored ticket equal to the copy received.
+ */
+export type Combine = (incoming: Ticket, stored: Ticket | undefined) => { kind: 'keep' } | { kind: 'same' } | { kind: 'store'; ticket: Ticket; asSent: boolean };
 
 export interface MergeResult {
   accepted: number;
   rejected: number;
+}
+
+export interface ChangesOptions {
+  /** Tickets per page; the page grows past it to finish the group sharing its last stamp. */
+  limit: number;
+  /** About this many bytes of text per page, checked at group ends like `limit`. */
+  maxBytes?: number;
+  /** Leaves out tickets stored exactly as this node sent them (no need to push them back). */
+  notFrom?: string;
 }
 
 export interface TicketStore {
@@ -30,23 +54,28 @@ export interface TicketStore {
   insert(ticket: Ticket): Promise<Ticket>;
   /** A full id, or a prefix of at least 8 characters that matches one ticket. */
   lookup(idOrPrefix: string): Promise<Lookup>;
-  list(filter: TicketFilter): Promise<Ticket[]>;
+  /** One page, newest change first (`updated_at`, then `id`, both descending). */
+  list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page>;
+  /** How many tickets match the filter, on all pages together. */
+  count(filter: TicketFilter): Promise<number>;
   /**
-   * Applies the changes to a ticket when any differ, stamping it with `stamp()` (called only
-   * then); returns the ticket as stored, or undefined when there is no such id.
+   * Applies `edit` to the stored ticket in one transaction and stores what it returns
+   * (undefined: no change); returns the ticket as stored, or undefined when there is no such id.
    */
-  update(id: string, changes: Partial<Editable>, stamp: () => { updated_at: string; updated_by: string }): Promise<Ticket | undefined>;
+  update(id: string, edit: (current: Ticket) => Ticket | undefined): Promise<Ticket | undefined>;
   /**
-   * Tickets with `updated_at` strictly after `since`, oldest first. Every stamp stored and
-   * `since` itself are canonical (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 1970-9999): fixed width
-   * and UTC, so text order is instant order; writes of any other form are refused.
+   * One page of tickets with `updated_at` strictly after `since`, oldest first (`updated_at`,
+   * then `id`). A page never ends inside a group of tickets sharing one `updated_at`, so a
+   * reader whose next `since` is the greatest stamp seen skips nothing. Every stamp stored
+   * and `since` itself are canonical (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 1970-9999): fixed
+   * width and UTC, so text order is instant order; writes of any other form are refused.
    */
-  changedSince(since: string): Promise<Ticket[]>;
+  changedSince(since: string, opts: ChangesOptions): Promise<Page>;
   /**
-   * Upserts peer copies in one transaction; `decide(incoming, stored)` settles conflicts:
-   * `take` stores the copy, `same` (an identical copy) counts as accepted without a write.
+   * Offers peer copies in one transaction; `combine` settles each against the stored ticket.
+   * `from` is the sending node's id, remembered on tickets stored exactly as it sent them.
    */
-  merge(incoming: Ticket[], decide: MergeDecision): Promise<MergeResult>;
+  merge(incoming: Ticket[], combine: Combine, from?: string): Promise<MergeResult>;
   /** The greatest `updated_at` stored no later than `atMost` (canonical), for the hybrid clock. */
   newestUpdate(atMost: string): Promise<string | undefined>;
   getCursor(peer: string): Promise<string | undefined>;
@@ -93,6 +122,16 @@ const MIGRATIONS = [
   `UPDATE tickets SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE updated_at NOT GLOB '${STAMP_GLOB}';
    UPDATE tickets SET created_at = updated_at WHERE created_at NOT GLOB '${STAMP_GLOB}';
    DELETE FROM peer_cursors WHERE cursor NOT GLOB '${STAMP_GLOB}';`,
+  // Per-field stamps: every field of an existing ticket dates from its last whole-ticket
+  // stamp. got_from: the node whose copy is stored unchanged (not pushed back to it). Indexes
+  // for newest-change-first pages, whole and filtered by status or source.
+  `ALTER TABLE tickets ADD COLUMN field_stamps TEXT NOT NULL DEFAULT '{}';
+   ALTER TABLE tickets ADD COLUMN got_from TEXT;
+   UPDATE tickets SET field_stamps = json_object('base', json_array(updated_at, updated_by));
+   DROP INDEX tickets_updated_at;
+   CREATE INDEX tickets_updated ON tickets(updated_at, id);
+   CREATE INDEX tickets_status_updated ON tickets(status, updated_at, id);
+   CREATE INDEX tickets_source_updated ON tickets(source, updated_at, id);`,
 ];
 
 /** The only stamp form stored (see `changedSince`). */
@@ -116,6 +155,8 @@ interface Row {
   created_at: string;
   updated_at: string;
   updated_by: string;
+  field_stamps: string;
+  got_from?: string | null;
 }
 
 function fromRow(r: Row): Ticket {
@@ -134,10 +175,11 @@ function fromRow(r: Row): Ticket {
     created_at: r.created_at,
     updated_at: r.updated_at,
     updated_by: r.updated_by,
+    field_stamps: JSON.parse(r.field_stamps) as FieldStamps,
   };
 }
 
-function toParams(t: Ticket): Row {
+function toParams(t: Ticket, gotFrom: string | null = null): Row {
   checkStamps(t);
   return {
     id: t.id,
@@ -153,6 +195,8 @@ function toParams(t: Ticket): Row {
     created_at: t.created_at,
     updated_at: t.updated_at,
     updated_by: t.updated_by,
+    field_stamps: JSON.stringify(t.field_stamps ?? { base: [t.updated_at, t.updated_by] }),
+    got_from: gotFrom,
   };
 }
 
@@ -168,12 +212,14 @@ export function ftsQuery(search: string): string | undefined {
 }
 
 const CACHE_SIZE = 10_000;
-const COLUMNS = 'id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by';
-const UPSERT = `INSERT INTO tickets (${COLUMNS}) VALUES (@id, @title, @description, @status, @priority, @channel, @source, @requester, @assignee, @tags, @created_at, @updated_at, @updated_by)
+const COLUMNS = 'id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by, field_stamps';
+const UPSERT = `INSERT INTO tickets (${COLUMNS}, got_from) VALUES (@id, @title, @description, @status, @priority, @channel, @source, @requester, @assignee, @tags, @created_at, @updated_at, @updated_by, @field_stamps, @got_from)
   ON CONFLICT(id) DO UPDATE SET title = excluded.title, description = excluded.description, status = excluded.status,
     priority = excluded.priority, channel = excluded.channel, source = excluded.source, requester = excluded.requester,
     assignee = excluded.assignee, tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
-    updated_by = excluded.updated_by`;
+    updated_by = excluded.updated_by, field_stamps = excluded.field_stamps, got_from = excluded.got_from`;
+/** Text bytes a page counts per ticket besides its title and description (fields, stamps, JSON). */
+const ROW_OVERHEAD_BYTES = 400;
 
 export class SqliteTicketStore implements TicketStore {
   private readonly db: Db;
@@ -196,6 +242,7 @@ export class SqliteTicketStore implements TicketStore {
       byPrefix: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
       countPrefix: db.prepare('SELECT count(*) AS n FROM tickets WHERE id >= ? AND id < ?'),
       since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? ORDER BY updated_at, id`),
+      sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? AND (got_from IS NULL OR got_from <> ?) ORDER BY updated_at, id`),
       newest: db.prepare('SELECT max(updated_at) AS m FROM tickets WHERE updated_at <= ?'),
       getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
       setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
@@ -268,7 +315,8 @@ export class SqliteTicketStore implements TicketStore {
     return { kind: 'ambiguous', matches: (this.stmts.countPrefix.get(...range) as { n: number }).n };
   }
 
-  async list(filter: TicketFilter): Promise<Ticket[]> {
+  /** The WHERE clause and FROM of a filter, shared by pages and counts. */
+  private filterSql(filter: TicketFilter): { from: string; where: string[]; params: unknown[] } {
     const where: string[] = [];
     const params: unknown[] = [];
     for (const col of ['status', 'priority', 'channel', 'source'] as const) {
@@ -285,27 +333,48 @@ export class SqliteTicketStore implements TicketStore {
       where.push('tickets_fts MATCH ?');
       params.push(q);
     }
-    const cols = COLUMNS.split(', ').map((c) => `t.${c}`).join(', ');
-    const sql = `SELECT ${cols} FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY t.updated_at DESC, t.id`;
-    return (this.db.prepare(sql).all(...params) as Row[]).map(fromRow);
+    return { from, where, params };
   }
 
-  async update(id: string, changes: Partial<Editable>, stamp: () => { updated_at: string; updated_by: string }): Promise<Ticket | undefined> {
+  /** Statements built from filters, by SQL text: a few dozen shapes at most. */
+  private readonly prepared = new Map<string, Statement>();
+  private prepare(sql: string): Statement {
+    let st = this.prepared.get(sql);
+    if (!st) {
+      st = this.db.prepare(sql);
+      this.prepared.set(sql, st);
+    }
+    return st;
+  }
+
+  async list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page> {
+    const { from, where, params } = this.filterSql(filter);
+    if (page.after) {
+      // Keyset, not offset: a page starts after the last ticket shown, so tickets changing
+      // meanwhile neither repeat nor push unchanged ones off the walk.
+      where.push('(t.updated_at, t.id) < (?, ?)');
+      params.push(page.after.updated_at, page.after.id);
+    }
+    const cols = COLUMNS.split(', ').map((c) => `t.${c}`).join(', ');
+    const sql = `SELECT ${cols} FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?`;
+    const rows = this.prepare(sql).all(...params, page.limit + 1) as Row[];
+    const more = rows.length > page.limit;
+    return { tickets: rows.slice(0, page.limit).map(fromRow), more };
+  }
+
+  async count(filter: TicketFilter): Promise<number> {
+    const { from, where, params } = this.filterSql(filter);
+    const sql = `SELECT count(*) AS n FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
+    return (this.prepare(sql).get(...params) as { n: number }).n;
+  }
+
+  async update(id: string, edit: (current: Ticket) => Ticket | undefined): Promise<Ticket | undefined> {
     const result = this.db.transaction(() => {
       const row = this.stmts.byId.get(id) as Row | undefined;
       if (!row) return undefined;
       const current = fromRow(row);
-      const next: Ticket = { ...current };
-      let changed = false;
-      for (const [k, v] of Object.entries(changes) as [keyof Editable, Ticket[keyof Editable]][]) {
-        if (v === undefined) continue;
-        if (JSON.stringify(current[k]) !== JSON.stringify(v)) {
-          (next as Record<string, unknown>)[k] = v;
-          changed = true;
-        }
-      }
-      if (!changed) return current;
-      Object.assign(next, stamp());
+      const next = edit(current);
+      if (!next) return current;
       this.stmts.upsert.run(toParams(next));
       return next;
     })();
@@ -313,30 +382,43 @@ export class SqliteTicketStore implements TicketStore {
     return result;
   }
 
-  async changedSince(since: string): Promise<Ticket[]> {
-    return (this.stmts.since.all(since) as Row[]).map(fromRow);
+  async changedSince(since: string, opts: ChangesOptions): Promise<Page> {
+    const rows = (opts.notFrom !== undefined ? this.stmts.sinceNotFrom.iterate(since, opts.notFrom) : this.stmts.since.iterate(since)) as IterableIterator<Row>;
+    const tickets: Ticket[] = [];
+    let bytes = 0;
+    let full = false;
+    let more = false;
+    for (const r of rows) {
+      // Full: take the rest of the last stamp's group, then stop at the next stamp.
+      if (full && r.updated_at !== tickets[tickets.length - 1]!.updated_at) {
+        more = true;
+        break;
+      }
+      tickets.push(fromRow(r));
+      bytes += r.title.length + r.description.length + r.tags.length + r.field_stamps.length + ROW_OVERHEAD_BYTES;
+      if (tickets.length >= opts.limit || (opts.maxBytes !== undefined && bytes >= opts.maxBytes)) full = true;
+    }
+    // Leaving the loop early closes the statement's cursor (the iterator's return()).
+    return { tickets, more };
   }
 
-  async merge(incoming: Ticket[], decide: MergeDecision): Promise<MergeResult> {
+  async merge(incoming: Ticket[], combine: Combine, from?: string): Promise<MergeResult> {
     // Taken copies are dropped from the cache; a rolled-back transaction leaves it consistent.
     for (const t of incoming) this.cache.delete(t.id);
     return this.db.transaction(() => {
       const result: MergeResult = { accepted: 0, rejected: 0 };
       for (const t of incoming) {
         const row = this.stmts.byId.get(t.id) as Row | undefined;
-        if (row) {
-          const verdict = decide(t, fromRow(row));
-          if (verdict !== 'take') {
-            if (verdict === 'same') result.accepted++;
-            else result.rejected++;
-            continue;
+        const outcome = combine(t, row ? fromRow(row) : undefined);
+        if (outcome.kind === 'same') result.accepted++;
+        else if (outcome.kind === 'keep') result.rejected++;
+        else {
+          try {
+            this.stmts.upsert.run(toParams(outcome.ticket, outcome.asSent ? (from ?? null) : null));
+            result.accepted++;
+          } catch {
+            result.rejected++;
           }
-        }
-        try {
-          this.stmts.upsert.run(toParams(t));
-          result.accepted++;
-        } catch {
-          result.rejected++;
         }
       }
       return result;

@@ -10,6 +10,7 @@ import { resolveToken } from './token.js';
 import { loadTicketsConfig } from './config.js';
 import { DEFAULT_MAX_SKEW_MS, MAX_STAMP_MS, formatStamp } from './stamp.js';
 import { VERSION } from '../../../src/version.js';
+import { PUSH_LIMIT } from '../../../src/schemas/tickets.js';
 
 export interface TicketsFlags {
   token?: string;
@@ -47,11 +48,12 @@ const tickets: ServiceModule = {
       peers: peersFrom(config),
       intervalMs: flags.syncIntervalMs ?? (config.syncIntervalSeconds ?? 30) * 1000,
       overlapMs: flags.syncOverlapMs,
+      nodeId,
     });
     return {
       openapi: { title: 'mkt ticket tracker', version: VERSION, description: 'Tickets with peer-to-peer last-writer-wins sync (spec service B).' },
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
-      bodyLimit: 64 * 1024 * 1024,
+      bodyLimit: PUSH_LIMIT.bytes,
       async register(app) {
         installTokenCheck(app, resolved.token);
         await app.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: resolved.token, clock: ctx.clock, maxSkewMs }));

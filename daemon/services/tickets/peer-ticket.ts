@@ -1,7 +1,58 @@
 // Checks one ticket copy received from a peer (push body element or pull result) and brings
 // it to canonical form; anything that would not round-trip is refused, not half-stored.
-import { parseChannel, parsePriority, parseStatus, type Ticket } from '../../../src/schemas/tickets.js';
+import { STAMPED_FIELDS, parseChannel, parsePriority, parseStatus, type FieldStamp, type FieldStamps, type TagStamp, type Ticket } from '../../../src/schemas/tickets.js';
+import { MAX_TAG_ENTRIES, normalize } from './field-merge.js';
 import { aheadOf, normalizeStamp } from './stamp.js';
+
+/**
+ * Tags a peer copy may carry: more than a create or update may set (50), because a merge of
+ * concurrent adds on several nodes can pass that; still bounded.
+ */
+export const MAX_PEER_TAGS = 200;
+
+function parseFieldStamp(v: unknown): FieldStamp | undefined {
+  if (!Array.isArray(v) || v.length !== 2) return undefined;
+  const at = normalizeStamp(v[0]);
+  const by = v[1];
+  return at !== undefined && typeof by === 'string' && by.length <= 100 ? [at, by] : undefined;
+}
+
+function parseTagStamp(v: unknown): TagStamp | undefined {
+  if (!Array.isArray(v) || v.length !== 3 || typeof v[2] !== 'boolean') return undefined;
+  const st = parseFieldStamp(v.slice(0, 2));
+  return st ? [st[0], st[1], v[2]] : undefined;
+}
+
+/** The `field_stamps` property in canonical form; undefined when absent, a reason when invalid. */
+function parseFieldStamps(raw: unknown): FieldStamps | undefined | string {
+  if (raw === undefined || raw === null) return undefined;
+  if (typeof raw !== 'object' || Array.isArray(raw)) return 'field_stamps is not an object';
+  const r = raw as Record<string, unknown>;
+  const base = parseFieldStamp(r.base);
+  if (!base) return 'field_stamps.base invalid';
+  const out: FieldStamps = { base };
+  for (const [key, v] of Object.entries(r)) {
+    if (key === 'base') continue;
+    if (key === 'tags') {
+      if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'field_stamps.tags invalid';
+      const entries = Object.entries(v as Record<string, unknown>);
+      if (entries.length > MAX_TAG_ENTRIES) return 'field_stamps.tags has too many entries';
+      const tags: Record<string, TagStamp> = {};
+      for (const [tag, st] of entries) {
+        const parsed = parseTagStamp(st);
+        if (!parsed || tag.length === 0 || tag.length > 100) return 'field_stamps.tags invalid';
+        tags[tag] = parsed;
+      }
+      out.tags = tags;
+      continue;
+    }
+    if (!(STAMPED_FIELDS as readonly string[]).includes(key)) return `field_stamps.${key.slice(0, 40)} is not a stamped field`;
+    const st = parseFieldStamp(v);
+    if (!st) return `field_stamps.${key} invalid`;
+    out[key as (typeof STAMPED_FIELDS)[number]] = st;
+  }
+  return out;
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -33,10 +84,12 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
   const assignee = optString(r.assignee, 500);
   if (requester === undefined || assignee === undefined) return 'requester or assignee invalid';
   const tags = r.tags === undefined ? [] : r.tags;
-  if (!Array.isArray(tags) || tags.length > 50 || !tags.every((t) => typeof t === 'string' && t.length > 0 && t.length <= 100)) return 'tags invalid';
+  if (!Array.isArray(tags) || tags.length > MAX_PEER_TAGS || !tags.every((t) => typeof t === 'string' && t.length > 0 && t.length <= 100)) return 'tags invalid';
   const updatedBy = r.updated_by === undefined ? '' : r.updated_by;
   if (typeof updatedBy !== 'string' || updatedBy.length > 100) return 'updated_by invalid';
-  return {
+  const stamps = parseFieldStamps(r.field_stamps);
+  if (typeof stamps === 'string') return stamps;
+  const ticket: Ticket = {
     id,
     short_id: id.slice(0, 8),
     title: r.title,
@@ -47,11 +100,13 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
     source,
     requester,
     assignee,
-    tags: tags as string[],
+    tags: [...new Set(tags as string[])],
     created_at: created,
     updated_at: updated,
     updated_by: updatedBy,
   };
+  // A stamped copy's updated_at is its latest field stamp, whatever the peer wrote there.
+  return stamps ? normalize({ ...ticket, field_stamps: stamps }) : ticket;
 }
 
 export interface Screened {

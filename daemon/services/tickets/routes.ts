@@ -6,7 +6,9 @@ import {
   DEFAULTS,
   ErrorSchema,
   ListQuerySchema,
+  LIST_LIMIT,
   ListResponseSchema,
+  PULL_LIMIT,
   NewTicketSchema,
   NodeResponseSchema,
   PullQuerySchema,
@@ -23,13 +25,14 @@ import {
   type Ticket,
   type UpdateTicket,
 } from '../../../src/schemas/tickets.js';
-import type { Editable, TicketStore } from '../../../src/store/tickets.js';
+import type { TicketStore } from '../../../src/store/tickets.js';
 import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
-import { decide } from './lww.js';
+import { applyEdit, mergeCopy, normalize } from './field-merge.js';
+import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { normalizeStamp } from './stamp.js';
 import { quoteForError } from '../../../src/util/quote.js';
@@ -66,6 +69,14 @@ function cleanTags(tags: string[] | undefined): string[] | undefined {
   return [...new Set(tags.map((t) => t.trim()).filter((t) => t !== ''))];
 }
 
+/**
+ * About this much ticket text per pull page (besides the count limit): 5000 tickets with
+ * 100 kB descriptions would otherwise be a 500 MB answer.
+ */
+export const PULL_PAGE_BYTES = 8 * 1024 * 1024;
+/** The node id of a pushing peer (our own peers send it): what it sent need not go back to it. */
+export const SENDER_HEADER = 'x-mkt-node-id';
+
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 500: ErrorSchema };
 
 /** The shared token, compared in constant time; every answer without it is 401 `unauthorized` (spec). */
@@ -96,7 +107,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     async (req, reply) => {
       const b = req.body;
       const stamp = hlc.next();
-      const ticket: Ticket = {
+      const ticket: Ticket = normalize({
         id: randomUUID(),
         short_id: '',
         title: b.title.trim(),
@@ -111,7 +122,8 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
         created_at: stamp,
         updated_at: stamp,
         updated_by: nodeId,
-      };
+        field_stamps: { base: [stamp, nodeId] },
+      });
       if (ticket.title === '') throw new HttpError(400, 'title must not be blank');
       ticket.short_id = ticket.id.slice(0, 8);
       await storage(() => store.insert(ticket));
@@ -125,17 +137,20 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     { schema: { operationId: 'listTickets', summary: 'List tickets, filtered and searched', querystring: ListQuerySchema, response: { 200: ListResponseSchema, ...errors } } },
     async (req) => {
       const q = req.query;
+      const after = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
+      if (q.cursor !== undefined && after === undefined) throw new HttpError(400, `invalid cursor: ${quoteForError(q.cursor)}; pass the next_cursor of a previous page`);
       // Spec: an unparseable status, priority or channel is ignored (no filter), not an error.
-      const data = await storage(() =>
-        store.list({
-          status: parseStatus(q.status),
-          priority: parsePriority(q.priority),
-          channel: parseChannel(q.channel),
-          source: q.source !== undefined && q.source !== '' ? q.source : undefined,
-          search: q.search,
-        }),
-      );
-      return { data, count: data.length };
+      const filter = {
+        status: parseStatus(q.status),
+        priority: parsePriority(q.priority),
+        channel: parseChannel(q.channel),
+        source: q.source !== undefined && q.source !== '' ? q.source : undefined,
+        search: q.search,
+      };
+      const page = await storage(() => store.list(filter, { limit: q.limit ?? LIST_LIMIT.default, after }));
+      const count = await storage(() => store.count(filter));
+      const last = page.tickets[page.tickets.length - 1];
+      return { data: page.tickets, count, next_cursor: page.more && last ? encodeCursor(last) : null };
     },
   );
 
@@ -159,7 +174,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     async (req) => {
       const current = await find(req.params.id);
       const b = req.body ?? {};
-      const changes: Partial<Editable> = {
+      const changes = {
         status: enumField('status', b.status, parseStatus),
         priority: enumField('priority', b.priority, parsePriority),
         channel: enumField('channel', b.channel, parseChannel),
@@ -172,21 +187,22 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       };
       if (changes.title === '') throw new HttpError(400, 'title must not be blank');
       if (changes.source === '') throw new HttpError(400, 'source must not be blank');
-      const updated = await storage(() => store.update(current.id, changes, () => ({ updated_at: hlc.next(), updated_by: nodeId })));
+      const updated = await storage(() => store.update(current.id, (stored) => applyEdit(stored, changes, () => [hlc.next(), nodeId])));
       if (!updated) throw new HttpError(404, `ticket not found: ${quoteForError(req.params.id)}`);
       if (updated.updated_at !== current.updated_at) req.log.info({ ticket: updated.short_id }, 'ticket updated');
       return updated;
     },
   );
 
-  app.get<{ Querystring: { since: string } }>(
+  app.get<{ Querystring: { since: string; limit?: number } }>(
     '/sync/pull',
-    { schema: { operationId: 'syncPull', summary: 'Tickets updated after `since`, oldest first', querystring: PullQuerySchema, response: { 200: PullResponseSchema, ...errors } } },
+    { schema: { operationId: 'syncPull', summary: 'Tickets updated after `since`, oldest first, one page', querystring: PullQuerySchema, response: { 200: PullResponseSchema, ...errors } } },
     async (req) => {
       const since = normalizeStamp(req.query.since);
       if (since === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
-      const tickets = await storage(() => store.changedSince(since));
-      return { tickets, count: tickets.length, node_id: nodeId };
+      const page = await storage(() => store.changedSince(since, { limit: req.query.limit ?? PULL_LIMIT.default, maxBytes: PULL_PAGE_BYTES }));
+      const tickets = page.tickets;
+      return { tickets, count: tickets.length, node_id: nodeId, has_more: page.more, next_since: tickets[tickets.length - 1]?.updated_at ?? null };
     },
   );
 
@@ -199,8 +215,9 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       const { copies } = screened;
       let result = { accepted: 0, rejected: copies.length };
       try {
-        result = await store.merge(copies, (incoming, stored) => decide(incoming, stored, now + maxSkewMs));
         for (const t of copies) hlc.observe(t.updated_at);
+        const from = req.headers[SENDER_HEADER];
+        result = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, now + maxSkewMs), typeof from === 'string' && from.length <= 100 ? from : undefined);
       } catch (err) {
         // Spec: a failed upsert counts as rejected; the push itself still answers 200.
         req.log.error({ err: (err as Error).message }, 'sync push: storing failed');

@@ -6,9 +6,10 @@ import type { TicketStore } from '../../../src/store/tickets.js';
 import { systemClock, type Clock } from '../../../src/util/clock.js';
 import { TicketsClient } from '../../../src/client/tickets.js';
 import type { HybridClock } from './hybrid-clock.js';
-import { decide } from './lww.js';
+import { mergeCopy } from './field-merge.js';
+import { PULL_LIMIT, PUSH_LIMIT } from '../../../src/schemas/tickets.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
-import { DEFAULT_MAX_SKEW_MS, compareStamps, formatStamp, parseStamp } from './stamp.js';
+import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
 
 export const EPOCH = '1970-01-01T00:00:00.000Z';
 /**
@@ -19,12 +20,12 @@ export const EPOCH = '1970-01-01T00:00:00.000Z';
  */
 export const DEFAULT_OVERLAP_MS = 10 * 60 * 1000;
 /**
- * Largest push request, in tickets and in bytes; bigger change sets go in several. The byte
- * bound keeps a batch far below the server's 64 MiB body limit: 1000 tickets with 100 kB
- * descriptions would be refused (413) on every round, and sync would never get past them.
+ * Largest push request, in tickets and in bytes; bigger change sets go in several. Both stay
+ * at half the receiver's bounds (PUSH_LIMIT): 1000 tickets with 100 kB descriptions in one
+ * body would be refused (413) on every round, and sync would never get past them.
  */
-const PUSH_BATCH = 1000;
-const PUSH_BATCH_BYTES = 8 * 1024 * 1024;
+const PUSH_BATCH = PUSH_LIMIT.tickets / 2;
+const PUSH_BATCH_BYTES = PUSH_LIMIT.bytes / 2;
 
 /** Splits tickets into batches of at most PUSH_BATCH tickets and about PUSH_BATCH_BYTES. */
 export function pushBatches<T>(items: T[], maxItems = PUSH_BATCH, maxBytes = PUSH_BATCH_BYTES): T[][] {
@@ -57,6 +58,10 @@ export interface SyncOptions {
   peers: string[];
   intervalMs: number;
   overlapMs?: number;
+  /** This node's id, sent with pushes (see SENDER_HEADER in routes.ts). */
+  nodeId?: string;
+  /** Tickets asked for per pull page; default the server's maximum. */
+  pullLimit?: number;
 }
 
 export interface PeerRound {
@@ -136,27 +141,45 @@ export class PeerSync {
       }
       const since = cursor === EPOCH ? EPOCH : minus(cursor, overlap);
 
-      const pulled = await client.pull(since);
-      if (!Array.isArray(pulled.tickets)) throw new Error('the peer answered a pull without a tickets array');
-      const screened = screenPeerCopies(pulled.tickets, now, maxSkewMs);
-      logRefusals(logger, peer, screened, maxSkewMs);
-      const { copies } = screened;
-      const merged = await store.merge(copies, (incoming, stored) => decide(incoming, stored, now + maxSkewMs));
-      for (const t of copies) hlc.observe(t.updated_at);
-      round.pulled = copies.length;
-      round.accepted = merged.accepted;
-      round.rejected = merged.rejected + screened.malformed + screened.tooFarAhead.length;
-      // The cursor follows only copies within the skew: a refused far-future stamp must not
-      // carry it past every later edit.
-      const newest = copies.map((t) => t.updated_at).reduce<string | undefined>((a, b) => (a === undefined || compareStamps(b, a) > 0 ? b : a), undefined);
-      if (newest !== undefined && compareStamps(newest, cursor) > 0) await store.setCursor(peer, newest);
+      // Pull page after page until caught up; each page is stored, and the cursor saved,
+      // before the next is asked for, so memory stays one page and a restart resumes.
+      let peerNode: string | undefined;
+      for (let from = since; !this.stopped; ) {
+        const page = await client.pull(from, this.opts.pullLimit ?? PULL_LIMIT.max);
+        if (!Array.isArray(page.tickets)) throw new Error('the peer answered a pull without a tickets array');
+        peerNode = typeof page.node_id === 'string' && page.node_id.length <= 100 ? page.node_id : undefined;
+        const screened = screenPeerCopies(page.tickets, now, maxSkewMs);
+        logRefusals(logger, peer, screened, maxSkewMs);
+        const { copies } = screened;
+        for (const t of copies) hlc.observe(t.updated_at);
+        const merged = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, now + maxSkewMs), peerNode);
+        round.pulled += copies.length;
+        round.accepted += merged.accepted;
+        round.rejected += merged.rejected + screened.malformed + screened.tooFarAhead.length;
+        // The cursor follows only copies within the skew: a refused far-future stamp must not
+        // carry it past every later edit.
+        const newest = copies.map((t) => t.updated_at).reduce<string | undefined>((a, b) => (a === undefined || compareStamps(b, a) > 0 ? b : a), undefined);
+        if (newest !== undefined && compareStamps(newest, cursor) > 0) {
+          await store.setCursor(peer, newest);
+          cursor = newest;
+        }
+        // A peer that follows only the spec sends everything at once and no has_more. Pages
+        // are oldest first, so once the last stamp is past the skew all later ones are too.
+        const next = page.has_more === true ? normalizeStamp(page.next_since) : undefined;
+        if (next === undefined || compareStamps(next, from) <= 0 || aheadOf(next, now) > maxSkewMs) break;
+        from = next;
+      }
 
-      // Push local changes since the cursor as it was at the start of the round, less the
-      // copies this peer just sent us unchanged.
-      const sent = new Map(copies.map((t) => [t.id, t.updated_at]));
-      const local = (await store.changedSince(since)).filter((t) => sent.get(t.id) !== t.updated_at);
-      for (const batch of pushBatches(local)) await client.push(batch);
-      round.pushed = local.length;
+      // Push local changes since the cursor as it was at the start of the round, page by
+      // page, less the tickets stored exactly as this peer sent them.
+      for (let from = since; !this.stopped; ) {
+        const page = await store.changedSince(from, { limit: PUSH_BATCH, maxBytes: PUSH_BATCH_BYTES, notFrom: peerNode });
+        for (const batch of pushBatches(page.tickets)) await client.push(batch, this.opts.nodeId);
+        round.pushed += page.tickets.length;
+        const last = page.tickets[page.tickets.length - 1];
+        if (!page.more || last === undefined) break;
+        from = last.updated_at;
+      }
       round.ok = true;
       if (round.pulled > 0 || round.pushed > 0) logger.info({ peer, pulled: round.pulled, accepted: round.accepted, rejected: round.rejected, pushed: round.pushed }, 'synced with peer');
       else logger.debug({ peer }, 'synced with peer; nothing new');

@@ -35,7 +35,7 @@ describe('mkt tickets', () => {
     const r = await mkt(['create', 'VPN drops every hour', '--priority', 'High', '--channel', 'phone', '--tag', 'vpn', '--tag', 'net', '--description', '-', '--json'], { stdin: 'seen at 10:00\n' });
     expect(r.code, r.err).toBe(0);
     const t = JSON.parse(r.out);
-    expect(t).toMatchObject({ title: 'VPN drops every hour', priority: 'high', channel: 'phone', tags: ['vpn', 'net'], description: 'seen at 10:00' });
+    expect(t).toMatchObject({ title: 'VPN drops every hour', priority: 'high', channel: 'phone', tags: ['net', 'vpn'], description: 'seen at 10:00' });
     id = t.id;
     const human = await mkt(['create', 'Printer on fire', '--requester', 'ana'], { tty: true });
     expect(human.code).toBe(0);

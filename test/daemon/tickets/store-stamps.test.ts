@@ -33,9 +33,9 @@ describe('ticket store stamps', () => {
     await expect(store.insert(ticket(1, '+010000-01-01T00:00:00.000Z'))).rejects.toThrow(/canonical/);
     await expect(store.insert(ticket(2, '2026-01-01T00:00:00Z'))).rejects.toThrow(/canonical/);
     await expect(store.setCursor('http://p', '+010000-01-01T00:00:00.000Z')).rejects.toThrow(/canonical/);
-    const merged = await store.merge([ticket(3, '+010000-01-01T00:00:00.000Z'), ticket(4, '2026-01-01T00:00:00.000Z')], () => 'take');
+    const merged = await store.merge([ticket(3, '+010000-01-01T00:00:00.000Z'), ticket(4, '2026-01-01T00:00:00.000Z')], (t) => ({ kind: 'store', ticket: t, asSent: false }));
     expect(merged).toEqual({ accepted: 1, rejected: 1 });
-    expect((await store.changedSince('1970-01-01T00:00:00.000Z')).map((t) => t.title)).toEqual(['t4']);
+    expect((await store.changedSince('1970-01-01T00:00:00.000Z', { limit: 1000 })).tickets.map((t) => t.title)).toEqual(['t4']);
   });
 
   it('newestUpdate ignores stamps beyond the bound it is given', async () => {
@@ -57,6 +57,9 @@ describe('ticket store stamps', () => {
     // What the earlier version left: its schema version, an edit stamped past year 9999.
     const raw = new Database(f);
     raw.prepare("UPDATE schema_migrations SET version = 1 WHERE component = 'tickets'").run();
+    raw.exec(`DROP INDEX tickets_updated; DROP INDEX tickets_status_updated; DROP INDEX tickets_source_updated;
+      CREATE INDEX tickets_updated_at ON tickets(updated_at);
+      ALTER TABLE tickets DROP COLUMN field_stamps; ALTER TABLE tickets DROP COLUMN got_from;`);
     raw.prepare("UPDATE tickets SET updated_at = '+010000-01-01T00:00:00.001Z', created_at = '+010000-01-01T00:00:00.000Z', title = 'poisoned' WHERE id = ?").run(ticket(2, '').id);
     raw.prepare("INSERT INTO peer_cursors (peer, cursor) VALUES ('http://bad', '+010000-01-01T00:00:00.001Z')").run();
     raw.close();
@@ -64,13 +67,13 @@ describe('ticket store stamps', () => {
     const before = Date.now();
     store = new SqliteTicketStore(f);
     cleanups.push(() => store.close());
-    const repaired = (await store.changedSince('2026-01-01T00:00:00.000Z')).find((t) => t.title === 'poisoned')!;
+    const repaired = (await store.changedSince('2026-01-01T00:00:00.000Z', { limit: 1000 })).tickets.find((t) => t.title === 'poisoned')!;
     expect(repaired.updated_at).toMatch(CANONICAL);
     expect(Date.parse(repaired.updated_at)).toBeGreaterThanOrEqual(before - 1000);
     expect(Date.parse(repaired.updated_at)).toBeLessThan(before + 60_000);
     expect(repaired.created_at).toBe(repaired.updated_at);
     // Untouched: the canonical ticket and cursor.
-    expect((await store.changedSince('1970-01-01T00:00:00.000Z')).map((t) => [t.title, t.updated_at])).toEqual([
+    expect((await store.changedSince('1970-01-01T00:00:00.000Z', { limit: 1000 })).tickets.map((t) => [t.title, t.updated_at])).toEqual([
       ['t1', '2026-01-01T00:00:00.000Z'],
       ['poisoned', repaired.updated_at],
     ]);
