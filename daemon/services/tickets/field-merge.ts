@@ -144,7 +144,8 @@ export type MergeOutcome = { kind: 'keep' } | { kind: 'same' } | { kind: 'store'
 export function mergeCopy(incoming: Ticket, stored: Ticket | undefined, ceilingMs?: number): MergeOutcome {
   if (stored === undefined) {
     const ticket = normalize(incoming);
-    return { kind: 'store', ticket, asSent: incoming.field_stamps !== undefined && fingerprint(ticket) === fingerprint(incoming) };
+    // A peer without stamps sees only the spec's fields, and those are what it sent.
+    return { kind: 'store', ticket, asSent: incoming.field_stamps === undefined || fingerprint(ticket) === fingerprint(incoming) };
   }
   if (incoming.field_stamps === undefined) {
     // The spec's rule for a peer without stamps: whole-ticket last-writer-wins. Tags the
@@ -155,7 +156,7 @@ export function mergeCopy(incoming: Ticket, stored: Ticket | undefined, ceilingM
     const removed: Record<string, TagStamp> = {};
     for (const tag of stored.tags) if (!incoming.tags.includes(tag)) removed[tag] = [stamp[0], stamp[1], false];
     const ticket = normalize({ ...incoming, field_stamps: { base: stamp, ...(Object.keys(removed).length > 0 ? { tags: removed } : {}) } });
-    return { kind: 'store', ticket, asSent: false };
+    return { kind: 'store', ticket, asSent: true };
   }
   const joined = joinCopies(stored, incoming, ceilingMs);
   const now = fingerprint(joined);

@@ -18,6 +18,8 @@ export interface TicketsFlags {
   syncIntervalMs?: number;
   /** Tests shorten the overlap window; see sync.ts. */
   syncOverlapMs?: number;
+  /** Tests ask for small pull pages, to follow many of them. */
+  syncPullLimit?: number;
 }
 
 const tickets: ServiceModule = {
@@ -48,6 +50,7 @@ const tickets: ServiceModule = {
       peers: peersFrom(config),
       intervalMs: flags.syncIntervalMs ?? (config.syncIntervalSeconds ?? 30) * 1000,
       overlapMs: flags.syncOverlapMs,
+      pullLimit: flags.syncPullLimit,
       nodeId,
     });
     return {
