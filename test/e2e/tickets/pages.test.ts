@@ -128,8 +128,10 @@ describe('the peer loop', () => {
     await waitFor(async () => (await source.req('GET', `/tickets/${local.id}`)).status === 200, 'the sink ticket to reach the source');
     expect((await sink.req('GET', `/tickets/${mine.id}`)).body.title).toBe('made on the source');
     // One round pulled 12 pages of at most 5; the push carried only the sink's own ticket.
-    await waitFor(() => sink.logs.some((l) => l.includes('synced with peer') && l.includes('"pulled":58')), 'the first round');
+    await waitFor(async () => sink.logs.some((l) => l.includes('synced with peer') && l.includes('"pulled":58')), 'the first round');
     const first = JSON.parse(sink.logs.find((l) => l.includes('synced with peer') && l.includes('"pulled":58'))!);
     expect(first).toMatchObject({ pulled: 58, accepted: 58, pushed: 1 });
+    const pulls = source.logs.filter((l) => l.includes('"route":"/sync/pull"'));
+    expect(pulls.length).toBeGreaterThanOrEqual(12);
   });
 });
