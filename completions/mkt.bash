@@ -87,7 +87,7 @@ _mkt() {
     "mkt monitor check-config") words="--json --help" ;;
     "mkt tickets") words="create list show update node --help" ;;
     "mkt tickets create") words="--description --status --priority --channel --source --requester --assignee --tag --server --json --help" ;;
-    "mkt tickets list") words="--status --priority --channel --source --search --server --json --help" ;;
+    "mkt tickets list") words="--status --priority --channel --source --search --limit --cursor --all --server --json --help" ;;
     "mkt tickets show") words="--server --json --help" ;;
     "mkt tickets update") words="--description --status --priority --channel --source --requester --assignee --tag --title --server --json --help" ;;
     "mkt tickets node") words="--server --json --help" ;;

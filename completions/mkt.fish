@@ -347,6 +347,9 @@ complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcom
 complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l channel
 complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l source
 complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l search
+complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l limit
+complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l cursor
+complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l all
 complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l server
 complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l json
 complete -c mkt -n '__fish_seen_subcommand_from list; and not __fish_seen_subcommand_from __none__' -l help

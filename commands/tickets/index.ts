@@ -8,6 +8,8 @@ import { jsonOption, serverOption } from '../../src/cli/program.js';
 const STATUS = 'open | pending | on_hold | solved | closed';
 const PRIORITY = 'low | normal | high | urgent';
 const CHANNEL = 'email | web | chat | phone | api';
+/** LIST_LIMIT of src/schemas/tickets.ts (a test keeps the two equal). */
+const LIST_LIMIT = { default: 100, max: 1000 };
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
@@ -61,6 +63,9 @@ Examples:
     .addOption(new Option('--channel <channel>', CHANNEL))
     .option('--source <source>', 'only tickets from this source')
     .option('--search <words>', 'words that must all appear in the title or description')
+    .option('--limit <n>', `tickets per page, 1 to ${LIST_LIMIT.max} (server default: ${LIST_LIMIT.default})`)
+    .option('--cursor <cursor>', 'start after the page whose next_cursor this is')
+    .option('--all', 'print every page, following next_cursor to the end')
     .addOption(serverOption('tickets'))
     .addOption(jsonOption())
     .addHelpText(
@@ -68,7 +73,11 @@ Examples:
       `
 Examples:
   $ mkt tickets list --status open --priority urgent
-  $ mkt tickets list --search "vpn timeout" --json | jq '.data[].id'`,
+  $ mkt tickets list --search "vpn timeout" --json | jq '.data[].id'
+  $ mkt tickets list --limit 20 --json | jq -r .next_cursor
+  $ mkt tickets list --limit 20 --cursor "$next_cursor"
+  $ mkt tickets list --status open --all | cut -f1
+  $ mkt tickets list --all --limit 1000 --json > tickets.json`,
     )
     .action(async (opts: Record<string, unknown>) => {
       const { listRun } = await import('./list.js');

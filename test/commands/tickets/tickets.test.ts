@@ -1,7 +1,9 @@
 // `mkt tickets create|list|show|update|node` against a real node: tables, TSV, --json,
-// short ids, and exit codes (usage 2, not found 1, unreachable 3, bad token 4).
+// short ids, pages (--limit, --cursor, --all), and exit codes (usage 2, not found 1,
+// unreachable 3, bad token 4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../src/cli/run.js';
+import { LIST_LIMIT } from '../../../src/schemas/tickets.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
@@ -22,10 +24,14 @@ afterAll(async () => {
   config.remove();
 });
 
-async function mkt(args: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; tty?: boolean } = {}): Promise<{ code: number; out: string; err: string }> {
+/** `tty`: stdout is a terminal; `errTty`: stderr is one (where the count and page hints go). */
+async function mkt(args: string[], opts: { stdin?: string; env?: NodeJS.ProcessEnv; tty?: boolean; errTty?: boolean } = {}): Promise<{ code: number; out: string; err: string; writes: number }> {
   const io = fakeIO({ env: { ...env, ...opts.env }, stdin: opts.stdin, tty: opts.tty });
+  io.stderr.isTTY = opts.errTty ?? false;
+  let writes = 0;
+  io.stdout.on('data', () => writes++);
   const code = await run(['tickets', ...args], io);
-  return { code, out: io.out(), err: io.err() };
+  return { code, out: io.out(), err: io.err(), writes };
 }
 
 describe('mkt tickets', () => {
@@ -101,5 +107,108 @@ describe('mkt tickets', () => {
     expect(denied.err).toMatch(/unauthorized/);
     const down = await mkt(['list', '--server', `http://127.0.0.1:${await freePort()}`]);
     expect(down.code).toBe(3);
+  });
+});
+
+// docs/tickets.md "Pages": GET /tickets answers one page, newest change first, and next_cursor
+// leads to the next. A node of its own, so that the counts above stay as they are.
+describe('mkt tickets list: pages', () => {
+  const pagedData = tempDir();
+  let paged: TicketNode;
+  let ids: string[] = [];
+  const on = (args: string[], opts: { tty?: boolean; errTty?: boolean } = {}): ReturnType<typeof mkt> => mkt(['list', ...args], { ...opts, env: { MKT_TICKETS_URL: paged.url, NO_COLOR: '1' } });
+  const idsOf = (tsv: string): string[] => tsv.trim().split('\n').map((l) => l.split('\t')[0]!);
+
+  beforeAll(async () => {
+    paged = await startNode(pagedData.path);
+    for (let i = 1; i <= 7; i++) expect((await paged.req('POST', '/tickets', { title: `ticket ${i}` })).status).toBe(201);
+    const all = JSON.parse((await on(['--json'])).out);
+    expect(all).toMatchObject({ count: 7, next_cursor: null });
+    ids = all.data.map((t: { short_id: string }) => t.short_id);
+  });
+  afterAll(async () => {
+    await paged.stop();
+    pagedData.remove();
+  });
+
+  it('--limit 3 answers one page of 3; --json has the count of every page and a next_cursor', async () => {
+    const tsv = await on(['--limit', '3']);
+    expect(tsv.code, tsv.err).toBe(0);
+    expect(idsOf(tsv.out)).toEqual(ids.slice(0, 3));
+    const json = JSON.parse((await on(['--limit', '3', '--json'])).out);
+    expect(json.data).toHaveLength(3);
+    expect(json.count).toBe(7);
+    expect(json.next_cursor).toEqual(expect.any(String));
+  });
+
+  it('--cursor continues after the page whose next_cursor it is, to the last page (next_cursor null)', async () => {
+    const first = JSON.parse((await on(['--limit', '3', '--json'])).out);
+    const second = JSON.parse((await on(['--limit', '3', '--json', '--cursor', first.next_cursor])).out);
+    expect(second.data.map((t: { short_id: string }) => t.short_id)).toEqual(ids.slice(3, 6));
+    const tsv = await on(['--limit', '3', '--cursor', second.next_cursor]);
+    expect(idsOf(tsv.out)).toEqual(ids.slice(6));
+    expect(JSON.parse((await on(['--limit', '3', '--json', '--cursor', second.next_cursor])).out).next_cursor).toBeNull();
+  });
+
+  it('--all in a pipe prints every ticket once, in order, each page written as it arrives', async () => {
+    const r = await on(['--limit', '3', '--all']);
+    expect(r.code, r.err).toBe(0);
+    expect(idsOf(r.out)).toEqual(ids);
+    expect(r.writes).toBe(3); // pages of 3, 3 and 1, never gathered
+    expect(r.out.trim().split('\n').every((l) => l.split('\t').length === 7)).toBe(true);
+  });
+
+  it('--json --all is one JSON object of every ticket, streamed page by page, next_cursor null', async () => {
+    const r = await on(['--json', '--all', '--limit', '2']);
+    expect(r.code, r.err).toBe(0);
+    const json = JSON.parse(r.out);
+    expect(json.data.map((t: { short_id: string }) => t.short_id)).toEqual(ids);
+    expect(json).toMatchObject({ count: 7, next_cursor: null });
+    expect(r.writes).toBeGreaterThanOrEqual(5); // an opening, 4 pages, a close
+    const none = JSON.parse((await on(['--json', '--all', '--status', 'solved'])).out);
+    expect(none).toEqual({ data: [], count: 0, next_cursor: null });
+  });
+
+  it('--all --cursor starts from that cursor', async () => {
+    const first = JSON.parse((await on(['--limit', '4', '--json'])).out);
+    expect(idsOf((await on(['--all', '--limit', '2', '--cursor', first.next_cursor])).out)).toEqual(ids.slice(4));
+  });
+
+  it('on a terminal: a hint on stderr when a next page exists; --all gathers one table', async () => {
+    const page = await on(['--limit', '3'], { tty: true, errTty: true });
+    expect(page.out.split('\n')[0]).toMatch(/^ID\s+STATUS/);
+    const cursor = JSON.parse((await on(['--limit', '3', '--json'])).out).next_cursor;
+    expect(page.err).toBe(`3 of 7 tickets; --all for every page, or --cursor ${cursor}\n`);
+    expect((await on([], { tty: true, errTty: true })).err).toBe('7 tickets\n');
+    const all = await on(['--all', '--limit', '3'], { tty: true, errTty: true });
+    expect(all.out.trim().split('\n')).toHaveLength(8); // header and 7 rows
+    expect(all.writes).toBe(1);
+    expect(all.err).toBe('7 tickets\n');
+  });
+
+  it('a bad --limit is a usage error (2) in one line, before any request', async () => {
+    for (const bad of ['0', '1001', 'abc', '-1', '2.5', '']) {
+      // An unreachable server: a request would exit 3, not 2.
+      const r = await mkt(['list', '--limit', bad], { env: { MKT_TICKETS_URL: `http://127.0.0.1:${await freePort()}` } });
+      expect(r.code, bad).toBe(2);
+      expect(r.err).toBe(`mkt: --limit must be a whole number from 1 to ${LIST_LIMIT.max}, not ${JSON.stringify(bad)}\n`);
+    }
+  });
+
+  it("a forged --cursor fails with the server's error in one line", async () => {
+    for (const args of [['--cursor', 'forged'], ['--all', '--cursor', 'forged']]) {
+      const r = await on(args);
+      expect(r.code).not.toBe(0);
+      expect(r.out).toBe('');
+      expect(r.err).toMatch(/^mkt: invalid cursor: .*forged.*\n$/);
+      expect(r.err.split('\n')).toHaveLength(2);
+    }
+  });
+
+  it('help shows the page flags, with the limits of src/schemas (LIST_LIMIT)', async () => {
+    const r = await mkt(['list', '--help']);
+    expect(r.out).toContain(`tickets per page, 1 to ${LIST_LIMIT.max} (server default: ${LIST_LIMIT.default})`);
+    expect(r.out).toMatch(/--cursor <cursor>/);
+    expect(r.out).toMatch(/\$ mkt tickets list .*--all/);
   });
 });
