@@ -132,6 +132,45 @@ const MIGRATIONS = [
    CREATE INDEX tickets_updated ON tickets(updated_at, id);
    CREATE INDEX tickets_status_updated ON tickets(status, updated_at, id);
    CREATE INDEX tickets_source_updated ON tickets(source, updated_at, id);`,
+  // Running counts of tickets, in all and per status, priority, channel and source, kept by
+  // triggers in the same transaction as the rows: count(*) over a million rows costs ~50 ms,
+  // a lookup here microseconds. Rows are never deleted (n may reach 0).
+  `CREATE TABLE ticket_counts (dim TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (dim, value)) WITHOUT ROWID;
+   INSERT INTO ticket_counts SELECT '', '', count(*) FROM tickets;
+   INSERT INTO ticket_counts SELECT 'status', status, count(*) FROM tickets GROUP BY status;
+   INSERT INTO ticket_counts SELECT 'priority', priority, count(*) FROM tickets GROUP BY priority;
+   INSERT INTO ticket_counts SELECT 'channel', channel, count(*) FROM tickets GROUP BY channel;
+   INSERT INTO ticket_counts SELECT 'source', source, count(*) FROM tickets GROUP BY source;
+   CREATE TRIGGER tickets_count_ai AFTER INSERT ON tickets BEGIN
+     INSERT INTO ticket_counts VALUES ('', '', 1) ON CONFLICT DO UPDATE SET n = n + 1;
+     INSERT INTO ticket_counts VALUES ('status', new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+     INSERT INTO ticket_counts VALUES ('priority', new.priority, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+     INSERT INTO ticket_counts VALUES ('channel', new.channel, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+     INSERT INTO ticket_counts VALUES ('source', new.source, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER tickets_count_ad AFTER DELETE ON tickets BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = '' AND value = '';
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'status' AND value = old.status;
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'priority' AND value = old.priority;
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'channel' AND value = old.channel;
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'source' AND value = old.source;
+   END;
+   CREATE TRIGGER tickets_count_au_status AFTER UPDATE OF status ON tickets WHEN old.status IS NOT new.status BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'status' AND value = old.status;
+     INSERT INTO ticket_counts VALUES ('status', new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER tickets_count_au_priority AFTER UPDATE OF priority ON tickets WHEN old.priority IS NOT new.priority BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'priority' AND value = old.priority;
+     INSERT INTO ticket_counts VALUES ('priority', new.priority, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER tickets_count_au_channel AFTER UPDATE OF channel ON tickets WHEN old.channel IS NOT new.channel BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'channel' AND value = old.channel;
+     INSERT INTO ticket_counts VALUES ('channel', new.channel, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;
+   CREATE TRIGGER tickets_count_au_source AFTER UPDATE OF source ON tickets WHEN old.source IS NOT new.source BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'source' AND value = old.source;
+     INSERT INTO ticket_counts VALUES ('source', new.source, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;`,
 ];
 
 /** The only stamp form stored (see `changedSince`). */
@@ -244,6 +283,7 @@ export class SqliteTicketStore implements TicketStore {
       since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? ORDER BY updated_at, id`),
       sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? AND (got_from IS NULL OR got_from <> ?) ORDER BY updated_at, id`),
       newest: db.prepare('SELECT max(updated_at) AS m FROM tickets WHERE updated_at <= ?'),
+      counted: db.prepare('SELECT n FROM ticket_counts WHERE dim = ? AND value = ?'),
       getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
       setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
       getCursor: db.prepare('SELECT cursor FROM peer_cursors WHERE peer = ?'),
@@ -363,6 +403,13 @@ export class SqliteTicketStore implements TicketStore {
   }
 
   async count(filter: TicketFilter): Promise<number> {
+    // No search and at most one equality filter: the running counts answer.
+    const eq = (['status', 'priority', 'channel', 'source'] as const).filter((c) => filter[c] !== undefined);
+    if ((filter.search === undefined || ftsQuery(filter.search) === undefined) && eq.length <= 1) {
+      const dim = eq[0];
+      const row = this.stmts.counted.get(dim ?? '', dim === undefined ? '' : filter[dim]) as { n: number } | undefined;
+      return row?.n ?? 0;
+    }
     const { from, where, params } = this.filterSql(filter);
     const sql = `SELECT count(*) AS n FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
     return (this.prepare(sql).get(...params) as { n: number }).n;

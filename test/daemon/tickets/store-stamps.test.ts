@@ -59,7 +59,9 @@ describe('ticket store stamps', () => {
     raw.prepare("UPDATE schema_migrations SET version = 1 WHERE component = 'tickets'").run();
     raw.exec(`DROP INDEX tickets_updated; DROP INDEX tickets_status_updated; DROP INDEX tickets_source_updated;
       CREATE INDEX tickets_updated_at ON tickets(updated_at);
-      ALTER TABLE tickets DROP COLUMN field_stamps; ALTER TABLE tickets DROP COLUMN got_from;`);
+      ALTER TABLE tickets DROP COLUMN field_stamps; ALTER TABLE tickets DROP COLUMN got_from; DROP TABLE ticket_counts;
+      DROP TRIGGER tickets_count_ai; DROP TRIGGER tickets_count_ad; DROP TRIGGER tickets_count_au_status;
+      DROP TRIGGER tickets_count_au_priority; DROP TRIGGER tickets_count_au_channel; DROP TRIGGER tickets_count_au_source;`);
     raw.prepare("UPDATE tickets SET updated_at = '+010000-01-01T00:00:00.001Z', created_at = '+010000-01-01T00:00:00.000Z', title = 'poisoned' WHERE id = ?").run(ticket(2, '').id);
     raw.prepare("INSERT INTO peer_cursors (peer, cursor) VALUES ('http://bad', '+010000-01-01T00:00:00.001Z')").run();
     raw.close();
