@@ -130,7 +130,8 @@ export type ListQuery = Static<typeof ListQuerySchema>;
 
 export const ListResponseSchema = Type.Object({
   data: Type.Array(TicketSchema),
-  count: Type.Integer({ description: 'tickets matching the filters, on every page together' }),
+  count: Type.Integer({ description: 'tickets matching the filters, on every page together; a search counts at most 10,000' }),
+  count_capped: Type.Optional(Type.Boolean({ description: 'present and true when a search matched more tickets than it counts' })),
   next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'pass as `cursor` for the next page; null on the last page' }),
 });
 export type ListResponse = Static<typeof ListResponseSchema>;

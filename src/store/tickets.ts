@@ -34,6 +34,11 @@ export interface Page {
  */
 export type Combine = (incoming: Ticket, stored: Ticket | undefined) => { kind: 'keep' } | { kind: 'same' } | { kind: 'store'; ticket: Ticket; asSent: boolean };
 
+export interface Count {
+  n: number;
+  capped: boolean;
+}
+
 export interface MergeResult {
   accepted: number;
   rejected: number;
@@ -56,8 +61,11 @@ export interface TicketStore {
   lookup(idOrPrefix: string): Promise<Lookup>;
   /** One page, newest change first (`updated_at`, then `id`, both descending). */
   list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page>;
-  /** How many tickets match the filter, on all pages together. */
-  count(filter: TicketFilter): Promise<number>;
+  /**
+   * How many tickets match the filter, on all pages together; a search counts at most
+   * SEARCH_COUNT_MAX (`capped` then says there are more).
+   */
+  count(filter: TicketFilter): Promise<Count>;
   /**
    * Applies `edit` to the stored ticket in one transaction and stores what it returns
    * (undefined: no change); returns the ticket as stored, or undefined when there is no such id.
@@ -257,6 +265,13 @@ const UPSERT = `INSERT INTO tickets (${COLUMNS}, got_from) VALUES (@id, @title, 
     priority = excluded.priority, channel = excluded.channel, source = excluded.source, requester = excluded.requester,
     assignee = excluded.assignee, tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
     updated_by = excluded.updated_by, field_stamps = excluded.field_stamps, got_from = excluded.got_from`;
+/** Searches matching more tickets than this walk the newest-change index instead of sorting. */
+const SEARCH_SORT_MAX = 20_000;
+/**
+ * A search counts its matches up to this many (GitLab caps its counts the same way): counting
+ * every match of a word found in half of a million tickets would cost more than the page.
+ */
+export const SEARCH_COUNT_MAX = 10_000;
 /** Text bytes a page counts per ticket besides its title and description (fields, stamps, JSON). */
 const ROW_OVERHEAD_BYTES = 400;
 
@@ -284,6 +299,7 @@ export class SqliteTicketStore implements TicketStore {
       sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? AND (got_from IS NULL OR got_from <> ?) ORDER BY updated_at, id`),
       newest: db.prepare('SELECT max(updated_at) AS m FROM tickets WHERE updated_at <= ?'),
       counted: db.prepare('SELECT n FROM ticket_counts WHERE dim = ? AND value = ?'),
+      searchProbe: db.prepare('SELECT count(*) AS n FROM (SELECT rowid FROM tickets_fts WHERE tickets_fts MATCH ? LIMIT ?)'),
       getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
       setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
       getCursor: db.prepare('SELECT cursor FROM peer_cursors WHERE peer = ?'),
@@ -389,6 +405,14 @@ export class SqliteTicketStore implements TicketStore {
 
   async list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page> {
     const { from, where, params } = this.filterSql(filter);
+    const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
+    let source = from;
+    if (q !== undefined && this.commonSearch(q)) {
+      // A search matching many tickets: walk the newest-change index and keep the matches
+      // (the match set is built once), rather than fetch and sort every match.
+      source = 'tickets t INDEXED BY tickets_updated';
+      where.splice(where.indexOf('tickets_fts MATCH ?'), 1, 't.rowid IN (SELECT rowid FROM tickets_fts WHERE tickets_fts MATCH ?)');
+    }
     if (page.after) {
       // Keyset, not offset: a page starts after the last ticket shown, so tickets changing
       // meanwhile neither repeat nor push unchanged ones off the walk.
@@ -396,23 +420,31 @@ export class SqliteTicketStore implements TicketStore {
       params.push(page.after.updated_at, page.after.id);
     }
     const cols = COLUMNS.split(', ').map((c) => `t.${c}`).join(', ');
-    const sql = `SELECT ${cols} FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?`;
+    const sql = `SELECT ${cols} FROM ${source}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?`;
     const rows = this.prepare(sql).all(...params, page.limit + 1) as Row[];
     const more = rows.length > page.limit;
     return { tickets: rows.slice(0, page.limit).map(fromRow), more };
   }
 
-  async count(filter: TicketFilter): Promise<number> {
+  /** Whether an FTS5 query matches more than SEARCH_SORT_MAX tickets (reading no further). */
+  private commonSearch(q: string): boolean {
+    return (this.stmts.searchProbe.get(q, SEARCH_SORT_MAX + 1) as { n: number }).n > SEARCH_SORT_MAX;
+  }
+
+  async count(filter: TicketFilter): Promise<Count> {
     // No search and at most one equality filter: the running counts answer.
     const eq = (['status', 'priority', 'channel', 'source'] as const).filter((c) => filter[c] !== undefined);
-    if ((filter.search === undefined || ftsQuery(filter.search) === undefined) && eq.length <= 1) {
+    const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
+    if (q === undefined && eq.length <= 1) {
       const dim = eq[0];
       const row = this.stmts.counted.get(dim ?? '', dim === undefined ? '' : filter[dim]) as { n: number } | undefined;
-      return row?.n ?? 0;
+      return { n: row?.n ?? 0, capped: false };
     }
     const { from, where, params } = this.filterSql(filter);
-    const sql = `SELECT count(*) AS n FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''}`;
-    return (this.prepare(sql).get(...params) as { n: number }).n;
+    const cap = q !== undefined ? SEARCH_COUNT_MAX : undefined;
+    const inner = `SELECT 1 FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''}${cap !== undefined ? ` LIMIT ${cap + 1}` : ''}`;
+    const n = (this.prepare(`SELECT count(*) AS n FROM (${inner})`).get(...params) as { n: number }).n;
+    return cap !== undefined && n > cap ? { n: cap, capped: true } : { n, capped: false };
   }
 
   async update(id: string, edit: (current: Ticket) => Ticket | undefined): Promise<Ticket | undefined> {

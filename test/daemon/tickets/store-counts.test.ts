@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteTicketStore } from '../../../src/store/tickets.js';
+import { SEARCH_COUNT_MAX, SqliteTicketStore } from '../../../src/store/tickets.js';
 import type { Status, Ticket } from '../../../src/schemas/tickets.js';
 import { tempDir } from '../../helpers/tmp.js';
 
@@ -33,13 +33,39 @@ describe('ticket counts', () => {
     const raw = new Database(file, { readonly: true });
     cleanups.push(() => void raw.close());
     const exact = (where: string, v?: string): number => (raw.prepare(`SELECT count(*) n FROM tickets${where}`).get(...(v === undefined ? [] : [v])) as { n: number }).n;
-    expect(await store.count({})).toBe(31);
-    expect(await store.count({})).toBe(exact(''));
-    for (const s of [...STATUSES, 'closed']) expect(await store.count({ status: s as Status })).toBe(exact(' WHERE status = ?', s));
-    for (const s of [...SOURCES, 'phone', 'none']) expect(await store.count({ source: s })).toBe(exact(' WHERE source = ?', s));
-    expect(await store.count({ priority: 'high' })).toBe(exact(" WHERE priority = 'high'"));
+    expect(await store.count({})).toEqual({ n: 31, capped: false });
+    expect((await store.count({})).n).toBe(exact(''));
+    for (const s of [...STATUSES, 'closed']) expect((await store.count({ status: s as Status })).n).toBe(exact(' WHERE status = ?', s));
+    for (const s of [...SOURCES, 'phone', 'none']) expect((await store.count({ source: s })).n).toBe(exact(' WHERE source = ?', s));
+    expect((await store.count({ priority: 'high' })).n).toBe(exact(" WHERE priority = 'high'"));
     // Two filters, and search: counted from the rows.
-    expect(await store.count({ status: 'solved', source: 'phone' })).toBe(exact(" WHERE status = 'solved' AND source = 'phone'"));
-    expect(await store.count({ search: 't4' })).toBe(2);
+    expect((await store.count({ status: 'solved', source: 'phone' })).n).toBe(exact(" WHERE status = 'solved' AND source = 'phone'"));
+    expect(await store.count({ search: 't4' })).toEqual({ n: 2, capped: false });
+  });
+
+  it('a search matching more than 20,000 tickets pages from the newest-change index, in the same order; its count stops at 10,000', async () => {
+    const d = tempDir();
+    cleanups.push(() => d.remove());
+    const store = new SqliteTicketStore(join(d.path, 'tickets.db'));
+    cleanups.push(() => store.close());
+    const n = 20_500;
+    const all: Ticket[] = [];
+    for (let i = 0; i < n; i++) {
+      const stamp = new Date(Date.UTC(2026, 0, 1) + (i % 5000) * 1000).toISOString(); // shared stamps: ties by id
+      all.push(ticket(i, stamp, { title: i % 7 === 0 ? 'printer jam' : 'printer fire', status: i % 2 ? 'open' : 'solved' }));
+    }
+    for (let i = 0; i < n; i += 5000) await store.merge(all.slice(i, i + 5000), (t) => ({ kind: 'store', ticket: t, asSent: false }));
+    const expected = all.filter((t) => t.status === 'open').sort((a, b) => (a.updated_at === b.updated_at ? (a.id < b.id ? 1 : -1) : a.updated_at < b.updated_at ? 1 : -1));
+    const got: string[] = [];
+    let after: { updated_at: string; id: string } | undefined;
+    for (let p = 0; p < 3; p++) {
+      const page = await store.list({ search: 'printer', status: 'open' }, { limit: 50, after });
+      got.push(...page.tickets.map((t) => t.id));
+      const last = page.tickets[page.tickets.length - 1]!;
+      after = { updated_at: last.updated_at, id: last.id };
+    }
+    expect(got).toEqual(expected.slice(0, 150).map((t) => t.id));
+    expect(await store.count({ search: 'printer' })).toEqual({ n: SEARCH_COUNT_MAX, capped: true });
+    expect(await store.count({ search: 'jam' })).toEqual({ n: all.filter((t) => t.title === 'printer jam').length, capped: false });
   });
 });
