@@ -1,0 +1,101 @@
+// A ticket tracker node composed in the test from its real parts (SQLite store, hybrid clock over
+// the node's own clock, the shared fastify plugins and the real routes) on 127.0.0.1 port 0, with
+// one PeerSync per peer whose rounds the test drives itself: no timer ever runs.
+import { Writable } from 'node:stream';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../daemon/server.js';
+import { createLogger } from '../../daemon/logger.js';
+import { HybridClock } from '../../daemon/services/tickets/hybrid-clock.js';
+import { installTokenCheck, ticketRoutes } from '../../daemon/services/tickets/routes.js';
+import { PeerSync, type PeerRound } from '../../daemon/services/tickets/sync.js';
+import { SqliteTicketStore } from '../../src/store/tickets.js';
+import { PUSH_LIMIT, type Ticket } from '../../src/schemas/tickets.js';
+import type { Clock } from '../../src/util/clock.js';
+import { tempDir } from './tmp.js';
+
+export const PARTS_TOKEN = 'parts-test-token-0123456789';
+
+export interface PartsNode {
+  nodeId: string;
+  url: string;
+  clock: Clock;
+  /** Sends a request with the shared token; the body parsed as JSON. */
+  req(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test bodies are inspected field by field
+  /** One sync round of this node with `peer` (pull, merge, push), built on first use. */
+  syncWith(peer: PartsNode): Promise<PeerRound>;
+  /** Every ticket as a peer pulls it (field stamps included), oldest change first. */
+  snapshot(): Promise<Ticket[]>;
+  close(): Promise<void>;
+}
+
+export interface PartsOptions {
+  clock: Clock;
+  maxSkewMs: number;
+  pullLimit: number;
+  overlapMs?: number;
+}
+
+const silent = createLogger({ level: 'silent', stream: new Writable({ write: (_c, _e, cb) => cb() }), pretty: false });
+
+export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
+  const dir = tempDir('mkt-parts-');
+  const store = new SqliteTicketStore(join(dir.path, 'tickets.db'));
+  const nodeId = await store.nodeId();
+  const hlc = new HybridClock(opts.clock, undefined, opts.maxSkewMs);
+  let app: FastifyInstance;
+  try {
+    app = await buildServer({
+      logger: silent,
+      service: {
+        openapi: { title: 'tickets (test)', version: '0' },
+        bodyLimit: PUSH_LIMIT.bytes,
+        async register(a) {
+          installTokenCheck(a, PARTS_TOKEN);
+          await a.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: PARTS_TOKEN, clock: opts.clock, maxSkewMs: opts.maxSkewMs }));
+        },
+        async close() {},
+      },
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+  } catch (err) {
+    await store.close();
+    dir.remove();
+    throw err;
+  }
+  const addr = app.server.address();
+  const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const syncs = new Map<string, PeerSync>();
+  const node: PartsNode = {
+    nodeId,
+    url,
+    clock: opts.clock,
+    async req(method, path, body) {
+      const headers: Record<string, string> = { authorization: `Bearer ${PARTS_TOKEN}` };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const text = await res.text();
+      return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
+    },
+    syncWith(peer) {
+      let sync = syncs.get(peer.url);
+      if (!sync) {
+        sync = new PeerSync({ store, hlc, clock: opts.clock, maxSkewMs: opts.maxSkewMs, token: PARTS_TOKEN, logger: silent, peers: [peer.url], intervalMs: 3_600_000, overlapMs: opts.overlapMs, nodeId, pullLimit: opts.pullLimit });
+        syncs.set(peer.url, sync);
+      }
+      return sync.round().then((rounds) => rounds[0]!);
+    },
+    async snapshot() {
+      const r = await node.req('GET', '/sync/pull?since=1970-01-01T00:00:00Z&limit=5000');
+      if (r.status !== 200 || r.body.has_more !== false) throw new Error(`snapshot of ${url}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.tickets as Ticket[];
+    },
+    async close() {
+      for (const s of syncs.values()) await s.stop();
+      await app.close();
+      await store.close();
+      dir.remove();
+    },
+  };
+  return node;
+}
