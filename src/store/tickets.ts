@@ -94,6 +94,26 @@ export interface TicketStore {
 /** A canonical stamp, `YYYY-MM-DDTHH:MM:SS.sssZ`, as an SQLite GLOB. */
 const STAMP_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z';
 
+/** The columns whose values ticket_counts counts (besides the total, dim ''). */
+const COUNTED = ['status', 'priority', 'channel', 'source'] as const;
+const COUNTS_MIGRATION = `CREATE TABLE ticket_counts (dim TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (dim, value)) WITHOUT ROWID;
+   INSERT INTO ticket_counts SELECT '', '', count(*) FROM tickets;
+${COUNTED.map((d) => `   INSERT INTO ticket_counts SELECT '${d}', ${d}, count(*) FROM tickets GROUP BY ${d};`).join('\n')}
+   CREATE TRIGGER tickets_count_ai AFTER INSERT ON tickets BEGIN
+     INSERT INTO ticket_counts VALUES ('', '', 1) ON CONFLICT DO UPDATE SET n = n + 1;
+${COUNTED.map((d) => `     INSERT INTO ticket_counts VALUES ('${d}', new.${d}, 1) ON CONFLICT DO UPDATE SET n = n + 1;`).join('\n')}
+   END;
+   CREATE TRIGGER tickets_count_ad AFTER DELETE ON tickets BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = '' AND value = '';
+${COUNTED.map((d) => `     UPDATE ticket_counts SET n = n - 1 WHERE dim = '${d}' AND value = old.${d};`).join('\n')}
+   END;
+${COUNTED.map(
+  (d) => `   CREATE TRIGGER tickets_count_au_${d} AFTER UPDATE OF ${d} ON tickets WHEN old.${d} IS NOT new.${d} BEGIN
+     UPDATE ticket_counts SET n = n - 1 WHERE dim = '${d}' AND value = old.${d};
+     INSERT INTO ticket_counts VALUES ('${d}', new.${d}, 1) ON CONFLICT DO UPDATE SET n = n + 1;
+   END;`,
+).join('\n')}`;
+
 const MIGRATIONS = [
   `CREATE TABLE tickets (
      id TEXT PRIMARY KEY,
@@ -143,42 +163,7 @@ const MIGRATIONS = [
   // Running counts of tickets, in all and per status, priority, channel and source, kept by
   // triggers in the same transaction as the rows: count(*) over a million rows costs ~50 ms,
   // a lookup here microseconds. Rows are never deleted (n may reach 0).
-  `CREATE TABLE ticket_counts (dim TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (dim, value)) WITHOUT ROWID;
-   INSERT INTO ticket_counts SELECT '', '', count(*) FROM tickets;
-   INSERT INTO ticket_counts SELECT 'status', status, count(*) FROM tickets GROUP BY status;
-   INSERT INTO ticket_counts SELECT 'priority', priority, count(*) FROM tickets GROUP BY priority;
-   INSERT INTO ticket_counts SELECT 'channel', channel, count(*) FROM tickets GROUP BY channel;
-   INSERT INTO ticket_counts SELECT 'source', source, count(*) FROM tickets GROUP BY source;
-   CREATE TRIGGER tickets_count_ai AFTER INSERT ON tickets BEGIN
-     INSERT INTO ticket_counts VALUES ('', '', 1) ON CONFLICT DO UPDATE SET n = n + 1;
-     INSERT INTO ticket_counts VALUES ('status', new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-     INSERT INTO ticket_counts VALUES ('priority', new.priority, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-     INSERT INTO ticket_counts VALUES ('channel', new.channel, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-     INSERT INTO ticket_counts VALUES ('source', new.source, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-   END;
-   CREATE TRIGGER tickets_count_ad AFTER DELETE ON tickets BEGIN
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = '' AND value = '';
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'status' AND value = old.status;
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'priority' AND value = old.priority;
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'channel' AND value = old.channel;
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'source' AND value = old.source;
-   END;
-   CREATE TRIGGER tickets_count_au_status AFTER UPDATE OF status ON tickets WHEN old.status IS NOT new.status BEGIN
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'status' AND value = old.status;
-     INSERT INTO ticket_counts VALUES ('status', new.status, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-   END;
-   CREATE TRIGGER tickets_count_au_priority AFTER UPDATE OF priority ON tickets WHEN old.priority IS NOT new.priority BEGIN
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'priority' AND value = old.priority;
-     INSERT INTO ticket_counts VALUES ('priority', new.priority, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-   END;
-   CREATE TRIGGER tickets_count_au_channel AFTER UPDATE OF channel ON tickets WHEN old.channel IS NOT new.channel BEGIN
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'channel' AND value = old.channel;
-     INSERT INTO ticket_counts VALUES ('channel', new.channel, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-   END;
-   CREATE TRIGGER tickets_count_au_source AFTER UPDATE OF source ON tickets WHEN old.source IS NOT new.source BEGIN
-     UPDATE ticket_counts SET n = n - 1 WHERE dim = 'source' AND value = old.source;
-     INSERT INTO ticket_counts VALUES ('source', new.source, 1) ON CONFLICT DO UPDATE SET n = n + 1;
-   END;`,
+  COUNTS_MIGRATION,
 ];
 
 /** The only stamp form stored (see `changedSince`). */
@@ -433,7 +418,7 @@ export class SqliteTicketStore implements TicketStore {
 
   async count(filter: TicketFilter): Promise<Count> {
     // No search and at most one equality filter: the running counts answer.
-    const eq = (['status', 'priority', 'channel', 'source'] as const).filter((c) => filter[c] !== undefined);
+    const eq = COUNTED.filter((c) => filter[c] !== undefined);
     const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
     if (q === undefined && eq.length <= 1) {
       const dim = eq[0];
