@@ -20,7 +20,11 @@ const TIMEOUT_MS = Math.max(120_000, RUNS * 4_000);
  * Each run starts three servers, so shrinking a failure can take minutes: fast-check stops in
  * time to report the smallest counterexample found so far (and its seed) before vitest's timeout.
  */
-const FC_LIMITS = { interruptAfterTimeLimit: TIMEOUT_MS - 30_000 };
+const FC_LIMITS = {
+  interruptAfterTimeLimit: TIMEOUT_MS - 30_000,
+  // Replays a reported failure (with `-t` naming its test): MKT_PROPERTY_SEED and MKT_PROPERTY_PATH.
+  ...(process.env.MKT_PROPERTY_SEED ? { seed: Number(process.env.MKT_PROPERTY_SEED), path: process.env.MKT_PROPERTY_PATH, endOnFailure: true } : {}),
+};
 const MAX_TICKETS = 4;
 const MAX_PASSES = 6;
 const TITLES = ['printer', 'refund', 'login'];

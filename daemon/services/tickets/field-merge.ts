@@ -154,7 +154,9 @@ export function mergeCopy(incoming: Ticket, stored: Ticket | undefined, ceilingM
     if (verdict !== 'take') return { kind: verdict };
     const stamp: FieldStamp = [incoming.updated_at, incoming.updated_by];
     const removed: Record<string, TagStamp> = {};
-    for (const tag of stored.tags) if (!incoming.tags.includes(tag)) removed[tag] = [stamp[0], stamp[1], false];
+    // Every tag the stored copy knows, removed ones included: dropping a removal would let an
+    // older add elsewhere bring the tag back.
+    for (const tag of expand(stored).tags.keys()) if (!incoming.tags.includes(tag)) removed[tag] = [stamp[0], stamp[1], false];
     const ticket = normalize({ ...incoming, field_stamps: { base: stamp, ...(Object.keys(removed).length > 0 ? { tags: removed } : {}) } });
     return { kind: 'store', ticket, asSent: true };
   }

@@ -28,6 +28,15 @@ export class HybridClock {
     return true;
   }
 
+  /**
+   * The newest stamp this clock has issued or followed, in ms. It may lie a few ms past
+   * `now + maxSkew` (an edit right after observing a stamp at the bound), so a merge must not
+   * take this node's own stamps for leftovers beyond the skew.
+   */
+  get newest(): number {
+    return this.last;
+  }
+
   /** The stamp for a new edit: now, or 1 ms past the newest seen; always canonical RFC 3339. */
   next(): string {
     const ms = Math.max(Math.floor(this.clock.now()), this.last + 1);

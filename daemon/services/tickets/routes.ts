@@ -217,7 +217,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       try {
         for (const t of copies) hlc.observe(t.updated_at);
         const from = req.headers[SENDER_HEADER];
-        result = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, now + maxSkewMs), typeof from === 'string' && from.length <= 100 ? from : undefined);
+        result = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, Math.max(now + maxSkewMs, hlc.newest)), typeof from === 'string' && from.length <= 100 ? from : undefined);
       } catch (err) {
         // Spec: a failed upsert counts as rejected; the push itself still answers 200.
         req.log.error({ err: (err as Error).message }, 'sync push: storing failed');

@@ -152,7 +152,7 @@ export class PeerSync {
         logRefusals(logger, peer, screened, maxSkewMs);
         const { copies } = screened;
         for (const t of copies) hlc.observe(t.updated_at);
-        const merged = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, now + maxSkewMs), peerNode);
+        const merged = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, Math.max(now + maxSkewMs, hlc.newest)), peerNode);
         round.pulled += copies.length;
         round.accepted += merged.accepted;
         round.rejected += merged.rejected + screened.malformed + screened.tooFarAhead.length;
