@@ -22,7 +22,7 @@ it('an acknowledged edit stamped 1 ms past the skew window survives the next mer
   }
 });
 
-it(' a winning stampless copy forgets the node\'s earlier tag removal; an older add brings the tag back', async () => {
+it('a winning stampless copy keeps the node\'s earlier tag removal, so an older add cannot bring the tag back', async () => {
   const clock = { now: () => T };
   const a = await composeNode({ clock, maxSkewMs: 60_000, pullLimit: 2 });
   const b = await composeNode({ clock, maxSkewMs: 60_000, pullLimit: 2 });
