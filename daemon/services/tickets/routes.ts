@@ -77,6 +77,16 @@ export const PULL_PAGE_BYTES = 8 * 1024 * 1024;
 /** The node id of a pushing peer (our own peers send it): what it sent need not go back to it. */
 export const SENDER_HEADER = 'x-mkt-node-id';
 
+/**
+ * The page size asked for, checked again here: the schema's coercion turns `1e400` into
+ * Infinity, which passes its integer and range checks.
+ */
+function pageLimit(raw: number | undefined, bounds: { default: number; max: number }): number {
+  if (raw === undefined) return bounds.default;
+  if (!Number.isSafeInteger(raw) || raw < 1 || raw > bounds.max) throw new HttpError(400, `limit must be a whole number from 1 to ${bounds.max}`);
+  return raw;
+}
+
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 500: ErrorSchema };
 
 /** The shared token, compared in constant time; every answer without it is 401 `unauthorized` (spec). */
@@ -147,7 +157,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
         source: q.source !== undefined && q.source !== '' ? q.source : undefined,
         search: q.search,
       };
-      const page = await storage(() => store.list(filter, { limit: q.limit ?? LIST_LIMIT.default, after }));
+      const page = await storage(() => store.list(filter, { limit: pageLimit(q.limit, LIST_LIMIT), after }));
       const count = await storage(() => store.count(filter));
       const last = page.tickets[page.tickets.length - 1];
       return { data: page.tickets, count: count.n, ...(count.capped ? { count_capped: true } : {}), next_cursor: page.more && last ? encodeCursor(last) : null };
@@ -200,7 +210,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     async (req) => {
       const since = normalizeStamp(req.query.since);
       if (since === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
-      const page = await storage(() => store.changedSince(since, { limit: req.query.limit ?? PULL_LIMIT.default, maxBytes: PULL_PAGE_BYTES }));
+      const page = await storage(() => store.changedSince(since, { limit: pageLimit(req.query.limit, PULL_LIMIT), maxBytes: PULL_PAGE_BYTES }));
       const tickets = page.tickets;
       return { tickets, count: tickets.length, node_id: nodeId, has_more: page.more, next_since: tickets[tickets.length - 1]?.updated_at ?? null };
     },

@@ -78,7 +78,7 @@ describe('GET /tickets pages', () => {
 
   it('a forged cursor or a bad limit is 400 with an error body', async () => {
     const n = await node();
-    for (const q of ['cursor=nonsense!', `cursor=${Buffer.from('x/y').toString('base64url')}`, 'cursor=', 'limit=0', 'limit=1001', 'limit=abc', 'limit=2.5']) {
+    for (const q of ['cursor=nonsense!', `cursor=${Buffer.from('x/y').toString('base64url')}`, 'cursor=', 'limit=0', 'limit=1001', 'limit=abc', 'limit=2.5', 'limit=1e400', 'limit=-1e400']) {
       const r = await n.req('GET', `/tickets?${q}`);
       expect(r.status, q).toBe(400);
       expect(typeof r.body.error, q).toBe('string');
@@ -102,7 +102,7 @@ describe('GET /sync/pull pages', () => {
     const none = await n.req('GET', `/sync/pull?since=${encodeURIComponent(t(5))}`);
     expect(none.body).toMatchObject({ tickets: [], count: 0, has_more: false, next_since: null });
     expect(p1.body.tickets[0].field_stamps).toEqual({ base: [t(1), ''] });
-    for (const q of ['limit=0', 'limit=5001']) expect((await n.req('GET', `/sync/pull?since=1970-01-01T00:00:00Z&${q}`)).status).toBe(400);
+    for (const q of ['limit=0', 'limit=5001', 'limit=1e400', 'limit=-1e400']) expect((await n.req('GET', `/sync/pull?since=1970-01-01T00:00:00Z&${q}`)).status).toBe(400);
   });
 
   it('a push of more than 2000 tickets is 400, a body over 16 MiB is 413; both store nothing', async () => {
