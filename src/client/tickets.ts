@@ -1,5 +1,6 @@
 // Typed client of the ticket tracker API, used by `mkt tickets` and by the daemon's peer sync.
 import { HttpClient, type HttpClientOptions } from './http.js';
+import { SENDER_HEADER } from '../schemas/tickets.js';
 import type { ListQuery, ListResponse, NewTicket, NodeResponse, PullResponse, PushResponse, Ticket, UpdateTicket } from '../schemas/tickets.js';
 
 export class TicketsClient {
@@ -26,7 +27,7 @@ export class TicketsClient {
   }
   /** `sender`: this node's id, so that the receiver does not push the same copies back. */
   push(tickets: Ticket[], sender?: string): Promise<PushResponse> {
-    return this.http.json('POST', '/sync/push', { body: tickets, ...(sender !== undefined ? { headers: { 'x-mkt-node-id': sender } } : {}) });
+    return this.http.json('POST', '/sync/push', { body: tickets, ...(sender !== undefined ? { headers: { [SENDER_HEADER]: sender } } : {}) });
   }
   node(): Promise<NodeResponse> {
     return this.http.json('GET', '/sync/node');

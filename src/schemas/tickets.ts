@@ -150,6 +150,9 @@ export const PullResponseSchema = Type.Object({
 export type PullResponse = Static<typeof PullResponseSchema>;
 
 /** Each element is checked on its own: a bad one is rejected, the rest still count. */
+/** The node id of a pushing peer (our peers send it), so that what it sent is not sent back. */
+export const SENDER_HEADER = 'x-mkt-node-id';
+
 /** The bounds of one `POST /sync/push`: more tickets is 400, a larger body 413 (docs/tickets.md). */
 export const PUSH_LIMIT = { tickets: 2000, bytes: 16 * 1024 * 1024 } as const;
 export const PushBodySchema = Type.Array(Type.Unknown(), { maxItems: PUSH_LIMIT.tickets });

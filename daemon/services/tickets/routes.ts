@@ -15,6 +15,7 @@ import {
   PullResponseSchema,
   PushBodySchema,
   PushResponseSchema,
+  SENDER_HEADER,
   TicketSchema,
   UpdateTicketSchema,
   parseChannel,
@@ -31,7 +32,8 @@ import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
-import { applyEdit, mergeCopy, normalize } from './field-merge.js';
+import { applyEdit, normalize } from './field-merge.js';
+import { offerCopies } from './offer.js';
 import { decodeCursor, encodeCursor } from './list-cursor.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { normalizeStamp } from './stamp.js';
@@ -74,8 +76,6 @@ function cleanTags(tags: string[] | undefined): string[] | undefined {
  * 100 kB descriptions would otherwise be a 500 MB answer.
  */
 export const PULL_PAGE_BYTES = 8 * 1024 * 1024;
-/** The node id of a pushing peer (our own peers send it): what it sent need not go back to it. */
-export const SENDER_HEADER = 'x-mkt-node-id';
 
 /**
  * The page size asked for, checked again here: the schema's coercion turns `1e400` into
@@ -225,9 +225,8 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       const { copies } = screened;
       let result = { accepted: 0, rejected: copies.length };
       try {
-        for (const t of copies) hlc.observe(t.updated_at);
         const from = req.headers[SENDER_HEADER];
-        result = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, Math.max(now + maxSkewMs, hlc.newest)), typeof from === 'string' && from.length <= 100 ? from : undefined);
+        result = await offerCopies(store, hlc, copies, now, maxSkewMs, typeof from === 'string' && from.length <= 100 ? from : undefined);
       } catch (err) {
         // Spec: a failed upsert counts as rejected; the push itself still answers 200.
         req.log.error({ err: (err as Error).message }, 'sync push: storing failed');

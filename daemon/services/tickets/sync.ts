@@ -6,7 +6,7 @@ import type { TicketStore } from '../../../src/store/tickets.js';
 import { systemClock, type Clock } from '../../../src/util/clock.js';
 import { TicketsClient } from '../../../src/client/tickets.js';
 import type { HybridClock } from './hybrid-clock.js';
-import { mergeCopy } from './field-merge.js';
+import { offerCopies } from './offer.js';
 import { PULL_LIMIT, PUSH_LIMIT } from '../../../src/schemas/tickets.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
@@ -58,7 +58,7 @@ export interface SyncOptions {
   peers: string[];
   intervalMs: number;
   overlapMs?: number;
-  /** This node's id, sent with pushes (see SENDER_HEADER in routes.ts). */
+  /** This node's id, sent with pushes (SENDER_HEADER in src/schemas/tickets.ts). */
   nodeId?: string;
   /** Tickets asked for per pull page; default the server's maximum. */
   pullLimit?: number;
@@ -151,8 +151,7 @@ export class PeerSync {
         const screened = screenPeerCopies(page.tickets, now, maxSkewMs);
         logRefusals(logger, peer, screened, maxSkewMs);
         const { copies } = screened;
-        for (const t of copies) hlc.observe(t.updated_at);
-        const merged = await store.merge(copies, (incoming, stored) => mergeCopy(incoming, stored, Math.max(now + maxSkewMs, hlc.newest)), peerNode);
+        const merged = await offerCopies(store, hlc, copies, now, maxSkewMs, peerNode);
         round.pulled += copies.length;
         round.accepted += merged.accepted;
         round.rejected += merged.rejected + screened.malformed + screened.tooFarAhead.length;
