@@ -116,7 +116,7 @@ describe('control characters in stored fields', () => {
 });
 
 describe('large change sets', () => {
-  it('700 tickets with 100 kB descriptions (70 MB, past the 64 MiB body limit) still reach a peer, in several pushes', async () => {
+  it('700 tickets with 100 kB descriptions (70 MB, past the 16 MiB body limit) still reach a peer, in several pushes', async () => {
     const dirA = tempDir();
     const dirB = tempDir();
     try {
