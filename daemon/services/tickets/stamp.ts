@@ -2,7 +2,7 @@
 // canonical form `YYYY-MM-DDTHH:MM:SS.sssZ`, and comparison as instants, never as strings.
 // `Date` alone is not enough: it rolls 02-31 over into March and formats year 10000 as
 // `+010000-...`, which is not RFC 3339 and sorts below every real stamp.
-import { formatTimestamp, MAX_TIMESTAMP_MS, parseTimestamp } from '../../../src/util/time.js';
+import { formatTimestamp, MAX_TIMESTAMP_MS, parseCanonicalTimestamp, parseTimestamp } from '../../../src/util/time.js';
 
 /** The earliest stamp: the sync cursor's starting point, so nothing may sort before it. */
 export const MIN_STAMP_MS = 0;
@@ -29,6 +29,12 @@ export function formatStamp(ms: number): string {
 
 /** Any RFC 3339 stamp in range, in canonical form; undefined otherwise. */
 export function normalizeStamp(s: unknown): string | undefined {
+  // A canonical stamp formats back to itself: no need for a `Date` round trip (every synced
+  // stamp passes here, three per ticket copy).
+  if (typeof s === 'string') {
+    const canonical = parseCanonicalTimestamp(s);
+    if (canonical !== undefined) return canonical >= MIN_STAMP_MS ? s : undefined;
+  }
   const ms = parseStamp(s);
   return ms === undefined ? undefined : formatStamp(ms);
 }
