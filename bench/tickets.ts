@@ -14,7 +14,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteTicketStore, ftsQuery, type TicketFilter } from '../src/store/tickets.js';
+import { SqliteTicketStore, ftsQuery, type ListPosition, type TicketFilter } from '../src/store/tickets.js';
 import { CHANNELS, PRIORITIES, type Ticket } from '../src/schemas/tickets.js';
 import { encodeCursor } from '../daemon/services/tickets/list-cursor.js';
 import { bareServer, frameName, mulberry32, printRow, references, serveBuilt, shortUrl, topShares, warmLoad, type Load, type ProfileFrame, type ServerProcess } from './_util.js';
@@ -210,8 +210,8 @@ interface Known {
 
 function known(file: string): Known {
   const db = new Database(file, { readonly: true });
-  const at = db.prepare('SELECT updated_at, id FROM tickets ORDER BY updated_at DESC, id DESC LIMIT 1 OFFSET ?');
-  const deep = [0.1, 0.5, 0.9].map((q) => encodeCursor(at.get(Math.floor(q * N)) as { updated_at: string; id: string }));
+  const at = db.prepare('SELECT updated_at, rowid & 32767 AS seq FROM tickets ORDER BY rowid DESC LIMIT 1 OFFSET ?');
+  const deep = [0.1, 0.5, 0.9].map((q) => encodeCursor(at.get(Math.floor(q * N)) as ListPosition));
   const count = db.prepare('SELECT count(*) AS n FROM tickets_fts WHERE tickets_fts MATCH ?');
   const matches = new Map(searchTerms().map((t) => [t, (count.get(ftsQuery(t)) as { n: number }).n]));
   db.close();

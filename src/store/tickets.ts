@@ -10,22 +10,27 @@ export interface TicketFilter {
   priority?: Priority;
   channel?: Channel;
   source?: string;
-  /** Words that must all occur in the title or description (prefix match). */
+  /** Words that must all occur in the title or description (whole words; `word*` a prefix). */
   search?: string;
 }
 
 export type Lookup = { kind: 'found'; ticket: Ticket } | { kind: 'none' } | { kind: 'ambiguous'; matches: number };
 
-/** Where a list page starts: after this ticket in newest-change-first order. */
+/**
+ * Where a list page starts: after this position in newest-change-first order. `seq` orders
+ * tickets that share one `updated_at` (0-32767; see ORDER_KEY).
+ */
 export interface ListPosition {
   updated_at: string;
-  id: string;
+  seq: number;
 }
 
 export interface Page {
   tickets: Ticket[];
   /** True when more tickets follow the last one on this page. */
   more: boolean;
+  /** From `list`: the position of the page's last ticket, when more follow. */
+  next?: ListPosition;
 }
 
 /**
@@ -59,7 +64,7 @@ export interface TicketStore {
   insert(ticket: Ticket): Promise<Ticket>;
   /** A full id, or a prefix of at least 8 characters that matches one ticket. */
   lookup(idOrPrefix: string): Promise<Lookup>;
-  /** One page, newest change first (`updated_at`, then `id`, both descending). */
+  /** One page, newest change first (`updated_at` descending, ties in a fixed order). */
   list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page>;
   /**
    * How many tickets match the filter, on all pages together; a search counts at most
@@ -73,7 +78,7 @@ export interface TicketStore {
   update(id: string, edit: (current: Ticket) => Ticket | undefined): Promise<Ticket | undefined>;
   /**
    * One page of tickets with `updated_at` strictly after `since`, oldest first (`updated_at`,
-   * then `id`). A page never ends inside a group of tickets sharing one `updated_at`, so a
+   * ties in a fixed order). A page never ends inside a group of tickets sharing one `updated_at`, so a
    * reader whose next `since` is the greatest stamp seen skips nothing. Every stamp stored
    * and `since` itself are canonical (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 1970-9999): fixed
    * width and UTC, so text order is instant order; writes of any other form are refused.
@@ -93,6 +98,16 @@ export interface TicketStore {
 
 /** A canonical stamp, `YYYY-MM-DDTHH:MM:SS.sssZ`, as an SQLite GLOB. */
 const STAMP_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z';
+
+/**
+ * A ticket's rowid is ms(updated_at) * ORDER_KEY + seq, its place in newest-change-first
+ * order: tickets sharing a millisecond get distinct seqs (starting from a hash of the id, the
+ * next free one). Stamps are 1970-9999, so keys fit SQLite's 64-bit integers; they pass
+ * JavaScript's 2^53, so keys are only ever computed in SQL, from ms and seq, both cast to
+ * integers first: better-sqlite3 binds a JavaScript number as a REAL, and REAL arithmetic
+ * rounds a key to a multiple of 8, even into the next millisecond.
+ */
+const ORDER_KEY = 32768;
 
 /** The columns whose values ticket_counts counts (besides the total, dim ''). */
 const COUNTED = ['status', 'priority', 'channel', 'source'] as const;
@@ -164,7 +179,28 @@ const MIGRATIONS = [
   // triggers in the same transaction as the rows: count(*) over a million rows costs ~50 ms,
   // a lookup here microseconds. Rows are never deleted (n may reach 0).
   COUNTS_MIGRATION,
+  // The order key (ORDER_KEY) becomes the rowid, which FTS5 shares: a search's newest matches
+  // are the first entries of its doclists, read lazily, instead of every match sorted. FTS5 is
+  // then written by the store, not by row triggers (a trigger's statement savepoint flushed
+  // FTS5's pending terms on every row: 99 µs a ticket against 37 µs). Rowids move to negative
+  // first, so no new key meets an old one.
+  (db: Db) => {
+    db.function('mkt_stamp_ms', { deterministic: true }, (stamp: unknown) => Date.parse(String(stamp)));
+    db.exec(`DROP TRIGGER tickets_ai;
+      DROP TRIGGER tickets_au;
+      DROP INDEX tickets_updated;
+      DROP INDEX tickets_status_updated;
+      DROP INDEX tickets_source_updated;
+      UPDATE tickets SET rowid = -rowid;
+      UPDATE tickets SET rowid = k.key FROM (
+        SELECT rowid AS old, CAST(mkt_stamp_ms(updated_at) AS INTEGER) * ${ORDER_KEY} + row_number() OVER (PARTITION BY updated_at ORDER BY id) - 1 AS key FROM tickets
+      ) AS k WHERE tickets.rowid = k.old;
+      INSERT INTO tickets_fts(tickets_fts) VALUES ('rebuild');
+      CREATE INDEX tickets_status ON tickets(status);
+      CREATE INDEX tickets_source ON tickets(source);`);
+  },
 ];
+
 
 /** The only stamp form stored (see `changedSince`). */
 const CANONICAL_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -233,25 +269,34 @@ function toParams(t: Ticket, gotFrom: string | null = null): Row {
 }
 
 /**
- * Turns user words into an FTS5 query: every word must match, as a prefix, quoted literally.
+ * Turns user words into an FTS5 query: every word must occur as a whole word, quoted literally;
+ * a word ending in `*` matches as a prefix (`log*`: login, logs). Whole words are read lazily
+ * from FTS5's doclists, newest first; a prefix merges the doclists of every word it covers.
  * Control characters split words as whitespace does: the tokenizer treats them as separators
  * anyway, and FTS5's query parser reads a NUL as the end of the query ("unterminated string").
  */
 export function ftsQuery(search: string): string | undefined {
-  const words = search.split(/[\s\p{Cc}]+/u).filter((w) => w.length > 0);
-  if (words.length === 0) return undefined;
-  return words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(' ');
+  const terms: string[] = [];
+  for (const w of search.split(/[\s\p{Cc}]+/u)) {
+    const prefix = w.endsWith('*');
+    const word = prefix ? w.replace(/\*+$/, '') : w;
+    if (word.length > 0) terms.push(`"${word.replace(/"/g, '""')}"${prefix ? '*' : ''}`);
+  }
+  return terms.length > 0 ? terms.join(' ') : undefined;
+}
+
+/** An FNV-1a hash of the id: where a ticket's seq search starts among those sharing its ms. */
+function seqStart(id: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return (h >>> 0) % ORDER_KEY;
 }
 
 const CACHE_SIZE = 10_000;
 const COLUMNS = 'id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by, field_stamps';
-const UPSERT = `INSERT INTO tickets (${COLUMNS}, got_from) VALUES (@id, @title, @description, @status, @priority, @channel, @source, @requester, @assignee, @tags, @created_at, @updated_at, @updated_by, @field_stamps, @got_from)
-  ON CONFLICT(id) DO UPDATE SET title = excluded.title, description = excluded.description, status = excluded.status,
-    priority = excluded.priority, channel = excluded.channel, source = excluded.source, requester = excluded.requester,
-    assignee = excluded.assignee, tags = excluded.tags, created_at = excluded.created_at, updated_at = excluded.updated_at,
-    updated_by = excluded.updated_by, field_stamps = excluded.field_stamps, got_from = excluded.got_from`;
-/** Searches matching more tickets than this walk the newest-change index instead of sorting. */
-const SEARCH_SORT_MAX = 20_000;
+const PARAMS = COLUMNS.split(', ').map((c) => `@${c}`).join(', ');
+/** The order key of a statement's @ms and @seq (see ORDER_KEY). */
+const KEY = `CAST(@ms AS INTEGER) * ${ORDER_KEY} + CAST(@seq AS INTEGER)`;
 /**
  * A search counts its matches up to this many (GitLab caps its counts the same way): counting
  * every match of a word found in half of a million tickets would cost more than the page.
@@ -259,6 +304,21 @@ const SEARCH_SORT_MAX = 20_000;
 export const SEARCH_COUNT_MAX = 10_000;
 /** Text bytes a page counts per ticket besides its title and description (fields, stamps, JSON). */
 const ROW_OVERHEAD_BYTES = 400;
+
+/** An FTS5 write a transaction queued: a row's entry at its key (see inTransaction). */
+interface FtsOp {
+  op: 'insert' | 'delete';
+  ms: number;
+  seq: number;
+  title: string;
+  description: string;
+}
+
+/** Where a stored ticket sits, and the text its FTS5 entry was made from. */
+interface Stored {
+  row: Row;
+  seq: number;
+}
 
 export class SqliteTicketStore implements TicketStore {
   private readonly db: Db;
@@ -270,21 +330,29 @@ export class SqliteTicketStore implements TicketStore {
    * process owns the database), so the cache is updated in the same step as the row.
    */
   private readonly cache = new Map<string, Ticket>();
+  private readonly ftsQueue: FtsOp[] = [];
 
   constructor(file: string) {
     this.db = openDatabase(file);
     migrate(this.db, 'tickets', MIGRATIONS);
     const db = this.db;
     this.stmts = {
-      upsert: db.prepare(UPSERT),
-      byId: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id = ?`),
+      insert: db.prepare(`INSERT INTO tickets (rowid, ${COLUMNS}, got_from) VALUES (${KEY}, ${PARAMS}, @got_from)`),
+      update: db.prepare(`UPDATE tickets SET rowid = ${KEY}, title = @title, description = @description, status = @status, priority = @priority,
+        channel = @channel, source = @source, requester = @requester, assignee = @assignee, tags = @tags, created_at = @created_at,
+        updated_at = @updated_at, updated_by = @updated_by, field_stamps = @field_stamps, got_from = @got_from WHERE id = @id`),
+      ftsInsert: db.prepare(`INSERT INTO tickets_fts (rowid, title, description) VALUES (${KEY}, @title, @description)`),
+      ftsDelete: db.prepare(`INSERT INTO tickets_fts (tickets_fts, rowid, title, description) VALUES ('delete', ${KEY}, @title, @description)`),
+      keyTaken: db.prepare(`SELECT 1 FROM tickets WHERE rowid = ${KEY}`),
+      byId: db.prepare(`SELECT ${COLUMNS}, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE id = ?`),
       byPrefix: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
       countPrefix: db.prepare('SELECT count(*) AS n FROM tickets WHERE id >= ? AND id < ?'),
-      since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? ORDER BY updated_at, id`),
-      sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE updated_at > ? AND (got_from IS NULL OR got_from <> ?) ORDER BY updated_at, id`),
-      newest: db.prepare('SELECT max(updated_at) AS m FROM tickets WHERE updated_at <= ?'),
+      // Every key of a stamp after `since` is at or past the first key of the next millisecond.
+      since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid`),
+      sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} AND (got_from IS NULL OR got_from <> @from) ORDER BY rowid`),
+      newest: db.prepare(`SELECT updated_at FROM tickets WHERE rowid < (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid DESC LIMIT 1`),
       counted: db.prepare('SELECT n FROM ticket_counts WHERE dim = ? AND value = ?'),
-      searchProbe: db.prepare('SELECT count(*) AS n FROM (SELECT rowid FROM tickets_fts WHERE tickets_fts MATCH ? LIMIT ?)'),
+      searchCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM tickets_fts WHERE tickets_fts MATCH ? LIMIT ?)'),
       getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
       setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
       getCursor: db.prepare('SELECT cursor FROM peer_cursors WHERE peer = ?'),
@@ -292,6 +360,63 @@ export class SqliteTicketStore implements TicketStore {
     };
     this.stmts.setNode.run(randomUUID());
     this.node = (this.stmts.getNode.get() as { value: string }).value;
+  }
+
+  /** The stored row of `id` and its seq, read inside the caller's transaction. */
+  private stored(id: string): Stored | undefined {
+    const r = this.stmts.byId.get(id) as (Row & { seq: number }) | undefined;
+    return r ? { row: r, seq: r.seq } : undefined;
+  }
+
+  /**
+   * Writes `t`'s row in the caller's transaction, at the key of its stamp: a ticket whose
+   * millisecond did not change keeps its key; otherwise the first free seq from the id's hash.
+   * Its FTS5 entry is queued for `inTransaction` to write after every row (see FtsOp).
+   */
+  private write(t: Ticket, gotFrom: string | null, stored: Stored | undefined): void {
+    const p = toParams(t, gotFrom);
+    const ms = Date.parse(t.updated_at);
+    const sameMs = stored !== undefined && stored.row.updated_at === t.updated_at;
+    const seq = sameMs ? stored.seq : this.freeSeq(ms, t.id);
+    const keyed = { ...p, ms, seq };
+    if (!stored) {
+      this.stmts.insert.run(keyed);
+      this.ftsQueue.push({ op: 'insert', ms, seq, title: t.title, description: t.description });
+      return;
+    }
+    this.stmts.update.run(keyed);
+    if (sameMs && stored.row.title === t.title && stored.row.description === t.description) return;
+    const old = stored.row;
+    this.ftsQueue.push({ op: 'delete', ms: Date.parse(old.updated_at), seq: stored.seq, title: old.title, description: old.description });
+    this.ftsQueue.push({ op: 'insert', ms, seq, title: t.title, description: t.description });
+  }
+
+  /**
+   * Runs `body` in one transaction and then writes the FTS5 entries its rows queued, in order.
+   * FTS5 flushes its pending terms to a new segment whenever a statement opens a savepoint
+   * after it joined the transaction, and a row write (with its count triggers) opens one: FTS5
+   * written between rows cost 99-130 µs a ticket, written after them 37.
+   */
+  private inTransaction<T>(body: () => T): T {
+    this.ftsQueue.length = 0;
+    try {
+      return this.db.transaction(() => {
+        const result = body();
+        for (const e of this.ftsQueue) (e.op === 'insert' ? this.stmts.ftsInsert : this.stmts.ftsDelete).run(e);
+        return result;
+      })();
+    } finally {
+      this.ftsQueue.length = 0;
+    }
+  }
+
+  private freeSeq(ms: number, id: string): number {
+    const start = seqStart(id);
+    for (let i = 0; i < ORDER_KEY; i++) {
+      const seq = (start + i) % ORDER_KEY;
+      if (this.stmts.keyTaken.get({ ms, seq }) === undefined) return seq;
+    }
+    throw new Error(`more than ${ORDER_KEY} tickets share the stamp of ticket ${id}`);
   }
 
   async nodeId(): Promise<string> {
@@ -317,15 +442,15 @@ export class SqliteTicketStore implements TicketStore {
       return;
     }
     try {
-      this.db.transaction(() => {
-        for (const p of batch) this.stmts.upsert.run(toParams(p.ticket));
-      })();
+      this.inTransaction(() => {
+        for (const p of batch) this.write(p.ticket, null, this.stored(p.ticket.id));
+      });
       for (const p of batch) p.resolve(this.remember(p.ticket));
     } catch {
       // One bad row must not fail its neighbours: retry each on its own.
       for (const p of batch) {
         try {
-          this.stmts.upsert.run(toParams(p.ticket));
+          this.inTransaction(() => this.write(p.ticket, null, this.stored(p.ticket.id)));
           p.resolve(this.remember(p.ticket));
         } catch (err) {
           p.reject(err as Error);
@@ -390,30 +515,22 @@ export class SqliteTicketStore implements TicketStore {
 
   async list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page> {
     const { from, where, params } = this.filterSql(filter);
-    const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
-    let source = from;
-    if (q !== undefined && this.commonSearch(q)) {
-      // A search matching many tickets: walk the newest-change index and keep the matches
-      // (the match set is built once), rather than fetch and sort every match.
-      source = 'tickets t INDEXED BY tickets_updated';
-      where.splice(where.indexOf('tickets_fts MATCH ?'), 1, 't.rowid IN (SELECT rowid FROM tickets_fts WHERE tickets_fts MATCH ?)');
-    }
+    // A search walks FTS5's doclists from the newest key (their rowid order is the list's);
+    // other lists walk the table or the status and source indexes, which end in the rowid.
+    const order = from.startsWith('tickets_fts') ? 'f.rowid' : 't.rowid';
     if (page.after) {
       // Keyset, not offset: a page starts after the last ticket shown, so tickets changing
       // meanwhile neither repeat nor push unchanged ones off the walk.
-      where.push('(t.updated_at, t.id) < (?, ?)');
-      params.push(page.after.updated_at, page.after.id);
+      where.push(`${order} < CAST(? AS INTEGER) * ${ORDER_KEY} + CAST(? AS INTEGER)`);
+      params.push(Date.parse(page.after.updated_at), page.after.seq);
     }
     const cols = COLUMNS.split(', ').map((c) => `t.${c}`).join(', ');
-    const sql = `SELECT ${cols} FROM ${source}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY t.updated_at DESC, t.id DESC LIMIT ?`;
-    const rows = this.prepare(sql).all(...params, page.limit + 1) as Row[];
+    const sql = `SELECT ${cols}, t.rowid & ${ORDER_KEY - 1} AS seq FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${order} DESC LIMIT ?`;
+    const rows = this.prepare(sql).all(...params, page.limit + 1) as (Row & { seq: number })[];
     const more = rows.length > page.limit;
-    return { tickets: rows.slice(0, page.limit).map(fromRow), more };
-  }
-
-  /** Whether an FTS5 query matches more than SEARCH_SORT_MAX tickets (reading no further). */
-  private commonSearch(q: string): boolean {
-    return (this.stmts.searchProbe.get(q, SEARCH_SORT_MAX + 1) as { n: number }).n > SEARCH_SORT_MAX;
+    const shown = rows.slice(0, page.limit);
+    const last = shown[shown.length - 1];
+    return { tickets: shown.map(fromRow), more, ...(more && last ? { next: { updated_at: last.updated_at, seq: last.seq } } : {}) };
   }
 
   async count(filter: TicketFilter): Promise<Count> {
@@ -425,29 +542,37 @@ export class SqliteTicketStore implements TicketStore {
       const row = this.stmts.counted.get(dim ?? '', dim === undefined ? '' : filter[dim]) as { n: number } | undefined;
       return { n: row?.n ?? 0, capped: false };
     }
-    const { from, where, params } = this.filterSql(filter);
-    const cap = q !== undefined ? SEARCH_COUNT_MAX : undefined;
-    const inner = `SELECT 1 FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''}${cap !== undefined ? ` LIMIT ${cap + 1}` : ''}`;
-    const n = (this.prepare(`SELECT count(*) AS n FROM (${inner})`).get(...params) as { n: number }).n;
-    return cap !== undefined && n > cap ? { n: cap, capped: true } : { n, capped: false };
+    let n: number;
+    if (q !== undefined && eq.length === 0) {
+      // A search alone is counted in FTS5, without reading a ticket row.
+      n = (this.stmts.searchCount.get(q, SEARCH_COUNT_MAX + 1) as { n: number }).n;
+    } else {
+      const { from, where, params } = this.filterSql(filter);
+      const cap = q !== undefined ? ` LIMIT ${SEARCH_COUNT_MAX + 1}` : '';
+      const inner = `SELECT 1 FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''}${cap}`;
+      n = (this.prepare(`SELECT count(*) AS n FROM (${inner})`).get(...params) as { n: number }).n;
+    }
+    return q !== undefined && n > SEARCH_COUNT_MAX ? { n: SEARCH_COUNT_MAX, capped: true } : { n, capped: false };
   }
 
   async update(id: string, edit: (current: Ticket) => Ticket | undefined): Promise<Ticket | undefined> {
-    const result = this.db.transaction(() => {
-      const row = this.stmts.byId.get(id) as Row | undefined;
+    const result = this.inTransaction(() => {
+      const row = this.stored(id);
       if (!row) return undefined;
-      const current = fromRow(row);
+      const current = fromRow(row.row);
       const next = edit(current);
       if (!next) return current;
-      this.stmts.upsert.run(toParams(next));
+      this.write(next, null, row);
       return next;
-    })();
+    });
     if (result) this.remember(result);
     return result;
   }
 
   async changedSince(since: string, opts: ChangesOptions): Promise<Page> {
-    const rows = (opts.notFrom !== undefined ? this.stmts.sinceNotFrom.iterate(since, opts.notFrom) : this.stmts.since.iterate(since)) as IterableIterator<Row>;
+    if (!CANONICAL_STAMP.test(since)) throw new Error('since must be a canonical RFC 3339 UTC stamp');
+    const ms = Date.parse(since);
+    const rows = (opts.notFrom !== undefined ? this.stmts.sinceNotFrom.iterate({ ms, from: opts.notFrom }) : this.stmts.since.iterate({ ms })) as IterableIterator<Row>;
     const tickets: Ticket[] = [];
     let bytes = 0;
     let full = false;
@@ -469,16 +594,16 @@ export class SqliteTicketStore implements TicketStore {
   async merge(incoming: Ticket[], combine: Combine, from?: string): Promise<MergeResult> {
     // Taken copies are dropped from the cache; a rolled-back transaction leaves it consistent.
     for (const t of incoming) this.cache.delete(t.id);
-    return this.db.transaction(() => {
+    return this.inTransaction(() => {
       const result: MergeResult = { accepted: 0, rejected: 0 };
       for (const t of incoming) {
-        const row = this.stmts.byId.get(t.id) as Row | undefined;
-        const outcome = combine(t, row ? fromRow(row) : undefined);
+        const stored = this.stored(t.id);
+        const outcome = combine(t, stored ? fromRow(stored.row) : undefined);
         if (outcome.kind === 'same') result.accepted++;
         else if (outcome.kind === 'keep') result.rejected++;
         else {
           try {
-            this.stmts.upsert.run(toParams(outcome.ticket, outcome.asSent ? (from ?? null) : null));
+            this.write(outcome.ticket, outcome.asSent ? (from ?? null) : null, stored);
             result.accepted++;
           } catch {
             result.rejected++;
@@ -486,11 +611,12 @@ export class SqliteTicketStore implements TicketStore {
         }
       }
       return result;
-    })();
+    });
   }
 
   async newestUpdate(atMost: string): Promise<string | undefined> {
-    return (this.stmts.newest.get(atMost) as { m: string | null }).m ?? undefined;
+    if (!CANONICAL_STAMP.test(atMost)) throw new Error('atMost must be a canonical RFC 3339 UTC stamp');
+    return (this.stmts.newest.get({ ms: Date.parse(atMost) }) as { updated_at: string } | undefined)?.updated_at;
   }
 
   async getCursor(peer: string): Promise<string | undefined> {

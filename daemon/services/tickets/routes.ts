@@ -159,8 +159,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       };
       const page = await storage(() => store.list(filter, { limit: pageLimit(q.limit, LIST_LIMIT), after }));
       const count = await storage(() => store.count(filter));
-      const last = page.tickets[page.tickets.length - 1];
-      return { data: page.tickets, count: count.n, ...(count.capped ? { count_capped: true } : {}), next_cursor: page.more && last ? encodeCursor(last) : null };
+      return { data: page.tickets, count: count.n, ...(count.capped ? { count_capped: true } : {}), next_cursor: page.next ? encodeCursor(page.next) : null };
     },
   );
 

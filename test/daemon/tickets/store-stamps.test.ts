@@ -57,8 +57,15 @@ describe('ticket store stamps', () => {
     // What the earlier version left: its schema version, an edit stamped past year 9999.
     const raw = new Database(f);
     raw.prepare("UPDATE schema_migrations SET version = 1 WHERE component = 'tickets'").run();
-    raw.exec(`DROP INDEX tickets_updated; DROP INDEX tickets_status_updated; DROP INDEX tickets_source_updated;
+    raw.exec(`DROP INDEX tickets_status; DROP INDEX tickets_source;
       CREATE INDEX tickets_updated_at ON tickets(updated_at);
+      CREATE TRIGGER tickets_ai AFTER INSERT ON tickets BEGIN
+        INSERT INTO tickets_fts(rowid, title, description) VALUES (new.rowid, new.title, new.description);
+      END;
+      CREATE TRIGGER tickets_au AFTER UPDATE OF title, description ON tickets BEGIN
+        INSERT INTO tickets_fts(tickets_fts, rowid, title, description) VALUES ('delete', old.rowid, old.title, old.description);
+        INSERT INTO tickets_fts(rowid, title, description) VALUES (new.rowid, new.title, new.description);
+      END;
       ALTER TABLE tickets DROP COLUMN field_stamps; ALTER TABLE tickets DROP COLUMN got_from; DROP TABLE ticket_counts;
       DROP TRIGGER tickets_count_ai; DROP TRIGGER tickets_count_ad; DROP TRIGGER tickets_count_au_status;
       DROP TRIGGER tickets_count_au_priority; DROP TRIGGER tickets_count_au_channel; DROP TRIGGER tickets_count_au_source;`);
@@ -81,5 +88,8 @@ describe('ticket store stamps', () => {
     ]);
     expect(await store.getCursor('http://good')).toBe('2026-01-01T00:00:00.000Z');
     expect(await store.getCursor('http://bad')).toBeUndefined();
+    // Re-keyed in newest-change order, and the rebuilt full-text index finds the repaired edit.
+    expect((await store.list({}, { limit: 10 })).tickets.map((t) => t.title)).toEqual(['poisoned', 't1']);
+    expect((await store.list({ search: 'poisoned' }, { limit: 10 })).tickets.map((t) => t.updated_at)).toEqual([repaired.updated_at]);
   });
 });

@@ -120,11 +120,13 @@ describe('GET /tickets', () => {
     expect((await node.req('GET', '/tickets?priority=meh&channel=fax')).body.count).toBe(total);
   });
 
-  it('search uses full text over title and description (all words, prefixes)', async () => {
+  it('search uses full text over title and description (all words, whole; word* a prefix)', async () => {
     const titles = async (q: string): Promise<string[]> => (await node.req('GET', `/tickets?search=${encodeURIComponent(q)}`)).body.data.map((t: { title: string }) => t.title).sort();
     expect(await titles('printer')).toEqual(['Printer on fire']);
     expect(await titles('hour')).toEqual(['VPN drops']); // description only
-    expect(await titles('batt lap')).toEqual(['Laptop battery swollen']);
+    expect(await titles('batt* lap*')).toEqual(['Laptop battery swollen']);
+    expect(await titles('battery LAPTOP')).toEqual(['Laptop battery swollen']);
+    expect(await titles('batt lap')).toEqual([]); // whole words only, unless marked with *
     expect(await titles('vpn printer')).toEqual([]);
     // FTS syntax in user input is taken literally, never a 500
     for (const q of ['"', 'a OR', 'NEAR(', '*', 'title:x', "it's"]) {
