@@ -218,10 +218,17 @@ function known(file: string): Known {
   return { deep, matches };
 }
 
-/** The searches measured: one word of each frequency, then two words together. */
+/** The searches measured: one word of each frequency, two words together, then prefixes (`word*`). */
 function searchTerms(): string[] {
-  return [...SEARCHES.map((s) => word(s.rank)), `${word(12)} ${word(300)}`];
+  return [...SEARCHES.map((s) => word(s.rank)), `${word(12)} ${word(300)}`, ...PREFIXES.map((p) => p.term)];
 }
+
+/** Prefix searches: a short and a longer prefix of the common word, a prefix of the uncommon one. */
+const PREFIXES = [
+  { label: 'prefix of the common word', term: `${word(12).slice(0, 3)}*` },
+  { label: 'longer prefix', term: `${word(12).slice(0, 4)}*` },
+  { label: 'prefix of the uncommon word', term: `${word(300).slice(0, 4)}*` },
+];
 
 /** `count` of a list answer as the API gives it, marked when capped. */
 function apiCount(body: string): string {
@@ -268,12 +275,17 @@ async function listPages(base: string, deep: string[]): Promise<void> {
 }
 
 async function searches(base: string, matches: Map<string, number>): Promise<void> {
-  console.log(`\n-- search, one connection, sequential (prefix match over title and description; first page) --`);
-  const labels = [...SEARCHES.map((s) => s.label), 'two words'];
+  console.log(`\n-- search, one connection, sequential (whole words over title and description, word* a prefix; first page) --`);
+  const labels = [...SEARCHES.map((s) => s.label), 'two words', ...PREFIXES.map((p) => p.label)];
   for (const [i, term] of searchTerms().entries()) {
     const r = await sequential(base, [`/tickets?search=${encodeURIComponent(term)}`], 300);
     const m = matches.get(term)!;
     latencyRow(`search=${term} (${labels[i]})`, r, `matches ${m} (${((100 * m) / N).toFixed(2)} %), count ${apiCount(r.body)}`);
+  }
+  for (const term of [word(0), word(12)]) {
+    const q = `search=${encodeURIComponent(term)}`;
+    const paths = await walk(base, q, []);
+    latencyRow(`deeper pages, search=${term}`, await sequential(base, paths, 300), `pages 2-31 via next_cursor`);
   }
 }
 
