@@ -34,55 +34,82 @@ export function expand(t: Ticket): Expanded {
   const fields = {} as Record<StampedField, FieldStamp>;
   for (const f of STAMPED_FIELDS) fields[f] = fs?.[f] ?? base;
   const tags = new Map<string, TagStamp>();
-  for (const [tag, st] of Object.entries(fs?.tags ?? {})) tags.set(tag, st);
+  const entries = fs?.tags;
+  if (entries) for (const [tag, st] of Object.entries(entries)) tags.set(tag, st);
   // The tags array is authoritative about presence: an entry that disagrees keeps its stamp.
   for (const tag of t.tags) {
     const st = tags.get(tag);
     tags.set(tag, st ? [st[0], st[1], true] : [base[0], base[1], true]);
   }
-  for (const [tag, st] of tags) if (st[2] && !t.tags.includes(tag)) tags.set(tag, [st[0], st[1], false]);
+  // Without tag entries every tag came from the array just read, so none can be absent from it.
+  if (entries) for (const [tag, st] of tags) if (st[2] && !t.tags.includes(tag)) tags.set(tag, [st[0], st[1], false]);
   return { base, fields, tags };
 }
 
-function maxStamp(stamps: Iterable<FieldStamp | TagStamp>): FieldStamp {
-  let best: FieldStamp | undefined;
-  for (const s of stamps) if (best === undefined || compareFieldStamps(s, best) > 0) best = [s[0], s[1]];
-  return best!;
-}
-
-/** Tags in a fixed order (add stamp, then name), so that equal sets print alike on every node. */
-function orderedTags(tags: Map<string, TagStamp>): string[] {
-  return [...tags.entries()]
-    .filter(([, st]) => st[2])
-    .sort(([a, x], [b, y]) => compareFieldStamps(x, y) || (a < b ? -1 : a > b ? 1 : 0))
-    .map(([tag]) => tag);
+/** Whether stamp `s` orders after `[at, by]` (as compareFieldStamps). */
+function after(s: FieldStamp | TagStamp, at: string, by: string): boolean {
+  return s[0] !== at ? s[0] > at : s[1] > by;
 }
 
 /**
- * Writes `values` and their expanded stamps back as a Ticket: fields stamped with `base` are
- * left out of `field_stamps`, `updated_at`/`updated_by` become the latest stamp of all.
+ * The tag entries kept: all of them up to MAX_TAG_ENTRIES, else without the oldest removals
+ * (a copy older than all of them could bring such a tag back; present tags are never dropped).
  */
-function compact(template: Ticket, values: Pick<Ticket, StampedField>, e: Expanded): Ticket {
-  const fs: FieldStamps = { base: e.base };
-  const same = (s: FieldStamp | TagStamp): boolean => s[0] === e.base[0] && s[1] === e.base[1];
-  for (const f of STAMPED_FIELDS) if (!same(e.fields[f])) fs[f] = e.fields[f];
-  let entries = [...e.tags.entries()];
-  if (entries.length > MAX_TAG_ENTRIES) {
-    const removals = entries.filter(([, st]) => !st[2]).sort(([, x], [, y]) => compareFieldStamps(x, y));
-    const drop = new Set(removals.slice(0, entries.length - MAX_TAG_ENTRIES).map(([tag]) => tag));
-    entries = entries.filter(([tag]) => !drop.has(tag));
-  }
-  const kept = new Map(entries);
-  const tagStamps: Record<string, TagStamp> = {};
-  for (const [tag, st] of [...kept.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) if (!(st[2] && same(st))) tagStamps[tag] = st;
-  if (Object.keys(tagStamps).length > 0) fs.tags = tagStamps;
-  const newest = maxStamp([e.base, ...Object.values(e.fields), ...kept.values()]);
-  return { ...template, ...values, tags: orderedTags(kept), updated_at: newest[0], updated_by: newest[1], field_stamps: fs };
+function keptTags(tags: Map<string, TagStamp>): Map<string, TagStamp> {
+  if (tags.size <= MAX_TAG_ENTRIES) return tags;
+  const entries = [...tags.entries()];
+  const removals = entries.filter(([, st]) => !st[2]).sort(([, x], [, y]) => compareFieldStamps(x, y));
+  const drop = new Set(removals.slice(0, entries.length - MAX_TAG_ENTRIES).map(([tag]) => tag));
+  return new Map(entries.filter(([tag]) => !drop.has(tag)));
 }
+
+/**
+ * Writes `values` (undefined: the template's own) and their expanded stamps back as a Ticket:
+ * fields stamped with `base` are left out of `field_stamps`, `updated_at`/`updated_by` become
+ * the latest stamp of all, tags are ordered by add stamp, then name, so that equal sets print
+ * alike on every node. One pass over the stamps: this runs for every copy synced.
+ */
+function compact(template: Ticket, values: Pick<Ticket, StampedField> | undefined, e: Expanded): Ticket {
+  const [at, by] = e.base;
+  let newestAt = at;
+  let newestBy = by;
+  const fs: FieldStamps = { base: e.base };
+  for (const f of STAMPED_FIELDS) {
+    const s = e.fields[f];
+    if (s[0] !== at || s[1] !== by) fs[f] = s;
+    if (after(s, newestAt, newestBy)) [newestAt, newestBy] = s;
+  }
+  const kept = keptTags(e.tags);
+  // Default sort order is UTF-16 code unit order, as `<` on strings.
+  const names = [...kept.keys()].sort();
+  const present: string[] = [];
+  let tagStamps: Record<string, TagStamp> | undefined;
+  for (const tag of names) {
+    const st = kept.get(tag)!;
+    if (st[2]) present.push(tag);
+    if (!(st[2] && st[0] === at && st[1] === by)) (tagStamps ??= {})[tag] = st;
+    if (after(st, newestAt, newestBy)) [newestAt, newestBy] = st;
+  }
+  if (tagStamps !== undefined) fs.tags = tagStamps;
+  // `present` is in name order and the sort is stable: add stamp, then name.
+  if (present.length > 1) present.sort((a, b) => compareFieldStamps(kept.get(a)!, kept.get(b)!));
+  return { ...template, ...values, tags: present, updated_at: newestAt, updated_by: newestBy, field_stamps: fs };
+}
+
+/**
+ * Tickets `normalize` returned. Normalizing is idempotent, so such a ticket is already in its
+ * stored form, and a peer's copy (parsePeerTicket normalizes every stamped one) need not be
+ * normalized and fingerprinted again when merged: that was a quarter of a sync's JavaScript.
+ * A WeakSet rather than a property, so that nothing of it reaches JSON or the store. It relies
+ * on tickets being values: nothing here changes a ticket once built, every step makes a new one.
+ */
+const normalForms = new WeakSet<Ticket>();
 
 /** A ticket in its stored form: defaults folded, tags ordered, `updated_at` the latest stamp. */
 export function normalize(t: Ticket): Ticket {
-  return compact(t, pickValues(t), expand(t));
+  const n = compact(t, undefined, expand(t));
+  normalForms.add(n);
+  return n;
 }
 
 function pickValues(t: Ticket): Pick<Ticket, StampedField> {
@@ -134,6 +161,57 @@ export function fingerprint(t: Ticket): string {
   return JSON.stringify([t.id, t.created_at, t.updated_at, t.updated_by, pickValues(t), t.tags, t.field_stamps ?? null]);
 }
 
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Same keys in the same order (JSON writes them so), and the same stamps under them. */
+function sameFieldStamps(a: FieldStamps | undefined, b: FieldStamps | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i] as keyof FieldStamps;
+    if (k !== kb[i]) return false;
+    if (k !== 'tags') {
+      if (!sameItems(a[k]!, b[k]!)) return false;
+      continue;
+    }
+    const ta = a.tags;
+    const tb = b.tags;
+    if (typeof ta !== 'object' || typeof tb !== 'object' || ta === null || tb === null) return false;
+    const na = Object.keys(ta);
+    const nb = Object.keys(tb);
+    if (na.length !== nb.length) return false;
+    for (let j = 0; j < na.length; j++) if (na[j] !== nb[j] || !sameItems(ta[na[j]!]!, tb[nb[j]!]!)) return false;
+  }
+  return true;
+}
+
+/** The properties of a copy besides its tags and field stamps: strings, or null. */
+const SCALARS = ['updated_at', 'id', 'updated_by', 'created_at', ...STAMPED_FIELDS] as const;
+
+/**
+ * fingerprint(a) === fingerprint(b), mostly without writing either. Parts equal (===) and in
+ * the same shape print alike, and two different strings (or a string and null) never do, so
+ * either finding is certain; anything else is settled by the fingerprints.
+ */
+export function sameCopy(a: Ticket, b: Ticket): boolean {
+  for (const k of SCALARS) {
+    const x = a[k];
+    const y = b[k];
+    if (x === y) continue;
+    if ((typeof x === 'string' || x === null) && (typeof y === 'string' || y === null)) return false;
+    return fingerprint(a) === fingerprint(b);
+  }
+  return (sameItems(a.tags, b.tags) && sameFieldStamps(a.field_stamps, b.field_stamps)) || fingerprint(a) === fingerprint(b);
+}
+
 export type MergeOutcome = { kind: 'keep' } | { kind: 'same' } | { kind: 'store'; ticket: Ticket; asSent: boolean };
 
 /**
@@ -142,10 +220,14 @@ export type MergeOutcome = { kind: 'keep' } | { kind: 'same' } | { kind: 'store'
  * (`asSent` when it equals the copy, so it need not be pushed back to its sender).
  */
 export function mergeCopy(incoming: Ticket, stored: Ticket | undefined, ceilingMs?: number): MergeOutcome {
+  // A copy in stored form (every stamped copy parsePeerTicket passes) is what normalizing it
+  // gives, so it is stored as it is, and compared as it is below.
+  const normal = normalForms.has(incoming);
   if (stored === undefined) {
+    if (normal) return { kind: 'store', ticket: incoming, asSent: true };
     const ticket = normalize(incoming);
     // A peer without stamps sees only the spec's fields, and those are what it sent.
-    return { kind: 'store', ticket, asSent: incoming.field_stamps === undefined || fingerprint(ticket) === fingerprint(incoming) };
+    return { kind: 'store', ticket, asSent: incoming.field_stamps === undefined || sameCopy(ticket, incoming) };
   }
   if (incoming.field_stamps === undefined) {
     // The spec's rule for a peer without stamps: whole-ticket last-writer-wins. Tags the
@@ -160,10 +242,13 @@ export function mergeCopy(incoming: Ticket, stored: Ticket | undefined, ceilingM
     const ticket = normalize({ ...incoming, field_stamps: { base: stamp, ...(Object.keys(removed).length > 0 ? { tags: removed } : {}) } });
     return { kind: 'store', ticket, asSent: true };
   }
+  // The join is idempotent: a stored ticket equal to a copy in stored form joins to itself,
+  // whatever the ceiling (a stale stored stamp gives way to the very same incoming one). The
+  // usual case of a pull re-reading its overlap window.
+  if (normal && sameCopy(stored, incoming)) return { kind: 'same' };
   const joined = joinCopies(stored, incoming, ceilingMs);
-  const now = fingerprint(joined);
-  if (now === fingerprint(stored)) return fingerprint(normalize(incoming)) === now ? { kind: 'same' } : { kind: 'keep' };
-  return { kind: 'store', ticket: joined, asSent: now === fingerprint(incoming) };
+  if (sameCopy(joined, stored)) return sameCopy(normal ? incoming : normalize(incoming), joined) ? { kind: 'same' } : { kind: 'keep' };
+  return { kind: 'store', ticket: joined, asSent: sameCopy(joined, incoming) };
 }
 
 /**

@@ -105,8 +105,11 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
     updated_at: updated,
     updated_by: updatedBy,
   };
+  if (!stamps) return ticket;
   // A stamped copy's updated_at is its latest field stamp, whatever the peer wrote there.
-  return stamps ? normalize({ ...ticket, field_stamps: stamps }) : ticket;
+  // (Set on the fresh object rather than copied into another: this runs for every copy synced.)
+  ticket.field_stamps = stamps;
+  return normalize(ticket);
 }
 
 export interface Screened {
