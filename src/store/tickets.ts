@@ -1,6 +1,7 @@
 // TicketStore: the ticket tracker's storage — tickets with an FTS5 index over title and
 // description, the node identity, and per-peer sync cursors. Interface first, SQLite below.
 import { randomUUID } from 'node:crypto';
+import { renameSync, rmSync } from 'node:fs';
 import type { Ticket, Status, Priority, Channel, FieldStamps } from '../schemas/tickets.js';
 import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
@@ -93,6 +94,12 @@ export interface TicketStore {
   newestUpdate(atMost: string): Promise<string | undefined>;
   getCursor(peer: string): Promise<string | undefined>;
   setCursor(peer: string, cursor: string): Promise<void>;
+  /** A consistent copy of the whole database in the file `dest` (a snapshot for a new peer). */
+  backupTo(dest: string): Promise<void>;
+  /** The schema objects, to check a peer's snapshot against. */
+  schema(): SchemaObject[];
+  /** Takes a checked snapshot file as the database, only while no ticket is stored; false otherwise. */
+  adopt(snapshot: string): boolean;
   close(): Promise<void>;
 }
 
@@ -107,13 +114,16 @@ const STAMP_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][
  * integers first: better-sqlite3 binds a JavaScript number as a REAL, and REAL arithmetic
  * rounds a key to a multiple of 8, even into the next millisecond.
  */
-const ORDER_KEY = 32768;
+export const ORDER_KEY = 32768;
 
 /** The columns whose values ticket_counts counts (besides the total, dim ''). */
 const COUNTED = ['status', 'priority', 'channel', 'source'] as const;
+/** Fills an empty ticket_counts from the rows (migration 4, and a snapshot being adopted). */
+export const COUNTS_FILL = `   INSERT INTO ticket_counts SELECT '', '', count(*) FROM tickets;
+${COUNTED.map((d) => `   INSERT INTO ticket_counts SELECT '${d}', ${d}, count(*) FROM tickets GROUP BY ${d};`).join('\n')}`;
+
 const COUNTS_MIGRATION = `CREATE TABLE ticket_counts (dim TEXT NOT NULL, value TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (dim, value)) WITHOUT ROWID;
-   INSERT INTO ticket_counts SELECT '', '', count(*) FROM tickets;
-${COUNTED.map((d) => `   INSERT INTO ticket_counts SELECT '${d}', ${d}, count(*) FROM tickets GROUP BY ${d};`).join('\n')}
+${COUNTS_FILL}
    CREATE TRIGGER tickets_count_ai AFTER INSERT ON tickets BEGIN
      INSERT INTO ticket_counts VALUES ('', '', 1) ON CONFLICT DO UPDATE SET n = n + 1;
 ${COUNTED.map((d) => `     INSERT INTO ticket_counts VALUES ('${d}', new.${d}, 1) ON CONFLICT DO UPDATE SET n = n + 1;`).join('\n')}
@@ -209,7 +219,7 @@ function checkStamps(t: Ticket): void {
   if (!CANONICAL_STAMP.test(t.updated_at) || !CANONICAL_STAMP.test(t.created_at)) throw new Error(`ticket ${t.id}: stamps must be canonical RFC 3339 UTC`);
 }
 
-interface Row {
+export interface Row {
   id: string;
   title: string;
   description: string;
@@ -227,7 +237,7 @@ interface Row {
   got_from?: string | null;
 }
 
-function fromRow(r: Row): Ticket {
+export function fromRow(r: Row): Ticket {
   return {
     id: r.id,
     short_id: r.id.slice(0, 8),
@@ -247,7 +257,7 @@ function fromRow(r: Row): Ticket {
   };
 }
 
-function toParams(t: Ticket, gotFrom: string | null = null): Row {
+export function toParams(t: Ticket, gotFrom: string | null = null): Row {
   checkStamps(t);
   return {
     id: t.id,
@@ -293,7 +303,7 @@ function seqStart(id: string): number {
 }
 
 const CACHE_SIZE = 10_000;
-const COLUMNS = 'id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by, field_stamps';
+export const COLUMNS = 'id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by, field_stamps';
 const PARAMS = COLUMNS.split(', ').map((c) => `@${c}`).join(', ');
 /** The order key of a statement's @ms and @seq (see ORDER_KEY). */
 const KEY = `CAST(@ms AS INTEGER) * ${ORDER_KEY} + CAST(@seq AS INTEGER)`;
@@ -320,23 +330,9 @@ interface Stored {
   seq: number;
 }
 
-export class SqliteTicketStore implements TicketStore {
-  private readonly db: Db;
-  private readonly stmts;
-  private readonly node: string;
-  private pending: { ticket: Ticket; resolve: (t: Ticket) => void; reject: (e: Error) => void }[] = [];
-  /**
-   * Recently read or written tickets by full id. Every write goes through this object (one
-   * process owns the database), so the cache is updated in the same step as the row.
-   */
-  private readonly cache = new Map<string, Ticket>();
-  private readonly ftsQueue: FtsOp[] = [];
-
-  constructor(file: string) {
-    this.db = openDatabase(file);
-    migrate(this.db, 'tickets', MIGRATIONS);
-    const db = this.db;
-    this.stmts = {
+/** Every fixed statement of the store, prepared on `db`. */
+function statements(db: Db) {
+  return {
       insert: db.prepare(`INSERT INTO tickets (rowid, ${COLUMNS}, got_from) VALUES (${KEY}, ${PARAMS}, @got_from)`),
       update: db.prepare(`UPDATE tickets SET rowid = ${KEY}, title = @title, description = @description, status = @status, priority = @priority,
         channel = @channel, source = @source, requester = @requester, assignee = @assignee, tags = @tags, created_at = @created_at,
@@ -357,9 +353,71 @@ export class SqliteTicketStore implements TicketStore {
       setNode: db.prepare("INSERT OR IGNORE INTO node (key, value) VALUES ('node_id', ?)"),
       getCursor: db.prepare('SELECT cursor FROM peer_cursors WHERE peer = ?'),
       setCursor: db.prepare('INSERT INTO peer_cursors (peer, cursor) VALUES (?, ?) ON CONFLICT(peer) DO UPDATE SET cursor = excluded.cursor'),
-    };
+  };
+}
+
+export interface SchemaObject {
+  type: string;
+  name: string;
+  tbl_name: string;
+  sql: string | null;
+}
+
+/** A database's schema objects in a fixed order. */
+export function schemaOf(db: Db): SchemaObject[] {
+  return db.prepare('SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name').all() as SchemaObject[];
+}
+
+export class SqliteTicketStore implements TicketStore {
+  private db: Db;
+  private stmts: ReturnType<typeof statements>;
+  private readonly node: string;
+  private pending: { ticket: Ticket; resolve: (t: Ticket) => void; reject: (e: Error) => void }[] = [];
+  /**
+   * Recently read or written tickets by full id. Every write goes through this object (one
+   * process owns the database), so the cache is updated in the same step as the row.
+   */
+  private readonly cache = new Map<string, Ticket>();
+  private readonly ftsQueue: FtsOp[] = [];
+
+  constructor(private readonly file: string) {
+    this.db = openDatabase(file);
+    migrate(this.db, 'tickets', MIGRATIONS);
+    this.stmts = statements(this.db);
     this.stmts.setNode.run(randomUUID());
     this.node = (this.stmts.getNode.get() as { value: string }).value;
+  }
+
+  /**
+   * A consistent copy of the whole database in `dest`, through SQLite's online backup (pages
+   * copied a batch at a time, so requests keep being served meanwhile).
+   */
+  async backupTo(dest: string): Promise<void> {
+    await this.db.backup(dest);
+  }
+
+  /** The schema objects (sqlite_master), to compare a snapshot's with. */
+  schema(): SchemaObject[] {
+    return schemaOf(this.db);
+  }
+
+  /**
+   * Replaces this store's database by `snapshot` (checked and prepared by ticket-snapshot.ts),
+   * only while this store holds no ticket and has none pending: the check and the swap run in
+   * one synchronous step, so no write can fall between them. False, and nothing changed, when
+   * the store is not empty.
+   */
+  adopt(snapshot: string): boolean {
+    if (this.pending.length > 0 || this.db.prepare('SELECT 1 FROM tickets LIMIT 1').get() !== undefined) return false;
+    this.db.close();
+    for (const suffix of ['-wal', '-shm']) rmSync(this.file + suffix, { force: true });
+    renameSync(snapshot, this.file);
+    this.db = openDatabase(this.file);
+    migrate(this.db, 'tickets', MIGRATIONS);
+    this.stmts = statements(this.db);
+    this.prepared.clear();
+    this.cache.clear();
+    return true;
   }
 
   /** The stored row of `id` and its seq, read inside the caller's transaction. */

@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import type { ServiceModule, ServiceRuntime } from '../../service.js';
 import { SqliteTicketStore } from '../../../src/store/tickets.js';
+import { snapshotRoute } from './snapshot-route.js';
 import { HybridClock } from './hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from './routes.js';
 import { PeerSync } from './sync.js';
@@ -60,6 +61,7 @@ const tickets: ServiceModule = {
       async register(app) {
         installTokenCheck(app, resolved.token);
         await app.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: resolved.token, clock: ctx.clock, maxSkewMs }));
+        await app.register(async (scope) => snapshotRoute(scope, { store, dataDir: options.dataDir }));
       },
       start() {
         sync.start();

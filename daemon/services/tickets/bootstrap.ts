@@ -1,0 +1,84 @@
+// An empty node's first sync with a peer: rather than pull every ticket page by page (a
+// million tickets cost minutes of row-by-row inserts and index updates), it downloads the
+// peer's snapshot (GET /sync/snapshot), checks and prepares it (src/store/ticket-snapshot.ts)
+// and adopts it as its database, then pulls what changed since the snapshot's newest stamp.
+// A peer without snapshots (404, an older mkt or a spec-only peer), a refused snapshot or a
+// node that stored a ticket meanwhile all fall back to pulling.
+import { randomUUID } from 'node:crypto';
+import { createWriteStream, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { request } from 'undici';
+import { prepareSnapshot, type PreparedSnapshot } from '../../../src/store/ticket-snapshot.js';
+import type { Ticket } from '../../../src/schemas/tickets.js';
+import type { TicketStore } from '../../../src/store/tickets.js';
+import type { HybridClock } from './hybrid-clock.js';
+import { screenPeerCopies } from './peer-ticket.js';
+import { SNAPSHOT_CONTENT_TYPE } from './snapshot-route.js';
+
+/** The largest snapshot accepted (and the disk it may take): 16 GiB. */
+export const MAX_SNAPSHOT_BYTES = 16 * 1024 ** 3;
+
+export interface BootstrapOptions {
+  store: TicketStore;
+  hlc: HybridClock;
+  peer: string;
+  token: string;
+  /** Where the download is kept until it is adopted (the data directory: same file system). */
+  dir: string;
+  nodeId: string;
+  now: number;
+  maxSkewMs: number;
+  /** Longest wait for the answer to start (the peer copies its database first), and between two chunks. */
+  timeoutMs?: number;
+}
+
+/** Refuses a body longer than announced, or than MAX_SNAPSHOT_BYTES. */
+function byteLimit(limit: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      done(seen > limit ? new Error(`the snapshot is longer than the ${limit} bytes announced`) : null, chunk);
+    },
+  });
+}
+
+/**
+ * The snapshot adopted (tickets, newest stamp), or undefined when the peer has none to give
+ * or this node is no longer empty. Throws on a failed download or a refused snapshot; the
+ * caller logs it and pulls instead.
+ */
+export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<PreparedSnapshot | undefined> {
+  const timeout = o.timeoutMs ?? 120_000;
+  const res = await request(`${o.peer.replace(/\/+$/, '')}/sync/snapshot`, {
+    method: 'GET',
+    headers: { authorization: `Bearer ${o.token}`, accept: SNAPSHOT_CONTENT_TYPE },
+    headersTimeout: timeout,
+    bodyTimeout: timeout,
+  });
+  if (res.statusCode === 404 || res.statusCode === 405) {
+    await res.body.dump();
+    return undefined;
+  }
+  const length = Number(res.headers['content-length']);
+  if (res.statusCode !== 200 || res.headers['content-type'] !== SNAPSHOT_CONTENT_TYPE || !Number.isSafeInteger(length) || length > MAX_SNAPSHOT_BYTES) {
+    await res.body.dump();
+    throw new Error(`the peer's snapshot answer was unusable (HTTP ${res.statusCode}, ${String(res.headers['content-type'])}, ${String(res.headers['content-length'])} bytes)`);
+  }
+  const file = join(o.dir, `snapshot-in-${randomUUID()}.db`);
+  try {
+    await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }));
+    const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).copies[0];
+    const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen });
+    if (!o.store.adopt(file)) return undefined;
+    if (prepared.newest !== undefined) {
+      o.hlc.observe(prepared.newest);
+      await o.store.setCursor(o.peer, prepared.newest);
+    }
+    return prepared;
+  } finally {
+    for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
+  }
+}

@@ -1,0 +1,48 @@
+// GET /sync/snapshot: this node's whole ticket database as one SQLite file, for a new, empty
+// peer to start from instead of pulling a million tickets page by page (Raft's InstallSnapshot
+// and pg_basebackup play the same part). The copy is made by SQLite's online backup into the
+// data directory, streamed, and removed; one snapshot at a time, since each costs a copy of
+// the database on disk. The receiver checks everything in it (src/store/ticket-snapshot.ts).
+import type { FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TicketStore } from '../../../src/store/tickets.js';
+import { HttpError } from '../../plugins/errors.js';
+
+export const SNAPSHOT_CONTENT_TYPE = 'application/vnd.sqlite3';
+const PREFIX = 'snapshot-';
+
+export function snapshotRoute(app: FastifyInstance, deps: { store: TicketStore; dataDir: string }): void {
+  // Copies left by a stop in the middle of a send.
+  for (const f of readdirSync(deps.dataDir)) if (f.startsWith(PREFIX) && f.endsWith('.db')) rmSync(join(deps.dataDir, f), { force: true });
+  let sending = false;
+
+  app.get(
+    '/sync/snapshot',
+    { schema: { operationId: 'syncSnapshot', summary: 'The whole ticket database as an SQLite file, for an empty peer to start from' } },
+    async (req, reply) => {
+      if (sending) {
+        reply.header('retry-after', '30');
+        throw new HttpError(503, 'a snapshot is being sent to another peer; retry later');
+      }
+      sending = true;
+      const file = join(deps.dataDir, `${PREFIX}${randomUUID()}.db`);
+      const done = (): void => {
+        rmSync(file, { force: true });
+        sending = false;
+      };
+      try {
+        await deps.store.backupTo(file);
+        chmodSync(file, 0o600);
+      } catch (err) {
+        done();
+        throw new HttpError(500, `storage failure: ${(err as Error).message}`);
+      }
+      const stream = createReadStream(file);
+      stream.once('close', done);
+      req.log.info({ bytes: statSync(file).size }, 'sending a snapshot');
+      return reply.header('content-type', SNAPSHOT_CONTENT_TYPE).header('content-length', String(statSync(file).size)).send(stream);
+    },
+  );
+}

@@ -1,0 +1,134 @@
+// Snapshots between ticket stores: a backup checked and prepared (src/store/ticket-snapshot.ts)
+// and adopted by an empty store holds the same tickets, searchable, under this node's id; a
+// forged or damaged file is refused with its reason, and a store holding a ticket adopts none.
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { SqliteTicketStore, type ListPosition } from '../../../src/store/tickets.js';
+import { prepareSnapshot, SnapshotRefused } from '../../../src/store/ticket-snapshot.js';
+import { screenPeerCopies } from '../../../daemon/services/tickets/peer-ticket.js';
+import type { Ticket } from '../../../src/schemas/tickets.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const NOW = Date.parse('2026-06-01T00:00:00.000Z');
+const SKEW = 60_000;
+const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], NOW, SKEW).copies[0];
+
+function ticket(i: number, stamp: string, fields: Partial<Ticket> = {}): Ticket {
+  const id = `f0000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
+  return { id, short_id: id.slice(0, 8), title: `printer ${i % 2 ? 'jam' : 'fire'} n${i}`, description: 'on floor two', status: i % 3 ? 'open' : 'pending', priority: 'normal', channel: 'api', source: 'web', requester: null, assignee: null, tags: i % 4 ? ['hw'] : [], created_at: stamp, updated_at: stamp, updated_by: 'node-a', field_stamps: { base: [stamp, 'node-a'] }, ...fields };
+}
+
+const take = (t: Ticket): { kind: 'store'; ticket: Ticket; asSent: boolean } => ({ kind: 'store', ticket: t, asSent: false });
+
+function dir(): string {
+  const d = tempDir();
+  cleanups.push(() => d.remove());
+  return d.path;
+}
+
+function store(file: string): SqliteTicketStore {
+  const s = new SqliteTicketStore(file);
+  cleanups.push(() => s.close());
+  return s;
+}
+
+async function all(s: SqliteTicketStore, search?: string): Promise<Ticket[]> {
+  const out: Ticket[] = [];
+  let after: ListPosition | undefined;
+  for (;;) {
+    const page = await s.list(search ? { search } : {}, { limit: 40, after });
+    out.push(...page.tickets);
+    if (!page.more) return out;
+    after = page.next;
+  }
+}
+
+/** A source store with 250 tickets (some sharing a stamp, some edited) and its backup file. */
+async function source(d: string): Promise<{ src: SqliteTicketStore; snap: string }> {
+  const src = store(join(d, 'source.db'));
+  await src.merge(Array.from({ length: 250 }, (_, i) => ticket(i, new Date(Date.UTC(2026, 0, 1) + Math.floor(i / 3) * 1000).toISOString())), take);
+  await src.update(ticket(7, '').id, (t) => ({ ...t, title: 'renamed scanner', updated_at: '2026-02-01T00:00:00.000Z', field_stamps: { base: ['2026-02-01T00:00:00.000Z', 'node-a'] } }));
+  await src.setCursor('http://elsewhere', '2026-01-01T00:00:00.000Z');
+  const snap = join(d, 'snap.db');
+  await src.backupTo(snap);
+  return { src, snap };
+}
+
+describe('ticket snapshots', () => {
+  it('an empty store adopts a checked snapshot: same tickets in the same order, searchable, counted, under its own node id', async () => {
+    const d = dir();
+    const { src, snap } = await source(d);
+    const fresh = store(join(d, 'fresh.db'));
+    const ours = await fresh.nodeId();
+    const prepared = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: ours, screen, chunk: 37 });
+    expect(prepared).toEqual({ tickets: 250, newest: '2026-02-01T00:00:00.000Z' });
+    expect(fresh.adopt(snap)).toBe(true);
+    expect(await all(fresh)).toEqual(await all(src));
+    expect((await all(fresh, 'scanner')).map((t) => t.title)).toEqual(['renamed scanner']);
+    expect((await all(fresh, 'jam')).length).toBe((await all(src, 'jam')).length);
+    expect(await fresh.count({ status: 'pending' })).toEqual(await src.count({ status: 'pending' }));
+    expect(await fresh.count({})).toEqual({ n: 250, capped: false });
+    expect(await fresh.getCursor('http://elsewhere')).toBeUndefined();
+    // The id survives a reopen: it is ours in the adopted file, not the sender's.
+    expect(await fresh.nodeId()).toBe(ours);
+    const reopened = store(join(d, 'fresh.db'));
+    expect(await reopened.nodeId()).toBe(ours);
+    // Writes go on as usual.
+    await fresh.insert(ticket(999, '2026-03-01T00:00:00.000Z', { title: 'after adoption' }));
+    expect((await all(fresh, 'adoption')).length).toBe(1);
+  });
+
+  it('a store that holds a ticket adopts nothing and keeps its own', async () => {
+    const d = dir();
+    const { snap } = await source(d);
+    const busy = store(join(d, 'busy.db'));
+    await busy.insert(ticket(5000, '2026-01-05T00:00:00.000Z', { title: 'mine' }));
+    await prepareSnapshot(snap, { schema: busy.schema(), nodeId: await busy.nodeId(), screen });
+    expect(busy.adopt(snap)).toBe(false);
+    expect((await all(busy)).map((t) => t.title)).toEqual(['mine']);
+  });
+
+  const forgeries: [string, (db: Database.Database) => void, RegExp][] = [
+    ['a trigger of its own', (db) => db.exec("CREATE TRIGGER evil AFTER INSERT ON tickets BEGIN UPDATE tickets SET title = 'pwned'; END;"), /schema differs/],
+    ['a view of its own', (db) => db.exec('CREATE VIEW v AS SELECT 1'), /schema differs/],
+    ['a status no node stores', (db) => db.exec("UPDATE tickets SET status = 'hacked' WHERE rowid = (SELECT min(rowid) FROM tickets)"), /would refuse from a pull/],
+    ['tags that are not JSON', (db) => db.exec("UPDATE tickets SET tags = '[' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /not JSON/],
+    ['a stamp beyond the clock skew', (db) => db.exec("UPDATE tickets SET updated_at = '2027-01-01T00:00:00.000Z', created_at = '2027-01-01T00:00:00.000Z', field_stamps = '{\"base\":[\"2027-01-01T00:00:00.000Z\",\"node-a\"]}' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /.+/],
+    ['a row under another stamp than its own', (db) => db.exec("UPDATE tickets SET updated_at = '2026-01-01T00:00:00.000Z', field_stamps = '{\"base\":[\"2026-01-01T00:00:00.000Z\",\"node-a\"]}' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /another stamp/],
+    ['a schema version of its own', (db) => db.exec("UPDATE schema_migrations SET version = 99; CREATE TABLE extra (x)"), /schema differs/],
+  ];
+  for (const [what, forge, reason] of forgeries) {
+    it(`refuses a snapshot with ${what}`, async () => {
+      const d = dir();
+      const { snap } = await source(d);
+      const raw = new Database(snap);
+      forge(raw);
+      raw.close();
+      const fresh = store(join(d, 'fresh.db'));
+      const err = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SnapshotRefused);
+      expect((err as Error).message).toMatch(reason);
+    });
+  }
+
+  it('refuses bytes that are not a database, and a truncated one', async () => {
+    const d = dir();
+    const { snap } = await source(d);
+    const fresh = store(join(d, 'fresh.db'));
+    const expect_ = { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen };
+    const junk = join(d, 'junk.db');
+    writeFileSync(junk, 'SQLite format 3\0 but not really'.repeat(200));
+    await expect(prepareSnapshot(junk, expect_)).rejects.toBeInstanceOf(SnapshotRefused);
+    const bytes = (await import('node:fs')).readFileSync(snap);
+    const cut = join(d, 'cut.db');
+    writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
+    await expect(prepareSnapshot(cut, expect_)).rejects.toBeInstanceOf(SnapshotRefused);
+  });
+});
