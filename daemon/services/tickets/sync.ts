@@ -7,7 +7,7 @@ import { systemClock, type Clock } from '../../../src/util/clock.js';
 import { TicketsClient } from '../../../src/client/tickets.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { offerCopies } from './offer.js';
-import { PULL_LIMIT, PUSH_LIMIT } from '../../../src/schemas/tickets.js';
+import { PULL_LIMIT, PUSH_LIMIT, type PullResponse } from '../../../src/schemas/tickets.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
 
@@ -73,6 +73,31 @@ export interface PeerRound {
   pushed: number;
   ok: boolean;
   error?: string;
+}
+
+export interface PageMerge {
+  /** Copies offered to the store. */
+  pulled: number;
+  accepted: number;
+  /** Copies not stored: malformed, stamped too far ahead, or older than ours. */
+  rejected: number;
+  /** The newest stamp among the copies offered: where the cursor may move once they are stored. */
+  newest: string | undefined;
+}
+
+/**
+ * Screens one pull page and merges its copies. The newest stamp follows only copies within
+ * the skew: a refused far-future stamp must not carry the cursor past every later edit.
+ */
+export async function mergePulledPage(store: TicketStore, hlc: HybridClock, log: Pick<Logger, 'warn'>, peer: string, raws: unknown[], now: number, maxSkewMs: number, peerNode?: string): Promise<PageMerge> {
+  const screened = screenPeerCopies(raws, now, maxSkewMs);
+  logRefusals(log, peer, screened, maxSkewMs);
+  const { copies } = screened;
+  const merged = await offerCopies(store, hlc, copies, now, maxSkewMs, peerNode);
+  // Screened copies carry canonical stamps only, and those sort as text in time order.
+  let newest: string | undefined;
+  for (const t of copies) if (newest === undefined || t.updated_at > newest) newest = t.updated_at;
+  return { pulled: copies.length, accepted: merged.accepted, rejected: merged.rejected + screened.malformed + screened.tooFarAhead.length, newest };
 }
 
 function minus(stamp: string, ms: number): string {
@@ -141,32 +166,42 @@ export class PeerSync {
       }
       const since = cursor === EPOCH ? EPOCH : minus(cursor, overlap);
 
-      // Pull page after page until caught up; each page is stored, and the cursor saved,
-      // before the next is asked for, so memory stays one page and a restart resumes.
+      // Pull page after page until caught up. The next page is asked for as soon as a page
+      // says more follow, so the peer reads and sends it while this one is merged (waiting
+      // for it was a tenth of a full sync). Still, the cursor is saved only once a page is
+      // stored, so a restart resumes after the last stored page, and at most two pages are
+      // held: the one merging and the one arriving.
       let peerNode: string | undefined;
-      for (let from = since; !this.stopped; ) {
-        const page = await client.pull(from, this.opts.pullLimit ?? PULL_LIMIT.max);
-        if (!Array.isArray(page.tickets)) throw new Error('the peer answered a pull without a tickets array');
-        peerNode = typeof page.node_id === 'string' && page.node_id.length <= 100 ? page.node_id : undefined;
-        const screened = screenPeerCopies(page.tickets, now, maxSkewMs);
-        logRefusals(logger, peer, screened, maxSkewMs);
-        const { copies } = screened;
-        const merged = await offerCopies(store, hlc, copies, now, maxSkewMs, peerNode);
-        round.pulled += copies.length;
-        round.accepted += merged.accepted;
-        round.rejected += merged.rejected + screened.malformed + screened.tooFarAhead.length;
-        // The cursor follows only copies within the skew: a refused far-future stamp must not
-        // carry it past every later edit.
-        const newest = copies.map((t) => t.updated_at).reduce<string | undefined>((a, b) => (a === undefined || compareStamps(b, a) > 0 ? b : a), undefined);
-        if (newest !== undefined && compareStamps(newest, cursor) > 0) {
-          await store.setCursor(peer, newest);
-          cursor = newest;
+      const limit = this.opts.pullLimit ?? PULL_LIMIT.max;
+      let ahead: Promise<PullResponse> | undefined = this.stopped ? undefined : client.pull(since, limit);
+      try {
+        for (let from = since; ahead !== undefined && !this.stopped; ) {
+          const page = await ahead;
+          ahead = undefined;
+          if (!Array.isArray(page.tickets)) throw new Error('the peer answered a pull without a tickets array');
+          peerNode = typeof page.node_id === 'string' && page.node_id.length <= 100 ? page.node_id : undefined;
+          // A peer that follows only the spec sends everything at once and no has_more. Pages
+          // are oldest first, so once the last stamp is past the skew all later ones are too.
+          const next = page.has_more === true ? normalizeStamp(page.next_since) : undefined;
+          if (next !== undefined && compareStamps(next, from) > 0 && aheadOf(next, now) <= maxSkewMs && !this.stopped) {
+            ahead = client.pull(next, limit);
+            // Awaited on the next turn; until then a failure must not count as unhandled.
+            ahead.catch(() => undefined);
+            from = next;
+          }
+          const merged = await mergePulledPage(store, hlc, logger, peer, page.tickets, now, maxSkewMs, peerNode);
+          round.pulled += merged.pulled;
+          round.accepted += merged.accepted;
+          round.rejected += merged.rejected;
+          if (merged.newest !== undefined && compareStamps(merged.newest, cursor) > 0) {
+            await store.setCursor(peer, merged.newest);
+            cursor = merged.newest;
+          }
         }
-        // A peer that follows only the spec sends everything at once and no has_more. Pages
-        // are oldest first, so once the last stamp is past the skew all later ones are too.
-        const next = page.has_more === true ? normalizeStamp(page.next_since) : undefined;
-        if (next === undefined || compareStamps(next, from) <= 0 || aheadOf(next, now) > maxSkewMs) break;
-        from = next;
+      } finally {
+        // A page asked for and not taken (a merge failed, or sync is stopping) is let finish,
+        // so that no request outlives the round.
+        await ahead?.catch(() => undefined);
       }
 
       // Push local changes since the cursor as it was at the start of the round, page by
