@@ -52,6 +52,7 @@ const tickets: ServiceModule = {
       intervalMs: flags.syncIntervalMs ?? (config.syncIntervalSeconds ?? 30) * 1000,
       overlapMs: flags.syncOverlapMs,
       pullLimit: flags.syncPullLimit,
+      snapshotDir: options.dataDir,
       nodeId,
     });
     return {

@@ -10,6 +10,8 @@ import { offerCopies } from './offer.js';
 import { PULL_LIMIT, PUSH_LIMIT, type PullResponse } from '../../../src/schemas/tickets.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
+import { bootstrapFromSnapshot } from './bootstrap.js';
+import type { PreparedSnapshot } from '../../../src/store/ticket-snapshot.js';
 
 export const EPOCH = '1970-01-01T00:00:00.000Z';
 /**
@@ -19,6 +21,11 @@ export const EPOCH = '1970-01-01T00:00:00.000Z';
  * a window costs only idempotent upserts.
  */
 export const DEFAULT_OVERLAP_MS = 10 * 60 * 1000;
+/**
+ * An empty node starts from a peer's snapshot when the peer holds at least this many tickets:
+ * below it, pulling (two pages) costs less than copying and checking a whole database.
+ */
+export const SNAPSHOT_MIN_TICKETS = 10_000;
 /**
  * Largest push request, in tickets and in bytes; bigger change sets go in several. Both stay
  * at half the receiver's bounds (PUSH_LIMIT): 1000 tickets with 100 kB descriptions in one
@@ -58,6 +65,11 @@ export interface SyncOptions {
   peers: string[];
   intervalMs: number;
   overlapMs?: number;
+  /**
+   * The data directory: with it, an empty node whose peer holds SNAPSHOT_MIN_TICKETS or more
+   * starts from the peer's snapshot (bootstrap.ts) instead of pulling every page.
+   */
+  snapshotDir?: string;
   /** This node's id, sent with pushes (SENDER_HEADER in src/schemas/tickets.ts). */
   nodeId?: string;
   /** Tickets asked for per pull page; default the server's maximum. */
@@ -98,6 +110,16 @@ export async function mergePulledPage(store: TicketStore, hlc: HybridClock, log:
   let newest: string | undefined;
   for (const t of copies) if (newest === undefined || t.updated_at > newest) newest = t.updated_at;
   return { pulled: copies.length, accepted: merged.accepted, rejected: merged.rejected + screened.malformed + screened.tooFarAhead.length, newest };
+}
+
+/**
+ * Lets a request just made reach its socket before a merge blocks the event loop (SQLite is
+ * synchronous): undici writes it on a later turn of the loop, two turns on a kept-alive
+ * connection as measured. A request that needs a new connection may still wait for the
+ * merge; that page is then merely not fetched ahead.
+ */
+function requestWritten(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
 function minus(stamp: string, ms: number): string {
@@ -164,6 +186,16 @@ export class PeerSync {
         logger.warn({ peer, cursor }, 'sync: the cursor for this peer lies in the future; pulling everything again');
         cursor = EPOCH;
       }
+      if (cursor === EPOCH) {
+        const boot = await this.bootstrap(client, peer, now, maxSkewMs);
+        if (boot?.newest !== undefined) {
+          cursor = boot.newest;
+          round.pulled += boot.tickets;
+          round.accepted += boot.tickets;
+        }
+      }
+      // After a snapshot, both directions resume from its newest stamp: every ticket in it
+      // came from this peer.
       const since = cursor === EPOCH ? EPOCH : minus(cursor, overlap);
 
       // Pull page after page until caught up. The next page is asked for as soon as a page
@@ -188,6 +220,7 @@ export class PeerSync {
             // Awaited on the next turn; until then a failure must not count as unhandled.
             ahead.catch(() => undefined);
             from = next;
+            await requestWritten();
           }
           const merged = await mergePulledPage(store, hlc, logger, peer, page.tickets, now, maxSkewMs, peerNode);
           round.pulled += merged.pulled;
@@ -222,6 +255,26 @@ export class PeerSync {
       logger.warn({ peer, err: round.error }, 'sync with peer failed; continuing with the others');
     }
     return round;
+  }
+
+  /**
+   * An empty node's first round with a peer holding many tickets: its snapshot, adopted. Any
+   * failure is logged and the round pulls page by page as before.
+   */
+  private async bootstrap(client: TicketsClient, peer: string, now: number, maxSkewMs: number): Promise<PreparedSnapshot | undefined> {
+    const { store, hlc, logger, snapshotDir, nodeId } = this.opts;
+    if (snapshotDir === undefined || nodeId === undefined || (await store.count({})).n > 0) return undefined;
+    try {
+      const theirs = await client.list({ limit: 1 });
+      if (!(theirs.count >= SNAPSHOT_MIN_TICKETS)) return undefined;
+      const started = Date.now();
+      const boot = await bootstrapFromSnapshot({ store, hlc, peer, token: this.opts.token, dir: snapshotDir, nodeId, now, maxSkewMs });
+      if (boot) logger.info({ peer, tickets: boot.tickets, newest: boot.newest, ms: Date.now() - started }, 'sync: started from the peer\'s snapshot');
+      return boot;
+    } catch (err) {
+      logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
+      return undefined;
+    }
   }
 
   async stop(): Promise<void> {

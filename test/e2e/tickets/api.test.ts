@@ -287,6 +287,6 @@ describe('unknown routes and the OpenAPI document', () => {
   });
   it('/openapi.json documents every route', async () => {
     const doc = (await node.req('GET', '/openapi.json')).body;
-    expect(Object.keys(doc.paths).sort()).toEqual(['/sync/node', '/sync/pull', '/sync/push', '/tickets', '/tickets/{id}']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/sync/node', '/sync/pull', '/sync/push', '/sync/snapshot', '/tickets', '/tickets/{id}']);
   });
 });

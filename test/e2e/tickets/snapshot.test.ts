@@ -1,0 +1,136 @@
+// An empty node's first sync with a peer holding many tickets, over real HTTP: it starts from
+// the peer's snapshot (GET /sync/snapshot), then syncs as usual both ways. A peer sending a
+// forged snapshot is refused and the node pulls page by page instead; a node that already
+// holds a ticket never asks for one.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { startNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
+import { waitFor } from '../../helpers/wait.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { SNAPSHOT_MIN_TICKETS } from '../../../daemon/services/tickets/sync.js';
+import { SqliteTicketStore } from '../../../src/store/tickets.js';
+import type { Ticket } from '../../../src/schemas/tickets.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function node(flags: Parameters<typeof startNode>[1] = {}): Promise<TicketNode> {
+  const dir = tempDir();
+  const n = await startNode(dir.path, { syncIntervalMs: 60_000, ...flags });
+  cleanups.push(() => dir.remove());
+  cleanups.push(() => n.stop());
+  return n;
+}
+
+const N = SNAPSHOT_MIN_TICKETS + 500;
+const BASE = Date.now() - 3_600_000;
+
+function copy(i: number): Record<string, unknown> {
+  const stamp = new Date(BASE + i * 100).toISOString();
+  return { id: `c0000000-0000-4000-8000-${String(i).padStart(12, '0')}`, title: `copy ${i} ${i % 10 === 0 ? 'printer' : 'laptop'}`, status: i % 3 ? 'open' : 'pending', priority: 'normal', channel: 'api', updated_at: stamp, created_at: stamp };
+}
+
+async function fill(n: TicketNode, count: number): Promise<void> {
+  for (let i = 0; i < count; i += 2000) {
+    const batch = Array.from({ length: Math.min(2000, count - i) }, (_, k) => copy(i + k));
+    expect((await n.req('POST', '/sync/push', batch)).body.accepted).toBe(batch.length);
+  }
+}
+
+const view = (body: { data: Ticket[] }): unknown[] => body.data.map((t) => [t.id, t.title, t.status, t.updated_at]);
+
+describe('starting from a snapshot', () => {
+  it(`an empty node whose peer holds ${N} tickets takes its snapshot, then syncs edits both ways`, async () => {
+    const a = await node();
+    await fill(a, N);
+    const edited = (await a.req('PATCH', `/tickets/${copy(5).id as string}`, { title: 'edited on a' })).body as Ticket;
+    const b = await node({ peers: [a.url], syncIntervalMs: 500 });
+    await waitFor(async () => (await b.req('GET', '/tickets?limit=1')).body.count === N, 'b holds every ticket', 30_000);
+    expect(b.logs.some((l) => l.includes("started from the peer's snapshot"))).toBe(true);
+    expect(a.logs.some((l) => l.includes('sending a snapshot'))).toBe(true);
+    // The same tickets, in the same order, searchable, and b keeps its own node id.
+    expect(view((await b.req('GET', '/tickets?limit=300')).body)).toEqual(view((await a.req('GET', '/tickets?limit=300')).body));
+    expect((await b.req('GET', '/tickets?search=printer')).body.count).toBe((await a.req('GET', '/tickets?search=printer')).body.count);
+    expect((await b.req('GET', '/tickets?status=pending')).body.count).toBe((await a.req('GET', '/tickets?status=pending')).body.count);
+    expect((await b.req('GET', `/tickets/${edited.id}`)).body.title).toBe('edited on a');
+    expect((await b.req('GET', '/sync/node')).body.node_id).not.toBe((await a.req('GET', '/sync/node')).body.node_id);
+    // Afterwards: pulls and pushes as usual.
+    const onA = (await a.req('POST', '/tickets', { title: 'made on a after the snapshot' })).body as Ticket;
+    const onB = (await b.req('POST', '/tickets', { title: 'made on b' })).body as Ticket;
+    await waitFor(async () => (await b.req('GET', `/tickets/${onA.id}`)).status === 200, 'a ticket made on a reaches b', 15_000);
+    await waitFor(async () => (await a.req('GET', `/tickets/${onB.id}`)).status === 200, 'a ticket made on b reaches a', 15_000);
+    // No snapshot file is left behind on either side.
+    for (const n of [a, b]) expect((await import('node:fs')).readdirSync(n.dataDir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
+  }, 90_000);
+
+  it('a forged snapshot (a trigger of its own) is refused; the node pulls page by page instead', async () => {
+    // The forger: a real store's file with a trigger added, served beside honest pulls.
+    const d = tempDir();
+    cleanups.push(() => d.remove());
+    const file = join(d.path, 'forged.db');
+    const store = new SqliteTicketStore(file);
+    const tickets: Ticket[] = [];
+    for (let i = 0; i < 50; i++) {
+      const c = copy(i) as unknown as Ticket;
+      tickets.push({ ...c, short_id: c.id.slice(0, 8), description: '', source: 'api', requester: null, assignee: null, tags: [], updated_by: 'forger', field_stamps: { base: [c.updated_at, 'forger'] } });
+    }
+    await store.merge(tickets, (t) => ({ kind: 'store', ticket: t, asSent: false }));
+    await store.close();
+    const raw = new Database(file);
+    raw.exec("CREATE TRIGGER evil AFTER INSERT ON tickets BEGIN UPDATE tickets SET title = 'pwned'; END; PRAGMA journal_mode = DELETE;");
+    raw.close();
+    const bytes = readFileSync(file);
+    let snapshots = 0;
+    const forger: Server = createServer((req, res) => {
+      if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end();
+      const url = new URL(req.url ?? '/', 'http://x');
+      res.setHeader('content-type', 'application/json');
+      if (url.pathname === '/tickets') return void res.end(JSON.stringify({ data: [], count: 1_000_000, next_cursor: null }));
+      if (url.pathname === '/sync/snapshot') {
+        snapshots++;
+        res.writeHead(200, { 'content-type': 'application/vnd.sqlite3', 'content-length': bytes.length });
+        return void res.end(bytes);
+      }
+      if (url.pathname === '/sync/pull') return void res.end(JSON.stringify({ tickets, count: tickets.length, node_id: 'forger', has_more: false, next_since: null }));
+      if (url.pathname === '/sync/push') return void res.end(JSON.stringify({ accepted: 0, rejected: 0 }));
+      res.writeHead(404).end(JSON.stringify({ error: 'not found' }));
+    });
+    await new Promise<void>((r) => forger.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => forger.close(() => r())));
+    const port = (forger.address() as { port: number }).port;
+
+    const b = await node({ peers: [`http://127.0.0.1:${port}`], syncIntervalMs: 500 });
+    await waitFor(async () => (await b.req('GET', '/tickets?limit=1')).body.count === 50, 'b pulled the forger\'s tickets', 15_000);
+    expect(snapshots).toBe(1);
+    expect(b.logs.some((l) => l.includes('not taken') && l.includes('schema differs'))).toBe(true);
+    const all = (await b.req('GET', '/tickets?limit=100')).body.data as Ticket[];
+    expect(all.some((t) => t.title === 'pwned')).toBe(false);
+    // It held tickets after the first round: no second snapshot is asked for.
+    await new Promise((r) => setTimeout(r, 1200));
+    expect(snapshots).toBe(1);
+    expect((await import('node:fs')).readdirSync(b.dataDir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
+  }, 60_000);
+
+  it('GET /sync/snapshot needs the token, and a second one meanwhile is 503 with Retry-After', async () => {
+    const a = await node();
+    expect((await a.req('GET', '/sync/snapshot', undefined, { authorization: 'Bearer wrong' })).status).toBe(401);
+    const res = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/vnd.sqlite3');
+    const second = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(second.status).toBe(503);
+    expect(second.headers.get('retry-after')).toBe('30');
+    expect((await second.json()) as unknown).toMatchObject({ error: expect.stringMatching(/retry later/) });
+    const body = Buffer.from(await res.arrayBuffer());
+    expect(body.subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0');
+    expect(body.length).toBe(Number(res.headers.get('content-length')));
+    const third = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(third.status).toBe(200);
+    await third.arrayBuffer();
+  });
+});
