@@ -3,9 +3,11 @@
 // stored, so a failed merge or a restart resumes after the last stored page; a pull that fails
 // while a page merges is the round's error, not an unhandled rejection; stopping lets the page
 // asked for finish and asks for no other; a peer without has_more gets one pull per round.
-// A fake peer on node:http and an in-memory store that records what happens in which order.
+// A fake peer on node:http (in a worker thread where the merge blocks this one, as SQLite
+// does) and an in-memory store that records what happens in which order.
 import { createServer, type Server } from 'node:http';
 import { Writable } from 'node:stream';
+import { Worker } from 'node:worker_threads';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../daemon/logger.js';
@@ -133,9 +135,58 @@ describe('pull pages asked for one ahead', () => {
     const store = fakeStore(pages, events, (k) => (k + 1 < pages.length ? peer.requested(k + 1) : undefined));
     const [round] = await peerSync(store, peer.url).round();
     expect(round).toMatchObject({ ok: true, pulled: 12, accepted: 12, rejected: 0 });
-    const order = events.filter((e) => !e.startsWith('answered'));
-    expect(order).toEqual(['request 0', 'merge 0', 'request 1', 'merged 0', 'cursor 0', 'merge 1', 'request 2', 'merged 1', 'cursor 1', 'merge 2', 'request 3', 'merged 2', 'cursor 2', 'merge 3', 'merged 3', 'cursor 3']);
+    const at = (e: string): number => {
+      const i = events.indexOf(e);
+      if (i < 0) throw new Error(`no '${e}' in ${events.join(', ')}`);
+      return i;
+    };
+    for (let k = 0; k < pages.length; k++) {
+      // Page k's cursor is saved after its merge and before the next merge begins.
+      expect(at(`cursor ${k}`)).toBe(at(`merged ${k}`) + 1);
+      if (k + 1 < pages.length) expect(at(`merge ${k + 1}`)).toBeGreaterThan(at(`cursor ${k}`));
+      // Asked for before page k is merged, but only once page k arrived: never two ahead.
+      if (k + 1 < pages.length) expect(at(`request ${k + 1}`)).toBeLessThan(at(`merged ${k}`));
+      if (k + 2 < pages.length) expect(at(`request ${k + 2}`)).toBeGreaterThan(at(`merged ${k}`));
+    }
+    expect(events.filter((e) => e.startsWith('request'))).toHaveLength(pages.length);
     expect(store.cursor).toBe(newestOf(pages[3]!));
+  });
+
+  it('the next page\'s request is out before a merge blocks the event loop (SQLite is synchronous)', async () => {
+    const pages = pagesOf(3);
+    // The peer runs on its own thread, so it answers while this one is blocked.
+    const worker = new Worker(
+      `const { createServer } = require('node:http');
+       const { parentPort, workerData } = require('node:worker_threads');
+       const pages = workerData;
+       const arrived = [];
+       const server = createServer((req, res) => {
+         const since = new URL(req.url, 'http://x').searchParams.get('since');
+         const k = since === '${EPOCH}' ? 0 : pages.findIndex((p, i) => i > 0 && pages[i - 1][pages[i - 1].length - 1].updated_at === since);
+         arrived[k] = Date.now();
+         const tickets = pages[k];
+         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tickets, count: tickets.length, node_id: 'peer', has_more: k < pages.length - 1, next_since: tickets[tickets.length - 1].updated_at }));
+       });
+       server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+       parentPort.on('message', () => { parentPort.postMessage(arrived); server.closeAllConnections(); server.close(); });`,
+      { eval: true, workerData: pages },
+    );
+    try {
+      const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+      const blocked: [number, number][] = [];
+      const store = fakeStore(pages, [], (k) => {
+        const start = Date.now();
+        while (Date.now() - start < 300); // a synchronous transaction
+        blocked[k] = [start, Date.now()];
+      });
+      const [round] = await peerSync(store, `http://127.0.0.1:${port}`).round();
+      expect(round).toMatchObject({ ok: true, pulled: 9 });
+      worker.postMessage('done');
+      const arrived = await new Promise<number[]>((resolve) => worker.once('message', resolve));
+      for (const k of [1, 2]) expect(arrived[k], `page ${k} asked for while page ${k - 1} merged`).toBeLessThan(blocked[k - 1]![1]);
+    } finally {
+      await worker.terminate();
+    }
   });
 
   it('a failed merge leaves the cursor after the last stored page; the page asked for ahead finishes first; the next round resumes', async () => {
