@@ -43,7 +43,15 @@ function sameJson(a: unknown, b: unknown): boolean {
   return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-/** The row's ticket if it is one this node would have stored as it stands, else a reason. */
+/** Tags are a set: a node stores them in the order they came, a pull's screening sorts them. */
+function sameSet(screened: string[], stored: unknown): boolean {
+  if (!Array.isArray(stored)) return false;
+  const a = new Set(screened);
+  const b = new Set(stored as unknown[]);
+  return a.size === b.size && [...b].every((t) => typeof t === 'string' && a.has(t));
+}
+
+/** Whether the row is a ticket this node would store as it stands; else the reason it is not. */
 function checkRow(r: Row & { ms: number; got_from: string | null }, screen: SnapshotExpectations['screen']): string | undefined {
   let t: Ticket;
   try {
@@ -59,7 +67,7 @@ function checkRow(r: Row & { ms: number; got_from: string | null }, screen: Snap
   for (const [k, v] of Object.entries(as)) {
     if (k === 'got_from') continue;
     const stored = (r as unknown as Record<string, unknown>)[k];
-    const same = k === 'tags' || k === 'field_stamps' ? sameJson(JSON.parse(v as string), JSON.parse(stored as string)) : v === stored;
+    const same = k === 'tags' ? sameSet(JSON.parse(v as string) as string[], JSON.parse(stored as string) as unknown) : k === 'field_stamps' ? sameJson(JSON.parse(v as string), JSON.parse(stored as string)) : v === stored;
     if (!same) return `ticket ${JSON.stringify(String(r.id).slice(0, 40))}, whose ${k} is not as this node would store it`;
   }
   return undefined;

@@ -22,7 +22,7 @@ const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], NOW, SKE
 
 function ticket(i: number, stamp: string, fields: Partial<Ticket> = {}): Ticket {
   const id = `f0000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
-  return { id, short_id: id.slice(0, 8), title: `printer ${i % 2 ? 'jam' : 'fire'} n${i}`, description: 'on floor two', status: i % 3 ? 'open' : 'pending', priority: 'normal', channel: 'api', source: 'web', requester: null, assignee: null, tags: i % 4 ? ['hw'] : [], created_at: stamp, updated_at: stamp, updated_by: 'node-a', field_stamps: { base: [stamp, 'node-a'] }, ...fields };
+  return { id, short_id: id.slice(0, 8), title: `printer ${i % 2 ? 'jam' : 'fire'} n${i}`, description: 'on floor two', status: i % 3 ? 'open' : 'pending', priority: 'normal', channel: 'api', source: 'web', requester: null, assignee: null, tags: i % 4 ? ['zeta', 'hw'] : [] /* stored as given; a pull's screening sorts them */, created_at: stamp, updated_at: stamp, updated_by: 'node-a', field_stamps: { base: [stamp, 'node-a'] }, ...fields };
 }
 
 const take = (t: Ticket): { kind: 'store'; ticket: Ticket; asSent: boolean } => ({ kind: 'store', ticket: t, asSent: false });
