@@ -2,7 +2,7 @@
 // peer to start from instead of pulling a million tickets page by page (Raft's InstallSnapshot
 // and pg_basebackup play the same part). The copy is made by SQLite's online backup into the
 // data directory, streamed, and removed; one snapshot at a time, since each costs a copy of
-// the database on disk. The receiver checks everything in it (src/store/ticket-snapshot.ts).
+// the database on disk (a second request meanwhile is 429 with Retry-After). The receiver checks everything in it (src/store/ticket-snapshot.ts).
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, createReadStream, readdirSync, rmSync, statSync } from 'node:fs';
@@ -24,7 +24,7 @@ export function snapshotRoute(app: FastifyInstance, deps: { store: TicketStore; 
     async (req, reply) => {
       if (sending) {
         reply.header('retry-after', '30');
-        throw new HttpError(503, 'a snapshot is being sent to another peer; retry later');
+        throw new HttpError(429, 'a snapshot is being sent to another peer; retry later');
       }
       sending = true;
       const file = join(deps.dataDir, `${PREFIX}${randomUUID()}.db`);

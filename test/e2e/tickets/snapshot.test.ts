@@ -116,14 +116,14 @@ describe('starting from a snapshot', () => {
     expect((await import('node:fs')).readdirSync(b.dataDir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
   }, 60_000);
 
-  it('GET /sync/snapshot needs the token, and a second one meanwhile is 503 with Retry-After', async () => {
+  it('GET /sync/snapshot needs the token, and a second one meanwhile is 429 with Retry-After', async () => {
     const a = await node();
     expect((await a.req('GET', '/sync/snapshot', undefined, { authorization: 'Bearer wrong' })).status).toBe(401);
     const res = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/vnd.sqlite3');
     const second = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(second.status).toBe(503);
+    expect(second.status).toBe(429);
     expect(second.headers.get('retry-after')).toBe('30');
     expect((await second.json()) as unknown).toMatchObject({ error: expect.stringMatching(/retry later/) });
     const body = Buffer.from(await res.arrayBuffer());
