@@ -41,8 +41,9 @@ export function snapshotRoute(app: FastifyInstance, deps: { store: TicketStore; 
       }
       const stream = createReadStream(file);
       stream.once('close', done);
-      req.log.info({ bytes: statSync(file).size }, 'sending a snapshot');
-      return reply.header('content-type', SNAPSHOT_CONTENT_TYPE).header('content-length', String(statSync(file).size)).send(stream);
+      const bytes = statSync(file).size;
+      req.log.info({ bytes }, 'sending a snapshot');
+      return reply.header('content-type', SNAPSHOT_CONTENT_TYPE).header('content-length', String(bytes)).send(stream);
     },
   );
 }
