@@ -30,6 +30,11 @@ async function specPeer(tickets: Plain[]): Promise<{ url: string; pulls: string[
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ tickets: out, count: out.length, node_id: 'spec-peer' }));
       return;
     }
+    if (req.method === 'GET' && req.url?.startsWith('/tickets')) {
+      // An empty node asks how many tickets a peer holds before it pulls (snapshot or pages).
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: tickets.slice(0, 1), count: tickets.length }));
+      return;
+    }
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
