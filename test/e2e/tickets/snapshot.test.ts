@@ -129,8 +129,13 @@ describe('starting from a snapshot', () => {
     const body = Buffer.from(await res.arrayBuffer());
     expect(body.subarray(0, 16).toString('latin1')).toBe('SQLite format 3\0');
     expect(body.length).toBe(Number(res.headers.get('content-length')));
-    const third = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
-    expect(third.status).toBe(200);
+    // The next one is served once the first's file stream has closed, a moment after its last byte.
+    const third = await waitFor(async () => {
+      const r = await fetch(`${a.url}/sync/snapshot`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      if (r.status === 200) return r;
+      await r.arrayBuffer();
+      return undefined;
+    }, 'a snapshot after the first was sent', 5_000);
     await third.arrayBuffer();
   });
 });
