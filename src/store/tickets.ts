@@ -211,6 +211,8 @@ const MIGRATIONS = [
   },
 ];
 
+/** The schema version a database of this mkt is at (written into an adopted snapshot). */
+export const TICKETS_SCHEMA_VERSION = MIGRATIONS.length;
 
 /** The only stamp form stored (see `changedSince`). */
 const CANONICAL_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

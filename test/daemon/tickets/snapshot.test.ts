@@ -118,6 +118,41 @@ describe('ticket snapshots', () => {
     });
   }
 
+  it("takes none of the sender's bookkeeping: its schema version and FTS5 settings become this node's", async () => {
+    const d = dir();
+    const { snap } = await source(d);
+    const raw = new Database(snap);
+    // A version no mkt knows would stop the node at its next start; a page size of 64 bytes
+    // and no merging would make every later FTS5 write slow.
+    raw.unsafeMode(true);
+    raw.exec("UPDATE schema_migrations SET version = 99; INSERT INTO tickets_fts_config VALUES ('pgsz', 64), ('automerge', 0)");
+    raw.close();
+    const fresh = store(join(d, 'fresh.db'));
+    await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen });
+    expect(fresh.adopt(snap)).toBe(true);
+    fresh.close();
+    const file = new Database(join(d, 'fresh.db'), { readonly: true });
+    expect(file.prepare('SELECT component, version FROM schema_migrations').all()).toEqual([{ component: 'tickets', version: 5 }]);
+    expect(file.prepare('SELECT k FROM tickets_fts_config').pluck().all()).toEqual(['version']);
+    file.close();
+    const reopened = store(join(d, 'fresh.db'));
+    expect((await all(reopened, 'scanner')).map((t) => t.title)).toEqual(['renamed scanner']);
+  });
+
+  it('refuses a file whose pages are damaged', async () => {
+    const d = dir();
+    const { snap } = await source(d);
+    const bytes = (await import('node:fs')).readFileSync(snap);
+    // Garbage over the middle pages (the tickets and FTS5 b-trees), the header intact.
+    const page = 4096;
+    const mid = Math.floor(bytes.length / page / 2) * page;
+    for (let i = mid; i < mid + 4 * page && i < bytes.length; i++) bytes[i] = (i * 7919) & 0xff;
+    writeFileSync(snap, bytes);
+    const fresh = store(join(d, 'fresh.db'));
+    const err = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SnapshotRefused);
+  });
+
   it('refuses bytes that are not a database, and a truncated one', async () => {
     const d = dir();
     const { snap } = await source(d);
