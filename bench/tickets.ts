@@ -379,6 +379,7 @@ async function fullSync(source: ServerProcess, dir: string, dbBytes: number): Pr
   const started = performance.now();
   const node = await servePeer(target, source.url, PROFILE === 'target' ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [], (line) => {
     if (line.msg === 'synced with peer' && Number(line.pulled) > 0) roundDone ??= performance.now() - started;
+    if (String(line.msg).startsWith("sync: started from the peer's snapshot")) console.log(`  after ${((performance.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify({ ...line, level: undefined, time: undefined, pid: undefined, hostname: undefined })}`);
     if (Number(line.level) >= 40 && warnings++ === 0) console.log(`  the empty node warned: ${JSON.stringify(line).slice(0, 300)}`);
   });
   const listening = performance.now() - started;

@@ -50,7 +50,8 @@ function byteLimit(limit: number): Transform {
  * or this node is no longer empty. Throws on a failed download or a refused snapshot; the
  * caller logs it and pulls instead.
  */
-export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<PreparedSnapshot | undefined> {
+export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(PreparedSnapshot & { downloadMs: number }) | undefined> {
+  const started = Date.now();
   const timeout = o.timeoutMs ?? 120_000;
   const res = await request(`${o.peer.replace(/\/+$/, '')}/sync/snapshot`, {
     method: 'GET',
@@ -70,6 +71,7 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<Prepar
   const file = join(o.dir, `snapshot-in-${randomUUID()}.db`);
   try {
     await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }));
+    const downloadMs = Date.now() - started;
     const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).copies[0];
     const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen });
     if (!o.store.adopt(file)) return undefined;
@@ -77,7 +79,7 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<Prepar
       o.hlc.observe(prepared.newest);
       await o.store.setCursor(o.peer, prepared.newest);
     }
-    return prepared;
+    return { ...prepared, downloadMs };
   } finally {
     for (const suffix of ['', '-wal', '-shm', '-journal']) rmSync(file + suffix, { force: true });
   }

@@ -269,7 +269,7 @@ export class PeerSync {
       if (!(theirs.count >= SNAPSHOT_MIN_TICKETS)) return undefined;
       const started = Date.now();
       const boot = await bootstrapFromSnapshot({ store, hlc, peer, token: this.opts.token, dir: snapshotDir, nodeId, now, maxSkewMs });
-      if (boot) logger.info({ peer, tickets: boot.tickets, newest: boot.newest, ms: Date.now() - started }, 'sync: started from the peer\'s snapshot');
+      if (boot) logger.info({ peer, tickets: boot.tickets, newest: boot.newest, ms: Date.now() - started, download_ms: boot.downloadMs, screen_ms: Math.round(boot.ms.screen), check_ms: Math.round(boot.ms.check), rebuild_ms: Math.round(boot.ms.rebuild) }, 'sync: started from the peer\'s snapshot');
       return boot;
     } catch (err) {
       logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
