@@ -106,8 +106,11 @@ export class HttpClient {
       return { status: res.statusCode, headers: res.headers, body: parsed as T };
     } catch (err) {
       const e = err as { name?: string; code?: string; message?: string };
-      if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_CONNECT_TIMEOUT' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
-        throw new NetworkError(`timed out talking to ${this.baseUrl}`, err);
+      // Which limit ran out tells an operator where to look: a host that drops packets
+      // (firewall, wrong address) or a server that accepted and hangs.
+      if (e.code === 'UND_ERR_CONNECT_TIMEOUT') throw new NetworkError(`timed out connecting to ${this.baseUrl} (connect timeout, ${(this.opts.connectTimeoutMs ?? 5_000) / 1000} s)`, err);
+      if (e.name === 'TimeoutError' || e.name === 'AbortError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+        throw new NetworkError(`timed out talking to ${this.baseUrl} (no complete answer within ${timeoutMs / 1000} s)`, err);
       }
       throw new NetworkError(`cannot reach ${this.baseUrl}: ${e.code ?? e.message ?? String(err)}`, err);
     }

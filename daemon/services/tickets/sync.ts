@@ -26,6 +26,10 @@ export const DEFAULT_OVERLAP_MS = 10 * 60 * 1000;
  * below it, pulling (two pages) costs less than copying and checking a whole database.
  */
 export const SNAPSHOT_MIN_TICKETS = 10_000;
+/** Spec, peer synchronization: an outbound request to a peer is given up after 10 s in all... */
+export const PEER_TIMEOUT_MS = 10_000;
+/** ...and after 5 s when its connection is not even established (a host that drops packets). */
+export const PEER_CONNECT_TIMEOUT_MS = 5_000;
 /**
  * Largest push request, in tickets and in bytes; bigger change sets go in several. Both stay
  * at half the receiver's bounds (PUSH_LIMIT): 1000 tickets with 100 kB descriptions in one
@@ -142,7 +146,8 @@ export class PeerSync {
   }
 
   start(): void {
-    if (this.peers.length === 0 && this.opts.peers.length === 0) this.opts.logger.info('no peers configured; sync idle');
+    if (this.peers.length === 0) this.opts.logger.info('no peers configured; sync idle');
+    else this.opts.logger.info({ peers: this.peers, interval_s: this.opts.intervalMs / 1000 }, 'syncing with peers');
     this.schedule(0);
   }
 
@@ -174,7 +179,7 @@ export class PeerSync {
   private async syncPeer(peer: string): Promise<PeerRound> {
     const { store, hlc, logger, clock = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS } = this.opts;
     const overlap = this.opts.overlapMs ?? DEFAULT_OVERLAP_MS;
-    const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: 10_000, connectTimeoutMs: 5_000 });
+    const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: PEER_TIMEOUT_MS, connectTimeoutMs: PEER_CONNECT_TIMEOUT_MS });
     const round: PeerRound = { peer, pulled: 0, accepted: 0, rejected: 0, pushed: 0, ok: false };
     try {
       const now = clock.now();
