@@ -203,7 +203,7 @@ export async function prepareSnapshot(file: string, expect: SnapshotExpectations
       jobs.push(check);
       let t = performance.now();
       const found = await check.done.catch((err: unknown) => {
-        throw refusal('the snapshot is not an SQLite database', err);
+        throw refusal('the snapshot is damaged', err);
       });
       const verdict = (found.rows[0] ?? []).map((r) => String(r[0]));
       if (verdict.length !== 1 || verdict[0] !== 'ok') throw new SnapshotRefused(`the snapshot is damaged: ${verdict.join('; ').slice(0, 200)}`);
