@@ -62,7 +62,7 @@ Examples:
     .addOption(new Option('--priority <priority>', PRIORITY))
     .addOption(new Option('--channel <channel>', CHANNEL))
     .option('--source <source>', 'only tickets from this source')
-    .option('--search <words>', 'whole words that must all appear in the title or description (word* for a prefix)')
+    .option('--search <words>', 'whole words that must all appear in the title or description (word* for a prefix of 3 or more characters)')
     .option('--limit <n>', `tickets per page, 1 to ${LIST_LIMIT.max} (server default: ${LIST_LIMIT.default})`)
     .option('--cursor <cursor>', 'start after the page whose next_cursor this is')
     .option('--all', 'print every page, following next_cursor to the end')

@@ -280,20 +280,52 @@ export function toParams(t: Ticket, gotFrom: string | null = null): Row {
   };
 }
 
-/**
- * Turns user words into an FTS5 query: every word must occur as a whole word, quoted literally;
- * a word ending in `*` matches as a prefix (`log*`: login, logs). Whole words are read lazily
- * from FTS5's doclists, newest first; a prefix merges the doclists of every word it covers.
- * Control characters split words as whitespace does: the tokenizer treats them as separators
- * anyway, and FTS5's query parser reads a NUL as the end of the query ("unterminated string").
- */
-export function ftsQuery(search: string): string | undefined {
-  const terms: string[] = [];
+/** The fewest characters before a prefix's `*` (MySQL's and Sphinx's minimum prefix length). */
+export const MIN_PREFIX_CHARS = 3;
+/** The most prefix words in one search. */
+export const MAX_PREFIXES = 3;
+
+/** The words of a search, each once: whole words, and prefixes (`log*`, without the star). */
+function searchWords(search: string): { word: string; prefix: boolean }[] {
+  const seen = new Set<string>();
+  const out: { word: string; prefix: boolean }[] = [];
   for (const w of search.split(/[\s\p{Cc}]+/u)) {
     const prefix = w.endsWith('*');
     const word = prefix ? w.replace(/\*+$/, '') : w;
-    if (word.length > 0) terms.push(`"${word.replace(/"/g, '""')}"${prefix ? '*' : ''}`);
+    // A word given twice adds nothing (every word must occur), only work.
+    const key = `${prefix ? '*' : ' '}${word}`;
+    if (word.length > 0 && !seen.has(key)) {
+      seen.add(key);
+      out.push({ word, prefix });
+    }
   }
+  return out;
+}
+
+/**
+ * Why a search is refused (400), or undefined. A prefix makes FTS5 merge the list of every word
+ * it covers before the first answer, on the thread that serves every request: `l*` over a
+ * million tickets took 830 ms and a search of a hundred such prefixes would hold the node for
+ * a minute. Three letters or more (`log*`: 30-60 ms), and at most three prefixes a search.
+ */
+export function searchProblem(search: string): string | undefined {
+  const prefixes = searchWords(search).filter((w) => w.prefix);
+  const short = prefixes.find((w) => [...w.word].length < MIN_PREFIX_CHARS);
+  if (short) return `a prefix needs at least ${MIN_PREFIX_CHARS} characters before its *: ${JSON.stringify(`${short.word}*`)}`;
+  if (prefixes.length > MAX_PREFIXES) return `a search may hold at most ${MAX_PREFIXES} prefixes (words ending in *), not ${prefixes.length}`;
+  return undefined;
+}
+
+/**
+ * Turns user words into an FTS5 query: every word must occur as a whole word, quoted literally;
+ * a word ending in `*` matches as a prefix (`log*`: login, logs). Whole words are read lazily
+ * from FTS5's doclists, newest first; a prefix merges the doclists of every word it covers
+ * (see searchProblem). Control characters split words as whitespace does: the tokenizer treats
+ * them as separators anyway, and FTS5's query parser reads a NUL as the end of the query
+ * ("unterminated string").
+ */
+export function ftsQuery(search: string): string | undefined {
+  const terms = searchWords(search).map((w) => `"${w.word.replace(/"/g, '""')}"${w.prefix ? '*' : ''}`);
   return terms.length > 0 ? terms.join(' ') : undefined;
 }
 

@@ -26,7 +26,7 @@ import {
   type Ticket,
   type UpdateTicket,
 } from '../../../src/schemas/tickets.js';
-import type { TicketStore } from '../../../src/store/tickets.js';
+import { searchProblem, type TicketStore } from '../../../src/store/tickets.js';
 import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
@@ -149,6 +149,8 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       const q = req.query;
       const after = q.cursor !== undefined ? decodeCursor(q.cursor) : undefined;
       if (q.cursor !== undefined && after === undefined) throw new HttpError(400, `invalid cursor: ${quoteForError(q.cursor)}; pass the next_cursor of a previous page`);
+      const refused = q.search !== undefined ? searchProblem(q.search) : undefined;
+      if (refused !== undefined) throw new HttpError(400, refused);
       // Spec: an unparseable status, priority or channel is ignored (no filter), not an error.
       const filter = {
         status: parseStatus(q.status),

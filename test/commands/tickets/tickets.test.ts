@@ -59,6 +59,10 @@ describe('mkt tickets', () => {
     expect(json.count).toBe(1);
     expect(json.data[0].id).toBe(id);
     expect(JSON.parse((await mkt(['list', '--search', 'printer', '--json'])).out).data[0].title).toBe('Printer on fire');
+    const broad = await mkt(['list', '--search', 'p*']);
+    expect(broad.code).not.toBe(0);
+    expect(broad.err.trim().split('\n')).toHaveLength(1);
+    expect(broad.err).toMatch(/at least 3 characters before its \*/);
     expect(JSON.parse((await mkt(['list', '--status', 'solved', '--json'])).out).count).toBe(0);
   });
 

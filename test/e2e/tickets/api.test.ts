@@ -128,6 +128,18 @@ describe('GET /tickets', () => {
     expect(await titles('battery LAPTOP')).toEqual(['Laptop battery swollen']);
     expect(await titles('batt lap')).toEqual([]); // whole words only, unless marked with *
     expect(await titles('vpn printer')).toEqual([]);
+    // A prefix costs a merge of every word it covers: at least 3 characters, at most 3 a search.
+    for (const [q, why] of [
+      ['l*', /at least 3 characters before its \*: "l\*"/],
+      ['ba* laptop', /at least 3 characters/],
+      ['bat* lap* swo* vpn*', /at most 3 prefixes/],
+    ] as const) {
+      const r = await node.req('GET', `/tickets?search=${encodeURIComponent(q)}`);
+      expect(r.status, q).toBe(400);
+      expect(r.body.error, q).toMatch(why);
+    }
+    // The same prefix twice is one (and so within the three).
+    expect(await titles('bat* bat* lap* lap* swo*')).toEqual(['Laptop battery swollen']);
     // FTS syntax in user input is taken literally, never a 500
     for (const q of ['"', 'a OR', 'NEAR(', '*', 'title:x', "it's"]) {
       const r = await node.req('GET', `/tickets?search=${encodeURIComponent(q)}`);
