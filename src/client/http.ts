@@ -10,6 +10,8 @@ export interface HttpClientOptions {
   /** Whole-request timeout, headers and body included. */
   timeoutMs?: number;
   headers?: Record<string, string>;
+  /** Cancels every request of this client, in flight or to come (a daemon stopping). */
+  signal?: AbortSignal;
 }
 
 export interface RequestOptions {
@@ -89,7 +91,7 @@ export class HttpClient {
         headers,
         body,
         dispatcher: agentFor(this.opts.connectTimeoutMs ?? 5_000),
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: this.opts.signal ? AbortSignal.any([AbortSignal.timeout(timeoutMs), this.opts.signal]) : AbortSignal.timeout(timeoutMs),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
@@ -106,6 +108,7 @@ export class HttpClient {
       return { status: res.statusCode, headers: res.headers, body: parsed as T };
     } catch (err) {
       const e = err as { name?: string; code?: string; message?: string };
+      if (this.opts.signal?.aborted) throw new NetworkError(`cancelled a request to ${this.baseUrl}: ${String(this.opts.signal.reason instanceof Error ? this.opts.signal.reason.message : this.opts.signal.reason)}`, err);
       // Which limit ran out tells an operator where to look: a host that drops packets
       // (firewall, wrong address) or a server that accepted and hangs.
       if (e.code === 'UND_ERR_CONNECT_TIMEOUT') throw new NetworkError(`timed out connecting to ${this.baseUrl} (connect timeout, ${(this.opts.connectTimeoutMs ?? 5_000) / 1000} s)`, err);

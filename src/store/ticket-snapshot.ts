@@ -18,6 +18,8 @@ export interface SnapshotExpectations {
   screen: (t: Ticket) => Ticket | undefined;
   /** Rows screened between two turns of the event loop. */
   chunk?: number;
+  /** Stops the work at once (the node stopping): the workers end and the call rejects. */
+  signal?: AbortSignal;
 }
 
 export interface PreparedSnapshot {
@@ -186,7 +188,15 @@ export async function prepareSnapshot(file: string, expect: SnapshotExpectations
   const jobs: RunningJob[] = [];
   const ms = { screen: 0, check: 0, rebuild: 0 };
   let failed = false;
+  // The statement a worker is in runs to its end (SQLite has no way in from another thread
+  // here), so a stop waits for it: seconds, not the minutes of the whole preparation.
+  const stop = (): void => {
+    failed = true;
+    for (const j of jobs) void j.stop();
+  };
+  expect.signal?.addEventListener('abort', stop, { once: true });
   try {
+    if (expect.signal?.aborted) throw new Error('the snapshot was not prepared: the node is stopping');
     // Nothing in the file runs before its schema is known to be ours.
     db.pragma('trusted_schema = OFF');
     let schema: SchemaObject[];
@@ -228,9 +238,12 @@ export async function prepareSnapshot(file: string, expect: SnapshotExpectations
       await Promise.allSettled([screened, rebuilt, ...jobs.map((j) => j.stop())]);
       throw err;
     });
+    // Stopped with nothing failing: the rebuild may not have run, so the file is of no use.
+    if (failed) throw new Error('the snapshot was not prepared: the node is stopping');
     db.pragma('journal_mode = DELETE');
     return { ...prepared, ms };
   } finally {
+    expect.signal?.removeEventListener('abort', stop);
     db.close();
   }
 }

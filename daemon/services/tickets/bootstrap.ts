@@ -32,6 +32,8 @@ export interface BootstrapOptions {
   maxSkewMs: number;
   /** Longest wait for the answer to start (the peer copies its database first), and between two chunks. */
   timeoutMs?: number;
+  /** Ends the download or the preparation at once (the node stopping). */
+  signal?: AbortSignal;
 }
 
 /** Refuses a body longer than announced, or than MAX_SNAPSHOT_BYTES. */
@@ -58,6 +60,7 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
     headers: { authorization: `Bearer ${o.token}`, accept: SNAPSHOT_CONTENT_TYPE },
     headersTimeout: timeout,
     bodyTimeout: timeout,
+    signal: o.signal,
   });
   if (res.statusCode === 404 || res.statusCode === 405) {
     await res.body.dump();
@@ -70,10 +73,10 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
   }
   const file = join(o.dir, `snapshot-in-${randomUUID()}.db`);
   try {
-    await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }));
+    await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }), { signal: o.signal });
     const downloadMs = Date.now() - started;
     const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).copies[0];
-    const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen });
+    const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen, signal: o.signal });
     if (!o.store.adopt(file)) return undefined;
     if (prepared.newest !== undefined) {
       o.hlc.observe(prepared.newest);

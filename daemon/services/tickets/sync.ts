@@ -135,6 +135,8 @@ export class PeerSync {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<PeerRound[]> | undefined;
   private stopped = false;
+  /** Aborted by stop(): requests to peers and a snapshot being taken end at once. */
+  private readonly halt = new AbortController();
   private peers: string[];
 
   constructor(private readonly opts: SyncOptions) {
@@ -179,7 +181,7 @@ export class PeerSync {
   private async syncPeer(peer: string): Promise<PeerRound> {
     const { store, hlc, logger, clock = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS } = this.opts;
     const overlap = this.opts.overlapMs ?? DEFAULT_OVERLAP_MS;
-    const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: PEER_TIMEOUT_MS, connectTimeoutMs: PEER_CONNECT_TIMEOUT_MS });
+    const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: PEER_TIMEOUT_MS, connectTimeoutMs: PEER_CONNECT_TIMEOUT_MS, signal: this.halt.signal });
     const round: PeerRound = { peer, pulled: 0, accepted: 0, rejected: 0, pushed: 0, ok: false };
     try {
       const now = clock.now();
@@ -257,7 +259,8 @@ export class PeerSync {
       else logger.debug({ peer }, 'synced with peer; nothing new');
     } catch (err) {
       round.error = (err as Error).message;
-      logger.warn({ peer, err: round.error }, 'sync with peer failed; continuing with the others');
+      if (this.stopped) logger.info({ peer }, 'sync with peer cut short: the node is stopping');
+      else logger.warn({ peer, err: round.error }, 'sync with peer failed; continuing with the others');
     }
     return round;
   }
@@ -273,17 +276,18 @@ export class PeerSync {
       const theirs = await client.list({ limit: 1 });
       if (!(theirs.count >= SNAPSHOT_MIN_TICKETS)) return undefined;
       const started = Date.now();
-      const boot = await bootstrapFromSnapshot({ store, hlc, peer, token: this.opts.token, dir: snapshotDir, nodeId, now, maxSkewMs });
+      const boot = await bootstrapFromSnapshot({ store, hlc, peer, token: this.opts.token, dir: snapshotDir, nodeId, now, maxSkewMs, signal: this.halt.signal });
       if (boot) logger.info({ peer, tickets: boot.tickets, newest: boot.newest, ms: Date.now() - started, download_ms: boot.downloadMs, screen_ms: Math.round(boot.ms.screen), check_ms: Math.round(boot.ms.check), rebuild_ms: Math.round(boot.ms.rebuild) }, 'sync: started from the peer\'s snapshot');
       return boot;
     } catch (err) {
-      logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
+      if (!this.stopped) logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
       return undefined;
     }
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.halt.abort(new Error('the node is stopping'));
     if (this.timer) clearTimeout(this.timer);
     await this.running?.catch(() => undefined);
   }

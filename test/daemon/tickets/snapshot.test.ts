@@ -153,6 +153,21 @@ describe('ticket snapshots', () => {
     expect(err).toBeInstanceOf(SnapshotRefused);
   });
 
+  it('a stop ends the preparation: it rejects, and the file is not adopted', async () => {
+    const d = dir();
+    const { snap } = await source(d);
+    const fresh = store(join(d, 'fresh.db'));
+    const base = { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen, chunk: 5 };
+    await expect(prepareSnapshot(snap, { ...base, signal: AbortSignal.abort() })).rejects.toThrow(/stopping/);
+    // Stopped halfway: while the rows are screened (5 a turn) and the workers run.
+    const halt = new AbortController();
+    const running = prepareSnapshot(snap, { ...base, signal: halt.signal });
+    await new Promise((r) => setImmediate(r));
+    halt.abort();
+    await expect(running).rejects.toThrow();
+    expect(await fresh.count({})).toEqual({ n: 0, capped: false });
+  });
+
   it('refuses bytes that are not a database, and a truncated one', async () => {
     const d = dir();
     const { snap } = await source(d);

@@ -117,6 +117,19 @@ describe('peer sync limits (spec: 30 s interval, 10 s total and 5 s connect time
     await waitFor(async () => line(n, /snapshot was not taken|sync with peer failed/), 'the warning', 30_000);
   }, 60_000);
 
+  it.concurrent('a node stops at once while a peer keeps it waiting (its requests are cancelled, not waited out)', async ({ onTestFinished: bin }) => {
+    const peer = await peerServer(bin, () => {
+      // Never answers.
+    });
+    const n = await node(bin, peer.url);
+    await waitFor(async () => (peer.seen.length > 0 ? true : undefined), 'the first request');
+    const t = performance.now();
+    await n.stop();
+    // Against 10 s before: the stop waited for the request's timeout.
+    expect(performance.now() - t).toBeLessThan(3_000);
+    expect(n.logs.some((l) => /sync with peer failed|snapshot was not taken/.test(l))).toBe(false);
+  }, 60_000);
+
   it.concurrent('a peer whose host never completes the handshake is given up after 5 seconds', async ({ onTestFinished: bin }) => {
     const n = await node(bin, await blackHole(bin));
     const ready = line(n, /^syncing with peers$/)!;
