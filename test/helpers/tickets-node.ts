@@ -5,6 +5,7 @@ import { startService, type RunningService } from '../../daemon/start.js';
 import { createLogger } from '../../daemon/logger.js';
 import type { Clock } from '../../src/util/clock.js';
 import type { TicketsFlags } from '../../daemon/services/tickets/index.js';
+import { tempDir } from './tmp.js';
 
 export interface TicketNode {
   url: string;
@@ -70,4 +71,16 @@ export async function startNode(dataDir: string, flags: TicketsFlags = {}, opts:
       return { status: res.status, body: parsed };
     },
   };
+}
+
+/**
+ * startNode in a new temporary data directory; `bin` takes the cleanups (the node's stop, then
+ * the directory's removal, in the order a test's cleanup stack runs them: last in, first out).
+ */
+export async function startTempNode(bin: (cleanup: () => Promise<void> | void) => void, flags: TicketsFlags = {}, opts: Parameters<typeof startNode>[2] = {}): Promise<TicketNode> {
+  const dir = tempDir();
+  bin(() => dir.remove());
+  const n = await startNode(dir.path, flags, opts);
+  bin(() => n.stop());
+  return n;
 }

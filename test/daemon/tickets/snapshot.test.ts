@@ -5,11 +5,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SqliteTicketStore, type ListPosition } from '../../../src/store/tickets.js';
+import { SqliteTicketStore } from '../../../src/store/tickets.js';
 import { prepareSnapshot, SnapshotRefused } from '../../../src/store/ticket-snapshot.js';
 import { screenPeerCopies } from '../../../daemon/services/tickets/peer-ticket.js';
 import type { Ticket } from '../../../src/schemas/tickets.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { listAll } from '../../helpers/list-all.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -39,16 +40,7 @@ function store(file: string): SqliteTicketStore {
   return s;
 }
 
-async function all(s: SqliteTicketStore, search?: string): Promise<Ticket[]> {
-  const out: Ticket[] = [];
-  let after: ListPosition | undefined;
-  for (;;) {
-    const page = await s.list(search ? { search } : {}, { limit: 40, after });
-    out.push(...page.tickets);
-    if (!page.more) return out;
-    after = page.next;
-  }
-}
+const all = (s: SqliteTicketStore, search?: string): Promise<Ticket[]> => listAll(s, search ? { search } : {});
 
 /** A source store with 250 tickets (some sharing a stamp, some edited) and its backup file. */
 async function source(d: string): Promise<{ src: SqliteTicketStore; snap: string }> {

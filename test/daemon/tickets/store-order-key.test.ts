@@ -4,9 +4,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteTicketStore, type ListPosition } from '../../../src/store/tickets.js';
+import { SqliteTicketStore } from '../../../src/store/tickets.js';
 import type { Ticket } from '../../../src/schemas/tickets.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { listAll } from '../../helpers/list-all.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -31,16 +32,7 @@ function open(): { store: SqliteTicketStore; raw: Database.Database } {
 
 const take = (t: Ticket): { kind: 'store'; ticket: Ticket; asSent: boolean } => ({ kind: 'store', ticket: t, asSent: false });
 
-async function walk(store: SqliteTicketStore, search?: string): Promise<Ticket[]> {
-  const got: Ticket[] = [];
-  let after: ListPosition | undefined;
-  for (;;) {
-    const page = await store.list(search ? { search } : {}, { limit: 97, after });
-    got.push(...page.tickets);
-    if (!page.more) return got;
-    after = page.next;
-  }
-}
+const walk = (store: SqliteTicketStore, search?: string): Promise<Ticket[]> => listAll(store, search ? { search } : {}, 97);
 
 describe('ticket order key', () => {
   it('2,000 tickets on one millisecond get distinct keys (colliding hashes take the next seq); pages and pulls hold each once', async () => {

@@ -3,22 +3,16 @@
 // splitting tickets that share one updated_at, the push bounds, and a peer that follows
 // many small pages to catch up, then pushes back only what the other side lacks.
 import { afterEach, describe, expect, it } from 'vitest';
-import { startNode, type TicketNode } from '../../helpers/tickets-node.js';
+import type { TicketsFlags } from '../../../daemon/services/tickets/index.js';
+import { startTempNode, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
-import { tempDir } from '../../helpers/tmp.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function node(flags: Parameters<typeof startNode>[1] = {}): Promise<TicketNode> {
-  const dir = tempDir();
-  const n = await startNode(dir.path, { syncIntervalMs: 60_000, ...flags });
-  cleanups.push(() => dir.remove());
-  cleanups.push(() => n.stop());
-  return n;
-}
+const node = (flags: TicketsFlags = {}): Promise<TicketNode> => startTempNode((c) => cleanups.push(c), { syncIntervalMs: 60_000, ...flags });
 
 type T = { id: string; updated_at: string; title: string; status: string };
 

@@ -8,20 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startNode, type TicketNode } from '../../helpers/tickets-node.js';
+import { startTempNode, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
-import { tempDir } from '../../helpers/tmp.js';
 
 /** Cleanup after one test: the test's own onTestFinished, as the tests run at once (it.concurrent). */
 type Bin = (c: () => Promise<void> | void) => void;
 
-async function node(bin: Bin, peer: string): Promise<TicketNode> {
-  const dir = tempDir();
-  const n = await startNode(dir.path, { peers: [peer] });
-  bin(() => dir.remove());
-  bin(() => n.stop());
-  return n;
-}
+const node = (bin: Bin, peer: string): Promise<TicketNode> => startTempNode(bin, { peers: [peer] });
 
 interface Seen {
   path: string;

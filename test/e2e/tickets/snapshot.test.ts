@@ -7,7 +7,8 @@ import { createServer, type Server } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { startNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
+import type { TicketsFlags } from '../../../daemon/services/tickets/index.js';
+import { startTempNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { SNAPSHOT_MIN_TICKETS } from '../../../daemon/services/tickets/sync.js';
@@ -19,13 +20,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function node(flags: Parameters<typeof startNode>[1] = {}): Promise<TicketNode> {
-  const dir = tempDir();
-  const n = await startNode(dir.path, { syncIntervalMs: 60_000, ...flags });
-  cleanups.push(() => dir.remove());
-  cleanups.push(() => n.stop());
-  return n;
-}
+const node = (flags: TicketsFlags = {}): Promise<TicketNode> => startTempNode((c) => cleanups.push(c), { syncIntervalMs: 60_000, ...flags });
 
 const N = SNAPSHOT_MIN_TICKETS + 500;
 const BASE = Date.now() - 3_600_000;
