@@ -59,6 +59,7 @@ function sameSet(screened: string[], stored: unknown): boolean {
 /** The columns a screened page reads, in order: the key's two parts, COLUMNS, then got_from. */
 const STORED = COLUMNS.split(', ') as (keyof Row)[];
 const FIRST = 2;
+const UPDATED_AT = FIRST + STORED.indexOf('updated_at');
 
 /** The row of a raw page as the store's Row (an object literal: cheaper than the driver's rows). */
 function rowOf(a: unknown[]): Row {
@@ -150,7 +151,7 @@ async function screenRows(db: Database.Database, expect: SnapshotExpectations, s
     tickets += rows.length;
     const last = rows[rows.length - 1];
     if (last === undefined) break;
-    newest = last[FIRST + STORED.indexOf('updated_at')] as string;
+    newest = last[UPDATED_AT] as string;
     at = { ms: last[0] as number, seq: last[1] as number };
     await yieldTurn();
   }
