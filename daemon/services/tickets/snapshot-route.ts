@@ -12,10 +12,12 @@ import { HttpError } from '../../plugins/errors.js';
 
 export const SNAPSHOT_CONTENT_TYPE = 'application/vnd.sqlite3';
 const PREFIX = 'snapshot-';
+const LEFTOVER = /^snapshot-.*\.db(-wal|-shm|-journal)?$/;
 
 export function snapshotRoute(app: FastifyInstance, deps: { store: TicketStore; dataDir: string }): void {
-  // Copies left by a stop in the middle of a send.
-  for (const f of readdirSync(deps.dataDir)) if (f.startsWith(PREFIX) && f.endsWith('.db')) rmSync(join(deps.dataDir, f), { force: true });
+  // Copies left by a kill in the middle of a send, or of a download being prepared (bootstrap.ts:
+  // `snapshot-in-*`, with the WAL and shared-memory files SQLite keeps beside it meanwhile).
+  for (const f of readdirSync(deps.dataDir)) if (LEFTOVER.test(f)) rmSync(join(deps.dataDir, f), { force: true });
   let sending = false;
 
   app.get(

@@ -4,11 +4,11 @@
 // holds a ticket never asks for one.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { TicketsFlags } from '../../../daemon/services/tickets/index.js';
-import { startTempNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
+import { startNode, startTempNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { SNAPSHOT_MIN_TICKETS } from '../../../daemon/services/tickets/sync.js';
@@ -40,6 +40,16 @@ async function fill(n: TicketNode, count: number): Promise<void> {
 const view = (body: { data: Ticket[] }): unknown[] => body.data.map((t) => [t.id, t.title, t.status, t.updated_at]);
 
 describe('starting from a snapshot', () => {
+  it('a node starts by removing the snapshot files a kill left behind, and nothing else', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const left = ['snapshot-1b2c.db', 'snapshot-in-3d4e.db', 'snapshot-in-3d4e.db-wal', 'snapshot-in-3d4e.db-shm', 'snapshot-in-5f6a.db-journal'];
+    for (const f of [...left, 'snapshot-notes.txt']) writeFileSync(join(dir.path, f), 'x');
+    const n = await startNode(dir.path, { syncIntervalMs: 60_000 });
+    cleanups.push(() => n.stop());
+    expect(readdirSync(dir.path).filter((f) => f.startsWith('snapshot-'))).toEqual(['snapshot-notes.txt']);
+  });
+
   it(`an empty node whose peer holds ${N} tickets takes its snapshot, then syncs edits both ways`, async () => {
     const a = await node();
     await fill(a, N);
