@@ -14,7 +14,23 @@ export const SNAPSHOT_CONTENT_TYPE = 'application/vnd.sqlite3';
 const PREFIX = 'snapshot-';
 const LEFTOVER = /^snapshot-.*\.db(-wal|-shm|-journal)?$/;
 
-export function snapshotRoute(app: FastifyInstance, deps: { store: TicketStore; dataDir: string }): void {
+/**
+ * The slowest a peer may read a snapshot, on average, after a minute's grace: one that trickles
+ * (or stalls behind full socket buffers) would otherwise hold the one-at-a-time lock, and the
+ * copy on disk, for as long as it likes. 1 MiB/s gives a million tickets (880 MiB) 16 minutes.
+ */
+export const SNAPSHOT_MIN_BYTES_PER_SECOND = 1024 * 1024;
+export const SNAPSHOT_GRACE_MS = 60_000;
+
+export interface SnapshotRouteDeps {
+  store: TicketStore;
+  dataDir: string;
+  /** Overrides of the read deadline (tests). */
+  minBytesPerSecond?: number;
+  graceMs?: number;
+}
+
+export function snapshotRoute(app: FastifyInstance, deps: SnapshotRouteDeps): void {
   // Copies left by a kill in the middle of a send, or of a download being prepared (bootstrap.ts:
   // `snapshot-in-*`, with the WAL and shared-memory files SQLite keeps beside it meanwhile).
   for (const f of readdirSync(deps.dataDir)) if (LEFTOVER.test(f)) rmSync(join(deps.dataDir, f), { force: true });
@@ -42,8 +58,18 @@ export function snapshotRoute(app: FastifyInstance, deps: { store: TicketStore; 
         throw new HttpError(500, `storage failure: ${(err as Error).message}`);
       }
       const stream = createReadStream(file);
-      stream.once('close', done);
       const bytes = statSync(file).size;
+      const allowedMs = (deps.graceMs ?? SNAPSHOT_GRACE_MS) + (bytes / (deps.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000;
+      const deadline = setTimeout(() => {
+        req.log.warn({ bytes, allowed_ms: Math.round(allowedMs) }, 'a snapshot was read too slowly; its connection is closed');
+        reply.raw.destroy();
+        stream.destroy();
+      }, allowedMs);
+      deadline.unref();
+      stream.once('close', () => {
+        clearTimeout(deadline);
+        done();
+      });
       req.log.info({ bytes }, 'sending a snapshot');
       return reply.header('content-type', SNAPSHOT_CONTENT_TYPE).header('content-length', String(bytes)).send(stream);
     },
