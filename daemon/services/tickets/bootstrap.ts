@@ -15,7 +15,7 @@ import type { Ticket } from '../../../src/schemas/tickets.js';
 import type { TicketStore } from '../../../src/store/tickets.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { screenPeerCopies } from './peer-ticket.js';
-import { SNAPSHOT_CONTENT_TYPE } from './snapshot-route.js';
+import { SNAPSHOT_CONTENT_TYPE, SNAPSHOT_GRACE_MS, SNAPSHOT_MIN_BYTES_PER_SECOND } from './snapshot-route.js';
 
 /** The largest snapshot accepted (and the disk it may take): 16 GiB. */
 export const MAX_SNAPSHOT_BYTES = 16 * 1024 ** 3;
@@ -34,6 +34,9 @@ export interface BootstrapOptions {
   timeoutMs?: number;
   /** Ends the download or the preparation at once (the node stopping). */
   signal?: AbortSignal;
+  /** Overrides of the download deadline, the sender's read deadline mirrored (tests). */
+  minBytesPerSecond?: number;
+  graceMs?: number;
 }
 
 /** Refuses a body longer than announced, or than MAX_SNAPSHOT_BYTES. */
@@ -73,7 +76,16 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
   }
   const file = join(o.dir, `snapshot-in-${randomUUID()}.db`);
   try {
-    await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }), { signal: o.signal });
+    // A whole deadline, not only one between chunks: a peer trickling a byte a minute would
+    // otherwise hold this node's sync round, and so its sync with every other peer, for ever.
+    const allowedMs = (o.graceMs ?? SNAPSHOT_GRACE_MS) + (length / (o.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000;
+    const deadline = AbortSignal.timeout(allowedMs);
+    try {
+      await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }), { signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline });
+    } catch (err) {
+      if (deadline.aborted) throw new Error(`the snapshot did not arrive within ${Math.round(allowedMs / 1000)} s (${length} bytes at 1 MiB/s and a minute's grace)`);
+      throw err;
+    }
     const downloadMs = Date.now() - started;
     const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).copies[0];
     const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen, signal: o.signal });

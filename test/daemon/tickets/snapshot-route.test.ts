@@ -1,13 +1,19 @@
-// GET /sync/snapshot against a peer that stops reading: the snapshot (32 MiB, more than the
-// socket buffers of 127.0.0.1 hold) is cut at its read deadline, the one-at-a-time lock and the
-// copy on disk are released, and the next peer gets its snapshot instead of 429 for ever.
+// Snapshot deadlines on both ends. The sender: a peer that stops reading a snapshot (32 MiB,
+// more than the socket buffers of 127.0.0.1 hold) is cut at its read deadline, the lock and the
+// copy on disk are released, and the next peer gets its snapshot instead of 429 for ever. The
+// receiver: a peer that trickles its snapshot is given up at the download deadline, so it
+// cannot hold the node's sync round (and its sync with every other peer).
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { get, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { snapshotRoute } from '../../../daemon/services/tickets/snapshot-route.js';
+import { createServer } from 'node:http';
+import { snapshotRoute, SNAPSHOT_CONTENT_TYPE } from '../../../daemon/services/tickets/snapshot-route.js';
+import { bootstrapFromSnapshot } from '../../../daemon/services/tickets/bootstrap.js';
+import { HybridClock } from '../../../daemon/services/tickets/hybrid-clock.js';
+import { systemClock } from '../../../src/util/clock.js';
 import { SqliteTicketStore } from '../../../src/store/tickets.js';
 import type { Ticket } from '../../../src/schemas/tickets.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -81,5 +87,44 @@ describe('GET /sync/snapshot read deadline', () => {
     const got = await fetchAll(url);
     expect(got.status).toBe(200);
     expect(got.bytes).toBeGreaterThan(30 * 1024 ** 2);
+  }, 30_000);
+});
+
+describe('the download deadline of an empty node taking a snapshot', () => {
+  it('a peer that trickles its snapshot is given up, and the partial file removed', async () => {
+    // Announces 10 MiB, then sends a byte every 100 ms: every chunk in time, the whole never.
+    const trickler = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': SNAPSHOT_CONTENT_TYPE, 'content-length': String(10 * 1024 ** 2) });
+      const tick = setInterval(() => res.write('x'), 100);
+      res.on('close', () => clearInterval(tick));
+    });
+    await new Promise<void>((r) => trickler.listen(0, '127.0.0.1', r));
+    cleanups.push(
+      () =>
+        new Promise<void>((r) => {
+          trickler.closeAllConnections();
+          trickler.close(() => r());
+        }),
+    );
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const store = new SqliteTicketStore(join(dir.path, 'tickets.db'));
+    cleanups.push(() => store.close());
+    const t = performance.now();
+    const err = await bootstrapFromSnapshot({
+      store,
+      hlc: new HybridClock(systemClock, undefined, 60_000),
+      peer: `http://127.0.0.1:${(trickler.address() as AddressInfo).port}`,
+      token: 'x',
+      dir: dir.path,
+      nodeId: await store.nodeId(),
+      now: Date.now(),
+      maxSkewMs: 60_000,
+      minBytesPerSecond: 10 * 1024 ** 2,
+      graceMs: 1_000,
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/did not arrive within 2 s/);
+    expect(performance.now() - t).toBeLessThan(10_000);
+    expect(readdirSync(dir.path).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
   }, 30_000);
 });
