@@ -78,7 +78,8 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
   try {
     // A whole deadline, not only one between chunks: a peer trickling a byte a minute would
     // otherwise hold this node's sync round, and so its sync with every other peer, for ever.
-    const allowedMs = (o.graceMs ?? SNAPSHOT_GRACE_MS) + (length / (o.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000;
+    // Whole milliseconds: AbortSignal.timeout refuses a fraction.
+    const allowedMs = Math.ceil((o.graceMs ?? SNAPSHOT_GRACE_MS) + (length / (o.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000);
     const deadline = AbortSignal.timeout(allowedMs);
     try {
       await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }), { signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline });

@@ -92,9 +92,10 @@ describe('GET /sync/snapshot read deadline', () => {
 
 describe('the download deadline of an empty node taking a snapshot', () => {
   it('a peer that trickles its snapshot is given up, and the partial file removed', async () => {
-    // Announces 10 MiB, then sends a byte every 100 ms: every chunk in time, the whole never.
+    // Announces 10 MiB and a byte (a deadline that is no whole number of ms), then sends a byte
+    // every 100 ms: every chunk in time, the whole never.
     const trickler = createServer((_req, res) => {
-      res.writeHead(200, { 'content-type': SNAPSHOT_CONTENT_TYPE, 'content-length': String(10 * 1024 ** 2) });
+      res.writeHead(200, { 'content-type': SNAPSHOT_CONTENT_TYPE, 'content-length': String(10 * 1024 ** 2 + 1) });
       const tick = setInterval(() => res.write('x'), 100);
       res.on('close', () => clearInterval(tick));
     });
