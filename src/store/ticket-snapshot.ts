@@ -123,23 +123,25 @@ function rebuildSteps(nodeId: string): WorkerStep[] {
   ];
 }
 
-/** Every row screened (see checkRow), a chunk between two turns of the event loop. */
+/**
+ * Every row screened (see checkRow), a chunk between two turns of the event loop. The pages
+ * cover the whole 64-bit rowid range, not only the keys a stamp makes: a forged file may put
+ * rows anywhere (at -2^40 they were once adopted unscreened), and every row it holds is kept.
+ */
 async function screenRows(db: Database.Database, expect: SnapshotExpectations, stopped: () => boolean): Promise<Omit<PreparedSnapshot, 'ms'>> {
   const chunk = expect.chunk ?? 2_000;
-  const page = db
-    .prepare(
-      `SELECT rowid >> 15, rowid & ${ORDER_KEY - 1}, ${COLUMNS}, got_from FROM tickets
-       WHERE rowid > CAST(? AS INTEGER) * ${ORDER_KEY} + CAST(? AS INTEGER) ORDER BY rowid LIMIT ?`,
-    )
-    .raw(true);
-  // Keyset pages from below the least key (stamps are 1970 or later: ms >= 0).
-  let at = { ms: -1, seq: 0 };
+  const columns = `rowid >> 15, rowid & ${ORDER_KEY - 1}, ${COLUMNS}, got_from FROM tickets`;
+  // The first page has no lower bound; the next ones start past the last key read, rebuilt in
+  // SQL from its two parts (exact for any rowid: a JavaScript number holds neither 2^63 nor -2^63).
+  const first = db.prepare(`SELECT ${columns} ORDER BY rowid LIMIT ?`).raw(true);
+  const after = db.prepare(`SELECT ${columns} WHERE rowid > CAST(? AS INTEGER) * ${ORDER_KEY} + CAST(? AS INTEGER) ORDER BY rowid LIMIT ?`).raw(true);
+  let at: { ms: number; seq: number } | undefined;
   let tickets = 0;
   let newest: string | undefined;
   while (!stopped()) {
     let rows: unknown[][];
     try {
-      rows = page.all(at.ms, at.seq, chunk) as typeof rows;
+      rows = (at === undefined ? first.all(chunk) : after.all(at.ms, at.seq, chunk)) as typeof rows;
     } catch (err) {
       // Damaged pages, met here before quick_check (running meanwhile) reports them.
       throw new SnapshotRefused(`the snapshot is damaged: ${(err as Error).message}`);
@@ -209,8 +211,11 @@ export async function prepareSnapshot(file: string, expect: SnapshotExpectations
     }
     if (JSON.stringify(schema) !== JSON.stringify(expect.schema)) throw new SnapshotRefused("the snapshot's schema differs from this node's (another version of mkt?)");
 
+    let counted = Number.NaN;
     const rebuilt = (async () => {
-      const check = runInWorker({ file, pragmas: [...pragmas, 'query_only = ON'], steps: [{ sql: 'PRAGMA quick_check', rows: true }] });
+      // The rows counted here, off the event loop, must be the rows screened: one the
+      // screening's pages missed would be adopted unchecked.
+      const check = runInWorker({ file, pragmas: [...pragmas, 'query_only = ON'], steps: [{ sql: 'PRAGMA quick_check', rows: true }, { sql: 'SELECT count(*) FROM tickets', rows: true }] });
       jobs.push(check);
       let t = performance.now();
       const found = await check.done.catch((err: unknown) => {
@@ -218,6 +223,7 @@ export async function prepareSnapshot(file: string, expect: SnapshotExpectations
       });
       const verdict = (found.rows[0] ?? []).map((r) => String(r[0]));
       if (verdict.length !== 1 || verdict[0] !== 'ok') throw new SnapshotRefused(`the snapshot is damaged: ${verdict.join('; ').slice(0, 200)}`);
+      counted = Number(found.rows[1]?.[0]?.[0]);
       ms.check = performance.now() - t;
       if (failed) return;
       t = performance.now();
@@ -241,6 +247,7 @@ export async function prepareSnapshot(file: string, expect: SnapshotExpectations
     });
     // Stopped with nothing failing: the rebuild may not have run, so the file is of no use.
     if (failed) throw new Error('the snapshot was not prepared: the node is stopping');
+    if (prepared.tickets !== counted) throw new SnapshotRefused(`the snapshot holds ${counted} rows, of which ${prepared.tickets} were screened`);
     db.pragma('journal_mode = DELETE');
     return { ...prepared, ms };
   } finally {

@@ -110,6 +110,42 @@ describe('ticket snapshots', () => {
     });
   }
 
+  // Issue 28, finding 1: rows below the least key a stamp makes (rowid < 0) were never read by
+  // the screening, which paged from the key of ms -1; they passed quick_check and the schema
+  // check and were adopted, unscreened (a status no node stores, a description twice the limit,
+  // a year-9999 stamp, tags that are not JSON, which made every GET /tickets answer 500).
+  const FORGED = "INSERT INTO tickets (rowid, id, title, description, status, priority, channel, source, requester, assignee, tags, created_at, updated_at, updated_by, field_stamps, got_from) VALUES (?, ?, 'pwned', ?, ?, 'normal', 'api', 'web', NULL, NULL, ?, ?, ?, 'evil', ?, NULL)";
+  const forgedRow = (db: Database.Database, rowid: bigint, n: number, f: { status?: string; description?: string; tags?: string; stamp?: string } = {}): void => {
+    const stamp = f.stamp ?? '9999-12-31T23:59:59.999Z';
+    db.prepare(FORGED).run(rowid, `f0000000-0000-4000-8000-9${String(n).padStart(11, '0')}`, f.description ?? 'x'.repeat(200_000), f.status ?? 'pwned', f.tags ?? '[]', stamp, stamp, JSON.stringify({ base: [stamp, 'evil'] }));
+  };
+  const negative: [string, (db: Database.Database) => void, RegExp][] = [
+    [
+      'the forgery of issue 28: a pwned status, 200,000 characters, year 9999, and non-JSON tags, at rowid -2^40',
+      (db) => {
+        forgedRow(db, -(2n ** 40n), 1);
+        forgedRow(db, -(2n ** 40n) + 1n, 2, { tags: 'not json' });
+      },
+      /.+/,
+    ],
+    ['tags that are not JSON at rowid -2^40', (db) => forgedRow(db, -(2n ** 40n), 1, { status: 'open', description: '', stamp: '2026-01-01T00:00:00.000Z', tags: 'not json' }), /not JSON/],
+    ['a status no node stores at the least rowid there is (-2^63)', (db) => forgedRow(db, -(2n ** 63n), 1, { description: '', stamp: '2026-01-01T00:00:00.000Z' }), /another stamp|would refuse/],
+    ['a well-formed ticket at rowid -1, under no stamp of its own', (db) => forgedRow(db, -1n, 1, { status: 'open', description: '', stamp: '2026-01-01T00:00:00.000Z' }), /another stamp/],
+  ];
+  for (const [what, forge, reason] of negative) {
+    it(`refuses a snapshot with rows below every stamp's key: ${what}`, async () => {
+      const d = dir();
+      const { snap } = await source(d);
+      const raw = new Database(snap);
+      forge(raw);
+      raw.close();
+      const fresh = store(join(d, 'fresh.db'));
+      const err = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen, chunk: 50 }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SnapshotRefused);
+      expect((err as Error).message).toMatch(reason);
+    });
+  }
+
   it("takes none of the sender's bookkeeping: its schema version and FTS5 settings become this node's", async () => {
     const d = dir();
     const { snap } = await source(d);
