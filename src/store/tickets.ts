@@ -5,6 +5,7 @@ import { renameSync, rmSync } from 'node:fs';
 import type { Ticket, Status, Priority, Channel, FieldStamps } from '../schemas/tickets.js';
 import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
+import { ftsTokens } from '../notes/fts-tokens.js';
 
 export interface TicketFilter {
   status?: Status;
@@ -310,8 +311,16 @@ function searchWords(search: string): { word: string; prefix: boolean }[] {
  */
 export function searchProblem(search: string): string | undefined {
   const prefixes = searchWords(search).filter((w) => w.prefix);
-  const short = prefixes.find((w) => [...w.word].length < MIN_PREFIX_CHARS);
-  if (short) return `a prefix needs at least ${MIN_PREFIX_CHARS} characters before its *: ${JSON.stringify(`${short.word}*`)}`;
+  // Measured as FTS5 will run it: the tokenizer drops punctuation and splits at it, and the star
+  // applies to the last token, so `..l*` and `logs.l*` are the prefix `l*` (issue 28).
+  const tokens = ftsTokens(prefixes.map((w) => w.word));
+  const shortAt = tokens.findIndex((t) => t.length > 0 && [...t[t.length - 1]!].length < MIN_PREFIX_CHARS);
+  const short = shortAt >= 0 ? prefixes[shortAt] : undefined;
+  if (short) {
+    const ran = `${tokens[shortAt]![tokens[shortAt]!.length - 1]!}*`;
+    const given = `${short.word}*`;
+    return `a prefix needs at least ${MIN_PREFIX_CHARS} characters before its *: ${JSON.stringify(given)}${ran === given ? '' : ` (searched as ${JSON.stringify(ran)}: punctuation separates words)`}`;
+  }
   if (prefixes.length > MAX_PREFIXES) return `a search may hold at most ${MAX_PREFIXES} prefixes (words ending in *), not ${prefixes.length}`;
   return undefined;
 }

@@ -133,10 +133,24 @@ describe('GET /tickets', () => {
       ['l*', /at least 3 characters before its \*: "l\*"/],
       ['ba* laptop', /at least 3 characters/],
       ['bat* lap* swo* vpn*', /at most 3 prefixes/],
+      // Issue 28: punctuation the tokenizer drops does not count, and the star takes the last
+      // token, so each of these runs as `l*` and is refused as `l*` is.
+      ['..l*', /at least 3 characters before its \*: "\.\.l\*" \(searched as "l\*"/],
+      ['...l*', /searched as "l\*"/],
+      ['laptop.l*', /searched as "l\*"/],
+      ['"l"*', /searched as "l\*"/],
     ] as const) {
       const r = await node.req('GET', `/tickets?search=${encodeURIComponent(q)}`);
       expect(r.status, q).toBe(400);
       expect(r.body.error, q).toMatch(why);
+    }
+    // Punctuation that leaves 3 characters or more in the last token is still a prefix.
+    expect(await titles('..bat*')).toEqual(['Laptop battery swollen']);
+    expect(await titles('(lap*')).toEqual(['Laptop battery swollen']);
+    // A prefix of nothing but punctuation has no token to expand: no match, never a 500.
+    for (const q of ['..*', '***', '-*']) {
+      const r = await node.req('GET', `/tickets?search=${encodeURIComponent(q)}`);
+      expect(r.status, q).toBe(200);
     }
     // The same prefix twice is one (and so within the three).
     expect(await titles('bat* bat* lap* lap* swo*')).toEqual(['Laptop battery swollen']);
