@@ -17,8 +17,18 @@ import type { HybridClock } from './hybrid-clock.js';
 import { screenPeerCopies } from './peer-ticket.js';
 import { SNAPSHOT_CONTENT_TYPE, SNAPSHOT_GRACE_MS, SNAPSHOT_MIN_BYTES_PER_SECOND } from './snapshot-route.js';
 
-/** The largest snapshot accepted (and the disk it may take): 16 GiB. */
-export const MAX_SNAPSHOT_BYTES = 16 * 1024 ** 3;
+/**
+ * The largest snapshot accepted (and the disk it may take): 4 GiB. A million tickets, the scale
+ * a node is built for, make 880 MiB (bench/README.md); a larger announcement is refused before
+ * a byte of it is read.
+ */
+export const MAX_SNAPSHOT_BYTES = 4 * 1024 ** 3;
+/**
+ * The longest a download may take, whatever its size: 30 minutes (a million tickets at 0.5 MiB/s).
+ * The rate alone let a peer announcing 16 GiB at just over 1 MiB/s hold this node's sync round,
+ * and so its sync with every other peer, for four and a half hours.
+ */
+export const MAX_SNAPSHOT_DOWNLOAD_MS = 30 * 60_000;
 
 export interface BootstrapOptions {
   store: TicketStore;
@@ -37,15 +47,21 @@ export interface BootstrapOptions {
   /** Overrides of the download deadline, the sender's read deadline mirrored (tests). */
   minBytesPerSecond?: number;
   graceMs?: number;
+  /** Overrides of MAX_SNAPSHOT_BYTES and MAX_SNAPSHOT_DOWNLOAD_MS (tests). */
+  maxBytes?: number;
+  maxDownloadMs?: number;
 }
 
-/** Refuses a body longer than announced, or than MAX_SNAPSHOT_BYTES. */
+/** Refuses a body longer or shorter than announced (which is at most MAX_SNAPSHOT_BYTES). */
 function byteLimit(limit: number): Transform {
   let seen = 0;
   return new Transform({
     transform(chunk: Buffer, _enc, done) {
       seen += chunk.length;
       done(seen > limit ? new Error(`the snapshot is longer than the ${limit} bytes announced`) : null, chunk);
+    },
+    flush(done) {
+      done(seen < limit ? new Error(`the snapshot ended after ${seen} of the ${limit} bytes announced`) : null);
     },
   });
 }
@@ -70,7 +86,13 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
     return undefined;
   }
   const length = Number(res.headers['content-length']);
-  if (res.statusCode !== 200 || res.headers['content-type'] !== SNAPSHOT_CONTENT_TYPE || !Number.isSafeInteger(length) || length > MAX_SNAPSHOT_BYTES) {
+  const maxBytes = o.maxBytes ?? MAX_SNAPSHOT_BYTES;
+  if (res.statusCode === 200 && Number.isSafeInteger(length) && length > maxBytes) {
+    // Not a byte of it read: the connection is closed at once.
+    res.body.destroy();
+    throw new Error(`the peer's snapshot was refused: it announced ${length} bytes, more than the ${maxBytes} bytes a snapshot may take`);
+  }
+  if (res.statusCode !== 200 || res.headers['content-type'] !== SNAPSHOT_CONTENT_TYPE || !Number.isSafeInteger(length) || length < 0) {
     await res.body.dump();
     throw new Error(`the peer's snapshot answer was unusable (HTTP ${res.statusCode}, ${String(res.headers['content-type'])}, ${String(res.headers['content-length'])} bytes)`);
   }
@@ -78,13 +100,16 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
   try {
     // A whole deadline, not only one between chunks: a peer trickling a byte a minute would
     // otherwise hold this node's sync round, and so its sync with every other peer, for ever.
+    // The sender's rate, and never more than MAX_SNAPSHOT_DOWNLOAD_MS whatever the size.
     // Whole milliseconds: AbortSignal.timeout refuses a fraction.
-    const allowedMs = Math.ceil((o.graceMs ?? SNAPSHOT_GRACE_MS) + (length / (o.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000);
+    const byRate = (o.graceMs ?? SNAPSHOT_GRACE_MS) + (length / (o.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000;
+    const ceilingMs = o.maxDownloadMs ?? MAX_SNAPSHOT_DOWNLOAD_MS;
+    const allowedMs = Math.ceil(Math.min(byRate, ceilingMs));
     const deadline = AbortSignal.timeout(allowedMs);
     try {
       await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }), { signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline });
     } catch (err) {
-      if (deadline.aborted) throw new Error(`the snapshot did not arrive within ${Math.round(allowedMs / 1000)} s (${length} bytes at 1 MiB/s and a minute's grace)`);
+      if (deadline.aborted) throw new Error(`the snapshot did not arrive within ${Math.round(allowedMs / 1000)} s (${length} bytes at 1 MiB/s and a minute's grace, ${Math.round(ceilingMs / 1000)} s at most)`);
       throw err;
     }
     const downloadMs = Date.now() - started;

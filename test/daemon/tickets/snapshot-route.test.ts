@@ -2,7 +2,9 @@
 // more than the socket buffers of 127.0.0.1 hold) is cut at its read deadline, the lock and the
 // copy on disk are released, and the next peer gets its snapshot instead of 429 for ever. The
 // receiver: a peer that trickles its snapshot is given up at the download deadline, so it
-// cannot hold the node's sync round (and its sync with every other peer).
+// cannot hold the node's sync round (and its sync with every other peer), nor can one that
+// announces more than a snapshot may take (refused before a byte is read) or sends just over
+// the minimum rate for hours (the whole download has a ceiling whatever its size).
 import { afterEach, describe, expect, it } from 'vitest';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { get, type IncomingMessage } from 'node:http';
@@ -128,4 +130,90 @@ describe('the download deadline of an empty node taking a snapshot', () => {
     expect(performance.now() - t).toBeLessThan(10_000);
     expect(readdirSync(dir.path).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
   }, 30_000);
+});
+
+/**
+ * A peer announcing `announced` bytes and sending 64 KiB every 50 ms (1.25 MiB/s: just over the
+ * rate the deadline asks for); `written` counts the bytes it got out, `closed` says whether the
+ * receiver has hung up.
+ */
+async function steadyPeer(announced: number): Promise<{ url: string; state: { written: number; closed: boolean } }> {
+  const state = { written: 0, closed: false };
+  const chunk = Buffer.alloc(64 * 1024, 0x61);
+  const peer = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': SNAPSHOT_CONTENT_TYPE, 'content-length': String(announced) });
+    const tick = setInterval(() => {
+      const part = chunk.subarray(0, Math.min(chunk.length, announced - state.written));
+      state.written += part.length;
+      if (state.written === announced) res.end(part);
+      else res.write(part);
+    }, 50);
+    res.on('close', () => {
+      clearInterval(tick);
+      state.closed = true;
+    });
+  });
+  await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        peer.closeAllConnections();
+        peer.close(() => r());
+      }),
+  );
+  return { url: `http://127.0.0.1:${(peer.address() as AddressInfo).port}`, state };
+}
+
+/** Starts a bootstrap from `peer` into a fresh store; a cleanup stops it, should it still run. */
+async function startBootstrap(peer: string, extra: Partial<Parameters<typeof bootstrapFromSnapshot>[0]> = {}): Promise<{ outcome: () => unknown; dir: string }> {
+  const dir = tempDir();
+  cleanups.push(() => dir.remove());
+  const store = new SqliteTicketStore(join(dir.path, 'tickets.db'));
+  cleanups.push(() => store.close());
+  const halt = new AbortController();
+  let settled: { value: unknown } | undefined;
+  const running = bootstrapFromSnapshot({ store, hlc: new HybridClock(systemClock, undefined, 60_000), peer, token: 'x', dir: dir.path, nodeId: await store.nodeId(), now: Date.now(), maxSkewMs: 60_000, signal: halt.signal, ...extra }).then(
+    (v) => (settled = { value: v }),
+    (e: unknown) => (settled = { value: e }),
+  );
+  cleanups.push(async () => {
+    halt.abort();
+    await running;
+  });
+  return { outcome: () => settled?.value, dir: dir.path };
+}
+
+describe('the size and time ceilings of a snapshot download (issue 28)', () => {
+  it('a peer announcing 16 GiB is refused before a byte is read, at the production ceiling', async () => {
+    const { url, state } = await steadyPeer(16 * 1024 ** 3);
+    const { outcome, dir } = await startBootstrap(url);
+    // Today's refusal is at once; the bound only allows for a loaded machine.
+    const err = await waitFor(async () => outcome(), 'the bootstrap to give up', 15_000);
+    expect((err as Error).message).toMatch(/announced 17179869184 bytes, more than the 4294967296 bytes/);
+    await waitFor(async () => state.closed, 'the connection to be closed', 10_000);
+    expect(readdirSync(dir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
+  }, 30_000);
+
+  it('an announcement over an injected ceiling is refused, one at it is downloaded', async () => {
+    const over = await steadyPeer(256 * 1024 + 1);
+    const refused = await startBootstrap(over.url, { maxBytes: 256 * 1024 });
+    expect((await waitFor(async () => refused.outcome(), 'the bootstrap to give up', 15_000)) as Error).toHaveProperty('message', expect.stringMatching(/more than the 262144 bytes a snapshot may take/));
+    // Exactly at the ceiling: downloaded, then refused as the junk it is, not for its size.
+    const at = await steadyPeer(256 * 1024);
+    const taken = await startBootstrap(at.url, { maxBytes: 256 * 1024 });
+    const err = (await waitFor(async () => taken.outcome(), 'the bootstrap to give up', 15_000)) as Error;
+    expect(err.message).toMatch(/not an SQLite database/);
+    expect(at.state.written).toBe(256 * 1024);
+  }, 30_000);
+
+  it('a peer sending just over the minimum rate is given up at the ceiling on the whole download', async () => {
+    // 64 MiB at 1.25 MiB/s: the rate allows 60 s of grace and 64 s more; the ceiling, 1.5 s.
+    const { url, state } = await steadyPeer(64 * 1024 ** 2);
+    const { outcome, dir } = await startBootstrap(url, { maxDownloadMs: 1_500 });
+    const err = (await waitFor(async () => outcome(), 'the bootstrap to give up', 20_000)) as Error;
+    expect(err.message).toMatch(/did not arrive within 2 s/);
+    await waitFor(async () => state.closed, 'the connection to be closed', 10_000);
+    expect(state.written).toBeLessThan(64 * 1024 ** 2);
+    expect(readdirSync(dir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
+  }, 40_000);
 });
