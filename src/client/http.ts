@@ -12,6 +12,8 @@ export interface HttpClientOptions {
   headers?: Record<string, string>;
   /** Cancels every request of this client, in flight or to come (a daemon stopping). */
   signal?: AbortSignal;
+  /** Largest answer body read, in bytes (default DEFAULT_MAX_RESPONSE_BYTES); past it the request is aborted. */
+  maxResponseBytes?: number;
 }
 
 export interface RequestOptions {
@@ -20,6 +22,8 @@ export interface RequestOptions {
   headers?: Record<string, string>;
   /** Raw body (sent as-is) instead of JSON. */
   rawBody?: Buffer | string;
+  /** This request's answer cap, in bytes, instead of the client's. */
+  maxResponseBytes?: number;
 }
 
 export interface HttpResponse<T> {
@@ -49,6 +53,52 @@ export class NetworkError extends Error {
     super(message);
     this.name = 'NetworkError';
   }
+}
+
+/**
+ * An answer body larger than its cap. A NetworkError, so the CLI maps it to exit 3 like any
+ * other server failure; its own class, so daemons can log it as a refused answer.
+ */
+export class ResponseTooLargeError extends NetworkError {
+  constructor(
+    readonly limitBytes: number,
+    readonly where: string,
+  ) {
+    super(`refused answer: larger than ${limitBytes} bytes (${where})`);
+    this.name = 'ResponseTooLargeError';
+  }
+}
+
+/**
+ * The default answer cap. Every byte a server sends is held until parsed (twice, as bytes and
+ * as text), so an unbounded answer is a memory bomb: a peer answering a pull with 473 MB held
+ * a tickets node at 5.5 GB for minutes. Callers that legitimately read more say so per request.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads a body up to `max` bytes, counting as it streams; past the cap the body is destroyed
+ * (which closes the connection) and ResponseTooLargeError names `where` and the cap. The text
+ * is decoded as undici's `text()` does (UTF-8, a leading BOM dropped).
+ */
+export async function readCapped(body: AsyncIterable<Buffer> & { destroy(err?: Error): unknown }, max: number, where: string, declaredLength?: string | string[]): Promise<string> {
+  const declared = Number(Array.isArray(declaredLength) ? declaredLength[0] : declaredLength);
+  // An announced length over the cap is refused before a byte of it is read.
+  if (Number.isFinite(declared) && declared > max) {
+    body.destroy();
+    throw new ResponseTooLargeError(max, where);
+  }
+  const chunks: Buffer[] = [];
+  let n = 0;
+  for await (const chunk of body) {
+    n += chunk.length;
+    if (n > max) {
+      body.destroy();
+      throw new ResponseTooLargeError(max, where);
+    }
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, n));
 }
 
 const agents = new Map<number, Agent>();
@@ -95,7 +145,7 @@ export class HttpClient {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      const text = await res.body.text();
+      const text = await readCapped(res.body, ro.maxResponseBytes ?? this.opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, `${method} ${new URL(url).pathname} at ${new URL(url).host}`, res.headers['content-length']);
       const ctype = String(res.headers['content-type'] ?? '');
       let parsed: unknown = text;
       if (ctype.includes('json') && text.length > 0) {
@@ -107,6 +157,7 @@ export class HttpClient {
       }
       return { status: res.statusCode, headers: res.headers, body: parsed as T };
     } catch (err) {
+      if (err instanceof ResponseTooLargeError) throw err;
       const e = err as { name?: string; code?: string; message?: string };
       if (this.opts.signal?.aborted) throw new NetworkError(`cancelled a request to ${this.baseUrl}: ${String(this.opts.signal.reason instanceof Error ? this.opts.signal.reason.message : this.opts.signal.reason)}`, err);
       // Which limit ran out tells an operator where to look: a host that drops packets
