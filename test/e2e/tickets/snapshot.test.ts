@@ -73,8 +73,11 @@ describe('starting from a snapshot', () => {
     for (const n of [a, b]) expect((await import('node:fs')).readdirSync(n.dataDir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
   }, 90_000);
 
-  it('a forged snapshot (a trigger of its own) is refused; the node pulls page by page instead', async () => {
-    // The forger: a real store's file with a trigger added, served beside honest pulls.
+  /**
+   * A forger: a real store's file of 50 tickets, changed by `forge`, served as its snapshot beside
+   * honest pulls of the same 50 tickets; `snapshots` counts the snapshots asked for.
+   */
+  async function forger(forge: string): Promise<{ url: string; tickets: Ticket[]; snapshots: () => number }> {
     const d = tempDir();
     cleanups.push(() => d.remove());
     const file = join(d.path, 'forged.db');
@@ -87,11 +90,11 @@ describe('starting from a snapshot', () => {
     await store.merge(tickets, (t) => ({ kind: 'store', ticket: t, asSent: false }));
     await store.close();
     const raw = new Database(file);
-    raw.exec("CREATE TRIGGER evil AFTER INSERT ON tickets BEGIN UPDATE tickets SET title = 'pwned'; END; PRAGMA journal_mode = DELETE;");
+    raw.exec(`${forge}; PRAGMA journal_mode = DELETE;`);
     raw.close();
     const bytes = readFileSync(file);
     let snapshots = 0;
-    const forger: Server = createServer((req, res) => {
+    const server: Server = createServer((req, res) => {
       if (req.headers.authorization !== `Bearer ${TOKEN}`) return void res.writeHead(401).end();
       const url = new URL(req.url ?? '/', 'http://x');
       res.setHeader('content-type', 'application/json');
@@ -105,20 +108,41 @@ describe('starting from a snapshot', () => {
       if (url.pathname === '/sync/push') return void res.end(JSON.stringify({ accepted: 0, rejected: 0 }));
       res.writeHead(404).end(JSON.stringify({ error: 'not found' }));
     });
-    await new Promise<void>((r) => forger.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => forger.close(() => r())));
-    const port = (forger.address() as { port: number }).port;
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => server.close(() => r())));
+    return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}`, tickets, snapshots: () => snapshots };
+  }
 
-    const b = await node({ peers: [`http://127.0.0.1:${port}`], syncIntervalMs: 500 });
+  it('a forged snapshot (a trigger of its own) is refused; the node pulls page by page instead', async () => {
+    const f = await forger("CREATE TRIGGER evil AFTER INSERT ON tickets BEGIN UPDATE tickets SET title = 'pwned'; END");
+    const b = await node({ peers: [f.url], syncIntervalMs: 500 });
     await waitFor(async () => (await b.req('GET', '/tickets?limit=1')).body.count === 50, 'b pulled the forger\'s tickets', 15_000);
-    expect(snapshots).toBe(1);
+    expect(f.snapshots()).toBe(1);
     expect(b.logs.some((l) => l.includes('not taken') && l.includes('schema differs'))).toBe(true);
     const all = (await b.req('GET', '/tickets?limit=100')).body.data as Ticket[];
     expect(all.some((t) => t.title === 'pwned')).toBe(false);
     // It held tickets after the first round: no second snapshot is asked for.
     await new Promise((r) => setTimeout(r, 1200));
-    expect(snapshots).toBe(1);
+    expect(f.snapshots()).toBe(1);
     expect((await import('node:fs')).readdirSync(b.dataDir).filter((f) => f.startsWith('snapshot-'))).toEqual([]);
+  }, 60_000);
+
+  it('a forged snapshot with rows at rowid -2^40 (issue 28) is refused; the node pulls, lists and counts the same 50', async () => {
+    // Below every stamp's key, where the screening once never looked: a status no node stores,
+    // 200,000 characters, year 9999, and tags that are not JSON (GET /tickets answered 500).
+    const stamp = '9999-12-31T23:59:59.999Z';
+    const row = (rowid: string, n: number, tags: string): string =>
+      `INSERT INTO tickets (rowid, id, title, description, status, priority, channel, source, tags, created_at, updated_at, updated_by, field_stamps) VALUES (${rowid}, 'c0000000-0000-4000-8000-9${String(n).padStart(11, '0')}', 'pwned', printf('%.*c', 200000, 'x'), 'pwned', 'normal', 'api', 'api', '${tags}', '${stamp}', '${stamp}', 'evil', '{"base":["${stamp}","evil"]}')`;
+    const f = await forger(`${row('-1099511627776', 1, '[]')}; ${row('-1099511627775', 2, 'not json')}`);
+    const b = await node({ peers: [f.url], syncIntervalMs: 500 });
+    await waitFor(async () => (await b.req('GET', '/tickets?limit=1')).body.count === 50, 'b pulled the forger\'s tickets', 15_000);
+    expect(f.snapshots()).toBe(1);
+    expect(b.logs.some((l) => l.includes('not taken'))).toBe(true);
+    const listed = await b.req('GET', '/tickets?limit=100');
+    expect(listed.status).toBe(200);
+    expect(listed.body.count).toBe(50);
+    expect((listed.body.data as Ticket[]).map((t) => t.id).sort()).toEqual(f.tickets.map((t) => t.id).sort());
+    expect((await b.req('GET', '/tickets?search=pwned')).body.count).toBe(0);
   }, 60_000);
 
   it('GET /sync/snapshot needs the token, and a second one meanwhile is 429 with Retry-After', async () => {
