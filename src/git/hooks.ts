@@ -1,26 +1,61 @@
-// The pre-receive hook of every hosted repository: a `git push` over smart HTTP must respect the
-// note size limit that put_note enforces, so a notes ref carrying a larger blob is refused.
+// The pre-receive hook of every hosted repository: a `git push` over smart HTTP may move a notes
+// ref only to a commit of a notes tree (what the indexer and put_note can read), and must respect
+// the note size limit that put_note enforces, so a notes ref carrying a larger blob is refused.
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 
 /**
- * The hook script. Only refs under refs/notes/ are judged (branches and tags carry files of any
- * size). For each notes ref created or moved, every blob reachable from the new tip and not
- * from the old one is sized with `cat-file --batch-check` (nothing is read); one over the limit
- * refuses the whole push, and git shows the message to the pusher as `remote: ...`. The script
- * reads only git's `<old> <new> <ref>` lines, every variable is quoted and nothing is evaluated;
- * the limit is a number written in at install time.
+ * The hook script. Only refs under refs/notes/ are judged (branches and tags carry anything). A
+ * notes ref created or moved must point at a commit (not a blob, tree or tag: one such ref made
+ * list, search and put_note answer 500 for everyone) whose tree is a notes tree: blobs (mode
+ * 100644 or 100755) whose path, slashes taken out, is an object id of the repository's length in
+ * lower-case hex, under two-hex-digit fan-out directories and nothing else. Only what the push
+ * changes is read (`diff-tree` from the old tip, or from the empty tree for a new ref or an old tip
+ * that is not a commit), one process per ref, never one per object. Then every blob reachable from
+ * the new tip and not from the old one is sized with `cat-file --batch-check` (nothing is read);
+ * one over the limit refuses the push. git shows the messages to the pusher as `remote: ...`, and
+ * a path git quotes (it holds a tab, a newline or a byte outside ASCII) is never a note anyway.
+ * The script reads only git's `<old> <new> <ref>` lines, every variable is quoted and nothing is
+ * evaluated; the limit is a number written in at install time.
  */
 export function preReceiveScript(limit: number = MAX_NOTE_BYTES): string {
   return `#!/bin/sh
 # Installed by mkt (src/git/hooks.ts) and rewritten at every marketplace start: edits are lost.
-# Refuses notes refs (refs/notes/*) that carry a note blob over ${limit} bytes, the limit of put_note.
+# Refuses notes refs (refs/notes/*) that are not a commit of a notes tree, or that carry a note
+# blob over ${limit} bytes, the limit of put_note.
 limit=${Math.floor(limit)}
+empty=$(git hash-object -t tree --stdin </dev/null) || exit 1
 status=0
 while read -r old new ref; do
   case "$ref" in refs/notes/*) ;; *) continue ;; esac
   case "$new" in *[!0]*) ;; *) continue ;; esac
+  type=$(git cat-file -t "$new") || exit 1
+  if [ "$type" != commit ]; then
+    echo "mkt: refusing $ref: a notes ref must point at a commit of a notes tree; $new is a $type, not a commit" >&2
+    status=1
+    continue
+  fi
+  base=$empty
+  case "$old" in *[!0]*) [ "$(git cat-file -t "$old" 2>/dev/null)" = commit ] && base=$old ;; esac
+  changes=$(git diff-tree -r -t --no-renames --no-abbrev "$base" "$new") || exit 1
+  strange=$(printf '%s\\n' "$changes" | awk -F '\\t' -v n="\${#new}" '
+    NF < 2 { next }
+    {
+      split($1, m, " "); mode = m[2]; st = m[5]; path = $2
+      if (st ~ /^D/) next
+      flat = path; gsub("/", "", flat)
+      ok = 0
+      if (mode == "040000") ok = path ~ /^([0-9a-f][0-9a-f]\\/)*[0-9a-f][0-9a-f]$/ && length(flat) < n
+      else if (mode == "100644" || mode == "100755") ok = path ~ /^([0-9a-f][0-9a-f]\\/)*[0-9a-f]+$/ && length(flat) == n
+      if (!ok && shown++ < 10) print "  " path " (mode " mode ")"
+    }')
+  if [ -n "$strange" ]; then
+    echo "mkt: refusing $ref: its tree is not a notes tree (notes are blobs named by the object id they annotate, in lower-case hex, under two-hex-digit fan-out directories, and nothing else); these are not:" >&2
+    printf '%s\\n' "$strange" >&2
+    status=1
+    continue
+  fi
   case "$old" in
     *[!0]*) objects=$(git rev-list --objects "$new" --not "$old") || exit 1 ;;
     *) objects=$(git rev-list --objects "$new") || exit 1 ;;

@@ -4,7 +4,8 @@
 // repository is serialised in this process, and API writes run inside the same lock; other
 // instances on the same database and repository volume update the index too, so each ref's
 // catch-up moves its recorded tip by compare-and-swap, and what this instance caches of a
-// repository is dropped whenever any instance changes that repository's index.
+// repository is dropped whenever any instance changes that repository's index. A notes ref that
+// is not a readable notes commit (however it got there) is left out and logged, never thrown.
 import { listNotesRefs, readRef } from '../git/refs.js';
 import { diffNotes, listNotes, objectInfo, objectTypes, readBlobs, type TreeNote } from '../git/notes-tree.js';
 import { runGit } from '../git/run.js';
@@ -46,8 +47,20 @@ const CATCH_UP_ROUNDS = 5;
 /** Note blobs read by one `cat-file --batch` process at most, in bytes (each blob is at most MAX_NOTE_BYTES). */
 const READ_BATCH_BYTES = 64 * 1024 * 1024;
 
+/**
+ * How long a notes ref found unreadable at a tip is left out before it is looked at again (a tip
+ * that is a blob stays one; a read that failed for want of a process may not fail next time).
+ */
+const BAD_TIP_RECHECK_MS = 60_000;
+const BAD_TIP_ENTRIES = 10_000;
+
 /** The singleton job (SqlDatabase.exclusive) of a server's start-up catch-up and `mkt admin reindex`. */
 export const CATCH_UP_JOB = 'notes-index-catch-up';
+
+/** Where the indexer says it skipped a notes ref (the daemon's pino logger fits). */
+export interface IndexerLog {
+  warn(fields: Record<string, unknown>, msg: string): void;
+}
 
 export class NotesIndexer {
   readonly locks = new RepoLocks();
@@ -58,6 +71,14 @@ export class NotesIndexer {
   private cachedNotes = 0;
   /** Per repository and namespace: the tip last read from disk and when. */
   private readonly diskTips = new Map<string, { tip: string | undefined; at: number }>();
+  /**
+   * Per repository and namespace: a tip that is not a readable notes commit (a blob, a tree, a tag,
+   * a commit whose tree is missing), why, and when that was found. Such a ref is left out of the
+   * index as if it did not exist: one bad ref must not break every read and write of the repository.
+   */
+  private readonly badTips = new Map<string, { tip: string; reason: string; at: number }>();
+  /** Bad tips already logged (`repo\0namespace\0tip`), so each is logged once, not once a request. */
+  private readonly warned = new Set<string>();
 
   /**
    * Repositories the index has been fully built for. The flag only ever turns on (markIndexed)
@@ -71,7 +92,10 @@ export class NotesIndexer {
   private epoch = 0;
   private readonly unwatch: Promise<(() => void) | undefined>;
 
-  constructor(private readonly index: NotesIndex) {
+  constructor(
+    private readonly index: NotesIndex,
+    private readonly log?: IndexerLog,
+  ) {
     // Another instance's write moves the ref on the shared volume and updates the shared index;
     // its notification drops what this one remembers, so reads need not wait out REF_READ_TTL_MS.
     this.unwatch = index.watch((repoId) => this.invalidate(repoId)).catch(() => undefined);
@@ -189,7 +213,51 @@ export class NotesIndexer {
   /** Whether the index reflects the ref's tip on disk (a file read at most every REF_READ_TTL_MS). */
   async isCurrent(repo: HostedRepo, namespace: string): Promise<boolean> {
     const disk = await this.diskTip(repo, namespace);
+    // A ref left out as unreadable is current when the index holds nothing of it.
+    if (disk !== undefined && this.freshlyBad(repo.id, namespace, disk)) return !(await this.tips(repo.id)).has(namespace);
     return (await this.tips(repo.id)).get(namespace) === disk;
+  }
+
+  /**
+   * Why the ref's tip is not a readable notes commit, when a catch-up found so (however long ago),
+   * else undefined. Writers ask after catching up, and never write over such a tip.
+   */
+  badTipReason(repoId: string, namespace: string, tip: string): string | undefined {
+    const hit = this.badTips.get(`${repoId}\0${namespace}`);
+    return hit?.tip === tip ? hit.reason : undefined;
+  }
+
+  private freshlyBad(repoId: string, namespace: string, tip: string): boolean {
+    const hit = this.badTips.get(`${repoId}\0${namespace}`);
+    return hit?.tip === tip && performance.now() - hit.at < BAD_TIP_RECHECK_MS;
+  }
+
+  /** Leaves the ref out until it moves (or BAD_TIP_RECHECK_MS pass), and says so once per tip. */
+  private markBad(repo: HostedRepo, namespace: string, tip: string, reason: string): void {
+    const key = `${repo.id}\0${namespace}`;
+    if (this.badTips.size >= BAD_TIP_ENTRIES && !this.badTips.has(key)) this.badTips.clear();
+    this.badTips.set(key, { tip, reason, at: performance.now() });
+    const said = `${key}\0${tip}`;
+    if (this.warned.has(said)) return;
+    if (this.warned.size >= BAD_TIP_ENTRIES) this.warned.clear();
+    this.warned.add(said);
+    this.log?.warn({ repo: repo.id, dir: repo.dir, ref: `refs/notes/${namespace}`, tip, reason }, 'notes ref skipped: it is not a readable notes commit; the API leaves it out until it is deleted or moved');
+  }
+
+  /**
+   * Marks the refs whose tips are not commits (one `cat-file --batch-check` for all of them) and
+   * returns the namespaces of those that are.
+   */
+  private async commitsAmong(repo: HostedRepo, refs: [string, string][]): Promise<Set<string>> {
+    if (refs.length === 0) return new Set();
+    const info = await objectInfo(repo.dir, refs.map(([, tip]) => tip));
+    const ok = new Set<string>();
+    for (const [ns, tip] of refs) {
+      const type = info.get(tip)?.type;
+      if (type === 'commit') ok.add(ns);
+      else this.markBad(repo, ns, tip, type ? `${tip} is a ${type}, not a commit` : `${tip} is missing from the repository`);
+    }
+    return ok;
   }
 
   /** Brings the index up to date with every notes ref of the repository. */
@@ -219,7 +287,7 @@ export class NotesIndexer {
       const ns = namespaceOfRef(ref);
       const c = checkNamespace(ns);
       // Reserved namespaces pushed with git are still indexed (readable, not writable here).
-      if (c.ok || c.reserved) out.set(ns, tip);
+      if ((c.ok || c.reserved) && !this.freshlyBad(repo.id, ns, tip)) out.set(ns, tip);
     }
     return out;
   }
@@ -245,11 +313,15 @@ export class NotesIndexer {
       for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
         const disk = this.validRefs(repo);
         const known = await this.index.tips(repo.id);
+        const moved = [...disk].filter(([ns, tip]) => known.get(ns) !== tip);
+        const commits = await this.commitsAmong(repo, moved);
+        for (const [ns] of moved) if (!commits.has(ns)) disk.delete(ns);
         let settled = true;
         for (const [ns, tip] of known) if (!disk.has(ns) && !(await this.index.dropRef(repo.id, ns, tip))) settled = false;
         for (const [ns, tip] of disk) {
           const old = known.get(ns);
           if (old === tip) continue;
+          // A ref found unreadable now is dropped from the index by the next round.
           if (!(await this.catchUpRef(repo, ns, old, tip))) settled = false;
         }
         if (settled) break;
@@ -262,14 +334,36 @@ export class NotesIndexer {
 
   private async catchUpRef(repo: HostedRepo, ns: string, oldTip: string | undefined, tip: string): Promise<boolean> {
     const from = oldTip ?? null;
-    if (oldTip && (await this.objectExists(repo, oldTip))) {
-      const changes = await diffNotes(repo.dir, oldTip, tip);
-      const present = changes.filter((c): c is { target: string; blob: string } => c.blob !== null);
-      const { upserts, skipped } = await this.describe(repo, present);
-      // A note that grew past the limit drops its earlier, indexed version too.
-      return this.index.apply(repo.id, ns, { from, to: tip }, upserts, [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped]);
+    const read = await this.readNotes(repo, ns, tip, async () => {
+      if (oldTip && (await this.objectExists(repo, oldTip))) {
+        const changes = await diffNotes(repo.dir, oldTip, tip);
+        const present = changes.filter((c): c is { target: string; blob: string } => c.blob !== null);
+        const { upserts, skipped } = await this.describe(repo, present);
+        // A note that grew past the limit drops its earlier, indexed version too.
+        return { upserts, removals: [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped] };
+      }
+      return { upserts: (await this.describe(repo, await listNotes(repo.dir, tip))).upserts, removals: undefined };
+    });
+    if (!read) return false;
+    if (read.removals) return this.index.apply(repo.id, ns, { from, to: tip }, read.upserts, read.removals);
+    return this.index.replaceRef(repo.id, ns, { from, to: tip }, read.upserts);
+  }
+
+  /**
+   * Runs the git reads of one ref's catch-up; a failure (a commit whose tree is missing or is not
+   * a tree, say) marks the tip bad and gives undefined. Only git is read here: a failure of the
+   * index itself still throws.
+   */
+  private async readNotes<T>(repo: HostedRepo, ns: string, tip: string, read: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const out = await read();
+      // Read now: a failure remembered of this tip (a process that could not start) is forgotten.
+      if (this.badTips.get(`${repo.id}\0${ns}`)?.tip === tip) this.badTips.delete(`${repo.id}\0${ns}`);
+      return out;
+    } catch (err) {
+      this.markBad(repo, ns, tip, `its notes cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      return undefined;
     }
-    return this.index.replaceRef(repo.id, ns, { from, to: tip }, (await this.describe(repo, await listNotes(repo.dir, tip))).upserts);
   }
 
   /** Full rebuild of a repository's part of the index (`mkt admin reindex`). */
@@ -278,15 +372,20 @@ export class NotesIndexer {
       try {
         await this.index.dropRepo(repo.id);
         let notes = 0;
-        const refs = this.validRefs(repo);
+        let namespaces = 0;
+        const refs = [...this.validRefs(repo)];
+        const commits = await this.commitsAmong(repo, refs);
         for (const [ns, tip] of refs) {
-          const all = (await this.describe(repo, await listNotes(repo.dir, tip))).upserts;
+          if (!commits.has(ns)) continue;
+          const all = await this.readNotes(repo, ns, tip, async () => (await this.describe(repo, await listNotes(repo.dir, tip))).upserts);
+          if (!all) continue;
           // Whatever another instance recorded meanwhile is replaced: this read is of the ref now.
           await this.index.replaceRef(repo.id, ns, { to: tip }, all);
           notes += all.length;
+          namespaces++;
         }
         await this.index.markIndexed(repo.id);
-        return { namespaces: refs.size, notes };
+        return { namespaces, notes };
       } finally {
         this.invalidate(repo.id);
       }

@@ -6,7 +6,8 @@
 // index. When something outside the server (a push, git itself) moved the ref meanwhile, the
 // whole group is written again on the new tip, with backoff; only after WRITE_BUDGET_MS of that
 // does it give up with ContentionError. A namespace whose ref cannot exist beside another (`a` and
-// `a/b`) fails at once with NamespaceConflictError.
+// `a/b`) fails at once with NamespaceConflictError, and one whose ref is not a readable notes
+// commit (a blob pushed there before the hook refused it, say) with BrokenRefError.
 import { createHash } from 'node:crypto';
 import { listNotesRefs, readRef } from '../git/refs.js';
 import { RefConflictError, RefMovedError, writeNoteCommits, type NoteAuthor, type NoteChange } from '../git/notes-write.js';
@@ -29,6 +30,8 @@ const MAX_GROUP = 64;
 export class ContentionError extends Error {}
 /** The namespace's ref cannot be created because another namespace sits on its path. */
 export class NamespaceConflictError extends Error {}
+/** The namespace's ref points at something that is not a readable notes commit: nothing is written over it. */
+export class BrokenRefError extends Error {}
 
 function conflictMessage(namespace: string, other: string): string {
   return `namespace "${namespace}" cannot be created beside the existing namespace "${other}": git cannot hold both refs/notes/${namespace} and refs/notes/${other}`;
@@ -145,6 +148,8 @@ export class NoteWriter {
     for (let attempt = 0; ; attempt++) {
       await this.indexer.catchUpNamespace(repo, namespace);
       const tip = readRef(repo.dir, ref) ?? null;
+      const broken = tip === null ? undefined : this.indexer.badTipReason(repo.id, namespace, tip);
+      if (broken !== undefined) throw new BrokenRefError(`${ref} is not a notes commit (${broken}); nothing is written over it: delete the ref or point it at a notes commit`);
       if (tip === null && writes.some((w) => w.content !== null)) {
         const other = collidingNamespace(namespace, [...listNotesRefs(repo.dir).keys()].map(namespaceOfRef));
         if (other !== undefined) throw new NamespaceConflictError(conflictMessage(namespace, other));

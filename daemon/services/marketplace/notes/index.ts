@@ -16,7 +16,8 @@ import { gitHttpRoutes } from './git-http.js';
 export const openNotesArea: OpenArea = async (shared) => {
   const { ctx, dataDir } = shared;
   const { accounts, repos, notes: index } = shared.stores;
-  const indexer = new NotesIndexer(index);
+  // Notes refs it cannot read are skipped and logged once as warnings.
+  const indexer = new NotesIndexer(index, ctx.logger);
   // Each repository's long-lived git processes, shared by note writes and the API's object checks.
   const git = new RepoGitPool();
   const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000), { git });

@@ -4,7 +4,7 @@
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
-import { ContentionError, NamespaceConflictError, type NoteWriter } from '../../../../src/notes/writer.js';
+import { BrokenRefError, ContentionError, NamespaceConflictError, type NoteWriter } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
 import { QueryError, parseQuery, type NotesQuery } from '../../../../src/notes/query.js';
 import { noteAttribution } from '../../../../src/git/notes-tree.js';
@@ -159,7 +159,7 @@ export class NotesApi {
       const out = await this.deps.writer.write(hosted, { namespace: ns, target, content, author: { name: user.name, email: user.email }, message: body.message });
       return { target, namespace: ns, git_ref: `refs/notes/${ns}`, action: out.action as WriteResponse['action'], commit: out.commit, blob: out.blob! };
     } catch (err) {
-      if (err instanceof ContentionError || err instanceof NamespaceConflictError) throw new HttpError(422, err.message);
+      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError) throw new HttpError(422, err.message);
       throw err;
     }
   }
@@ -170,7 +170,7 @@ export class NotesApi {
     try {
       await this.deps.writer.write(hosted, { namespace: ns, target, content: null, author: { name: user.name, email: user.email } });
     } catch (err) {
-      if (err instanceof ContentionError || err instanceof NamespaceConflictError) throw new HttpError(422, err.message);
+      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError) throw new HttpError(422, err.message);
       throw err;
     }
   }
