@@ -1,9 +1,10 @@
 // The health check: GET the target's URL and turn the answer into operational, degraded or
-// down. Redirects are followed (the target's headers stay on its origin); the final HTTP status
-// decides first (anything but 2xx is down); a JSON body's `status`, or slowness, can lower it.
+// down. Redirects are followed (the target's headers stay on its origin, hops stay off the
+// monitor's network); the final HTTP status decides first (anything but 2xx is down); a JSON
+// body's `status` from the configured origin, or slowness, can lower it.
 import type { TargetConfig } from '../../../../src/config/monitor.js';
 import type { Snapshot } from '../../../../src/store/monitor.js';
-import { getFollowing, RedirectLoopError } from './http.js';
+import { getFollowing, RedirectLoopError, RedirectRefusedError, type HopPolicy } from './http.js';
 
 const UP = new Set(['ok', 'up', 'pass', 'passing', 'healthy', 'operational', 'green', 'available']);
 const DEGRADED = new Set(['degraded', 'warn', 'warning', 'partial', 'yellow', 'slow', 'maintenance']);
@@ -40,41 +41,46 @@ async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, 
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function checkHealth(t: TargetConfig, now: () => number, stop?: AbortSignal): Promise<Snapshot> {
+/**
+ * One health check. `hops` (how redirect hosts resolve and classify) is injected by tests only.
+ * An answer from another origin than the configured one (after a redirect) is judged by its HTTP
+ * status alone and leaves no `details`: its body is not the target's word, and it is public.
+ */
+export async function checkHealth(t: TargetConfig, now: () => number, stop?: AbortSignal, hops?: HopPolicy): Promise<Snapshot> {
   const started = now();
   const checked_at = new Date(started).toISOString();
   try {
-    const res = await getFollowing(t.url, {
-      headers: { 'user-agent': 'mkt-monitor', accept: 'application/json' },
-      secretHeaders: t.headers,
-      timeoutMs: t.timeoutMs,
-      signal: stop ? AbortSignal.any([AbortSignal.timeout(t.timeoutMs), stop]) : AbortSignal.timeout(t.timeoutMs),
-    });
-    const text = await readCapped(res.body, MAX_BODY_BYTES);
-    const elapsed = Math.max(1, Math.round(now() - started));
-    let body: unknown;
-    try {
-      body = text ? JSON.parse(text) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const details = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
-    if (res.statusCode < 200 || res.statusCode >= 300) {
-      const snap: Snapshot = { status: 'down', checked_at, response_time_ms: 0, error: `HTTP ${res.statusCode}` };
+    const signal = stop ? AbortSignal.any([AbortSignal.timeout(t.timeoutMs), stop]) : AbortSignal.timeout(t.timeoutMs);
+    const opts = { headers: { 'user-agent': 'mkt-monitor', accept: 'application/json' }, secretHeaders: t.headers, timeoutMs: t.timeoutMs, signal, hops };
+    return await getFollowing(t.url, opts, async (res, onOrigin): Promise<Snapshot> => {
+      let text: string | undefined;
+      if (onOrigin) text = await readCapped(res.body, MAX_BODY_BYTES);
+      else res.body.on('error', () => undefined).destroy(); // unread: destroying it reports an abort
+      const elapsed = Math.max(1, Math.round(now() - started));
+      let body: unknown;
+      try {
+        body = text ? JSON.parse(text) : undefined;
+      } catch {
+        body = undefined;
+      }
+      const details = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+      if (res.statusCode < 200 || res.statusCode >= 300) {
+        const snap: Snapshot = { status: 'down', checked_at, response_time_ms: 0, error: `HTTP ${res.statusCode}` };
+        if (details) snap.details = details;
+        return snap;
+      }
+      const own = bodyStatus(body);
+      const slow = t.degradedAfterMs !== undefined && elapsed > t.degradedAfterMs;
+      const status = own ?? 'operational';
+      const snap: Snapshot = { status: slow && status === 'operational' ? 'degraded' : status, checked_at, response_time_ms: own === 'down' ? 0 : elapsed };
       if (details) snap.details = details;
+      if (own === 'down') snap.error = `the endpoint reports status ${JSON.stringify((details?.status ?? details?.state) as string)}`;
       return snap;
-    }
-    const own = bodyStatus(body);
-    const slow = t.degradedAfterMs !== undefined && elapsed > t.degradedAfterMs;
-    const status = own ?? 'operational';
-    const snap: Snapshot = { status: slow && status === 'operational' ? 'degraded' : status, checked_at, response_time_ms: own === 'down' ? 0 : elapsed };
-    if (details) snap.details = details;
-    if (own === 'down') snap.error = `the endpoint reports status ${JSON.stringify((details?.status ?? details?.state) as string)}`;
-    return snap;
+    });
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
     const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError' || /timeout/i.test(e.code ?? '');
-    const loop = err instanceof RedirectLoopError;
-    return { status: 'down', checked_at, response_time_ms: 0, error: timedOut ? `timed out after ${t.timeoutMs} ms` : loop ? 'redirect loop' : (e.code ?? e.message ?? String(err)) };
+    const known = err instanceof RedirectLoopError ? 'redirect loop' : err instanceof RedirectRefusedError ? err.message : undefined;
+    return { status: 'down', checked_at, response_time_ms: 0, error: timedOut ? `timed out after ${t.timeoutMs} ms` : (known ?? e.code ?? e.message ?? String(err)) };
   }
 }

@@ -2,11 +2,10 @@
 // expiry date in the field names the common registries use. A server that only refers
 // (whois.iana.org names the TLD's registry) is followed, up to WHOIS_MAX_REFERRALS hops, and
 // only to public WHOIS servers (see referralTarget).
-import { lookup as dnsLookup } from 'node:dns/promises';
 import { connect, isIP } from 'node:net';
 import type { WhoisCheckConfig } from '../../../../src/config/monitor.js';
 import { isLoopbackAddress, isLoopbackHost } from '../../../../src/util/loopback.js';
-import { isPublicAddress } from './address.js';
+import { isPublicAddress, systemLookup, type Lookup } from './address.js';
 
 export const WHOIS_MAX_REFERRALS = 2;
 
@@ -95,10 +94,6 @@ function splitServer(server: string): { host: string; port: number } | undefined
 
 /** A host name as DNS spells one: labels of letters, digits and hyphens. */
 const HOST_NAME = /^(?=.{1,253}\.?$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
-
-export type Lookup = (host: string) => Promise<string[]>;
-
-const systemLookup: Lookup = async (host) => (await dnsLookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** The configured server is on loopback (a local test set-up): referrals may then stay on loopback. */
 export function isLoopbackServer(server: string): boolean {
