@@ -2,7 +2,7 @@
 // target at once and at most `concurrency` at a time overall; records results, opens and
 // resolves incidents, and fires alerts.
 import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
-import type { MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import type { Incident, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
 import type { Clock } from '../../../src/util/clock.js';
 import type { Logger } from '../../logger.js';
 import type { AlertSender } from './alerts.js';
@@ -57,6 +57,16 @@ export interface EngineOptions {
 /** Decides, when a target's down streak reaches its threshold, whether an incident opens and who alerts. */
 export interface IncidentGate {
   decide(target: TargetConfig, snap: Snapshot): { open: boolean; alert: boolean } | Promise<{ open: boolean; alert: boolean }>;
+  /**
+   * At each down check of an incident open here whose opening alert this instance did not send:
+   * whether it must send it now (the point that was to send it did not show it sent in time).
+   */
+  openingOwed?(target: TargetConfig, incident: Incident, snap: Snapshot): boolean;
+  /**
+   * At each check after such an incident resolved here: the alerts to send now, none when another
+   * point showed them sent, or `wait`.
+   */
+  resolutionOwed?(target: TargetConfig, incident: Incident): ('incident.opened' | 'incident.resolved')[] | 'wait';
 }
 
 class Semaphore {
@@ -78,6 +88,8 @@ class Semaphore {
 export class CheckEngine {
   private jobs = new Map<string, Job>();
   private consecutiveDown = new Map<string, number>();
+  /** Incidents resolved here whose opening alert another mesh point was to send: the gate says when they are settled. */
+  private readonly unsettled = new Map<string, Incident>();
   private readonly gate: Semaphore;
   private stopped = false;
   /** Aborted at stop: in-flight HTTP checks and test commands end now instead of at their timeout. */
@@ -96,6 +108,7 @@ export class CheckEngine {
     // A target dropped from the config leaves no per-target state behind (months of reloads).
     const names = new Set(config.targets.map((t) => t.name));
     for (const k of this.consecutiveDown.keys()) if (!names.has(k)) this.consecutiveDown.delete(k);
+    for (const k of this.unsettled.keys()) if (!names.has(k)) this.unsettled.delete(k);
     const wanted = new Map<string, Job>();
     for (const t of config.targets) {
       wanted.set(`${t.name}/health`, { target: t, kind: 'health', everyMs: t.intervalMs });
@@ -235,12 +248,19 @@ export class CheckEngine {
 
   private async trackIncident(t: TargetConfig, snap: Snapshot): Promise<void> {
     const { store, alerts } = this.opts;
+    await this.settle(t);
     const open = await store.currentIncident(t.name);
     if (snap.status === 'down') {
       const n = (this.consecutiveDown.get(t.name) ?? (await this.leadingDown(t.name))) + (this.consecutiveDown.has(t.name) ? 1 : 0);
       this.consecutiveDown.set(t.name, n);
       if (open) {
         await store.addIncidentCheck(open.id);
+        // A mesh point that was to send the opening alert and has not shown it sent: send it here.
+        const gate = this.opts.gate;
+        if (gate?.openingOwed && !(await store.alertClaimed(open.id, 'incident.opened')) && gate.openingOwed(t, open, snap) && (await store.claimAlert(open.id, 'incident.opened'))) {
+          this.opts.logger.warn({ target: t.name, cause: open.cause }, 'incident opened');
+          alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open });
+        }
       } else if (n >= this.threshold(t)) {
         const gate = this.opts.gate ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
         if (!gate.open) return;
@@ -259,12 +279,33 @@ export class CheckEngine {
     this.consecutiveDown.set(t.name, 0);
     if (open) {
       const resolvedHere = await store.resolveIncident(open.id, snap.checked_at);
-      // The resolution is sent by whoever resolved it, and only for an incident whose opening
-      // was sent from this store (a mesh instance that was not the sender stays quiet).
-      if (!resolvedHere || !(await store.alertClaimed(open.id, 'incident.opened')) || !(await store.claimAlert(open.id, 'incident.resolved'))) return;
+      if (!resolvedHere) return;
+      // The resolution is sent by whoever resolved it, for an incident whose opening was sent
+      // from this store. One whose opening a mesh peer was to send waits for that peer to show
+      // its resolution sent, within a bound (the gate's `resolutionOwed`), else it is sent here.
+      if (!(await store.alertClaimed(open.id, 'incident.opened'))) {
+        if (!this.opts.gate?.resolutionOwed) return;
+        this.unsettled.set(t.name, (await store.incidents(t.name, 1))[0] ?? open);
+        await this.settle(t);
+        return;
+      }
+      if (!(await store.claimAlert(open.id, 'incident.resolved'))) return;
       const resolved = (await store.incidents(t.name, 1))[0] ?? open;
       this.opts.logger.info({ target: t.name, duration_s: resolved.duration_s }, 'incident resolved');
       alerts.send({ event: 'incident.resolved', instance: this.config.name, target: t.name, label: t.label, incident: resolved });
+    }
+  }
+
+  /** An incident resolved here whose alerts a mesh peer was to send: sends what the gate says is owed. */
+  private async settle(t: TargetConfig): Promise<void> {
+    const incident = this.unsettled.get(t.name);
+    const owed = incident && this.opts.gate?.resolutionOwed?.(t, incident);
+    if (!incident || owed === undefined || owed === 'wait') return;
+    this.unsettled.delete(t.name);
+    for (const event of owed) {
+      if (!(await this.opts.store.claimAlert(incident.id, event))) continue;
+      this.opts.logger.info({ target: t.name, duration_s: incident.duration_s }, event === 'incident.opened' ? 'incident opened' : 'incident resolved');
+      this.opts.alerts.send({ event, instance: this.config.name, target: t.name, label: t.label, incident });
     }
   }
 

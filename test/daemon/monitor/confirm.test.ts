@@ -163,3 +163,118 @@ describe('the incident gate', () => {
     expect(confirmed.regional).toBeUndefined();
   });
 });
+
+// Issue 28, finding 3: one mesh peer must not silence an alert. A peer's claims (alerted,
+// confirmed, its own instance name) are hints: only a point voting down may claim the opening
+// alert, the sender is ranked by the name this instance's config gives each peer, and when the
+// elected sender's alert is not confirmed within a bound this instance sends it itself.
+describe('peer claims are hints (issue 28)', () => {
+  const t = parseMonitorConfig(QUORUM2).targets[0]!;
+  const incident = { id: 7, status: 'open', started_at: iso(NOW - 3000), ended_at: null, cause: 'HTTP 503', checks: 2, duration_s: null };
+  /** The bound of the test config: two mesh intervals, the target's check interval (60 s default), the margin. */
+  const BOUND = 2 * INTERVAL + 60_000 + FRESH_MARGIN_MS;
+
+  /** A gate whose clock the test moves. */
+  function clocked(peers: PeerView[], name = 'a', yaml = QUORUM2): { gate: ConfirmGate; logs: string[]; at: (ms: number) => void } {
+    const config: MonitorConfig = parseMonitorConfig(`name: ${name}\n${yaml}`);
+    const logs: string[] = [];
+    const sink = new Writable({ write: (c: Buffer, _e, cb) => (logs.push(c.toString()), cb()) });
+    let now = NOW;
+    const mesh: MeshViews = { enabled: true, intervalMs: () => INTERVAL, peerViews: () => peers.map((p) => ({ name: p.name, state: p.state && { ...p.state, last_seen: iso(now - 100) } })), pollAll: async () => undefined };
+    const gate = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: createLogger({ level: 'debug', stream: sink, pretty: false }), now: () => now });
+    return { gate, logs, at: (ms) => (now = ms) };
+  }
+  const alerted = { incident: { started_at: iso(NOW - 2000), alerted: true } };
+
+  it('a peer voting up that claims it already alerted does not suppress the alert', async () => {
+    expect(peerPoint(answered('c', { api: summary('operational', alerted) }), 'api', NOW, FRESH).alerted).toBeUndefined();
+    const { gate } = gateWith([answered('b', down({ confirmed: true })), answered('c', { api: summary('operational', alerted) })], QUORUM2);
+    expect(await gate.decide(t, snap)).toEqual({ open: true, alert: true });
+  });
+
+  it('a peer reporting a forged instance name that sorts first is ranked by the name the local config gives it', async () => {
+    // b calls itself "0" (before "a" in byte order), votes down, says confirmed, and never alerts.
+    const forged = answered('b', down({ confirmed: true }), 100, '0');
+    expect(decide([{ name: 'a', instance: 'a', self: true, status: 'down', checked_at: null, vote: 'down' }, peerPoint(forged, 'api', NOW, FRESH)], 2).sender).toBe('a');
+    const { gate } = gateWith([forged, answered('c', up())], QUORUM2);
+    expect(await gate.decide(t, snap)).toEqual({ open: true, alert: true });
+  });
+
+  it('an elected sender that never confirms its alert: this instance sends it after the bound', async () => {
+    // This instance is c; b is elected (b < c), votes down, says confirmed, and never alerts.
+    const { gate, logs, at } = clocked([answered('b', down({ confirmed: true })), answered('a', up())], 'c', QUORUM2.replace('name: b', 'name: a').replace('name: c', 'name: b'));
+    expect(await gate.decide(t, snap)).toEqual({ open: true, alert: false });
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+    at(NOW + BOUND - 1);
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+    at(NOW + BOUND);
+    expect(gate.openingOwed(t, incident, snap)).toBe(true);
+    expect(logs.join('')).toContain('sending it from here');
+  });
+
+  it('an elected sender that confirms its alert (voting down, alerted) keeps this instance quiet, for good', async () => {
+    const peers = [answered('b', down({ confirmed: true })), answered('a', up())];
+    const { gate, at } = clocked(peers, 'c', QUORUM2.replace('name: b', 'name: a').replace('name: c', 'name: b'));
+    expect(await gate.decide(t, snap)).toEqual({ open: true, alert: false });
+    peers[0] = answered('b', down({ confirmed: true, ...alerted }));
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+    peers[0] = { name: 'b', state: undefined }; // gone afterwards: it did send
+    at(NOW + 10 * BOUND);
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+  });
+
+  it('further down the election order waits one bound per rank, so the next honest point sends first', async () => {
+    // d is third among the confirmed down-voters (b, c, d): it waits two bounds.
+    const yaml = `confirm: { quorum: 2 }\nmesh:\n  interval: 1s\n  peers:\n    - { name: b, url: "http://127.0.0.1:1" }\n    - { name: c, url: "http://127.0.0.1:2" }\ntargets:\n  api:\n    url: http://127.0.0.1/h\n`;
+    const { gate, at } = clocked([answered('b', down({ confirmed: true })), answered('c', down({ confirmed: true }))], 'd', yaml);
+    expect(await gate.decide(t, snap)).toEqual({ open: true, alert: false });
+    at(NOW + 2 * BOUND - 1);
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+    at(NOW + 2 * BOUND);
+    expect(gate.openingOwed(t, incident, snap)).toBe(true);
+  });
+
+  it('a resolution that no peer provably sent is sent here after the bound; one a peer shows sent is not', async () => {
+    const resolved = { ...incident, status: 'resolved', ended_at: iso(NOW), duration_s: 3 };
+    // b claimed the opening (voting down, alerted), so this instance stayed quiet.
+    const peers = [answered('b', down({ confirmed: true, ...alerted })), answered('c', up())];
+    const { gate, logs, at } = clocked(peers);
+    expect(await gate.decide(t, snap)).toEqual({ open: true, alert: false });
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+    // Recovered: b is up again but shows no sent resolution.
+    peers[0] = answered('b', up());
+    expect(gate.resolutionOwed(t, resolved)).toBe('wait');
+    at(NOW + BOUND - 1);
+    expect(gate.resolutionOwed(t, resolved)).toBe('wait');
+    at(NOW + BOUND);
+    expect(gate.resolutionOwed(t, resolved)).toEqual(['incident.resolved']);
+    expect(logs.join('')).toContain('sending it from here');
+
+    // The same, but b shows its resolution sent (up, resolved_incident alerted): nothing to send.
+    const peers2 = [answered('b', down({ confirmed: true, ...alerted })), answered('c', up())];
+    const two = clocked(peers2);
+    await two.gate.decide(t, snap);
+    two.gate.openingOwed(t, incident, snap);
+    peers2[0] = answered('b', { api: summary('operational', { resolved_incident: { started_at: iso(NOW - 2000), resolved_at: iso(NOW), alerted: true } }) });
+    expect(two.gate.resolutionOwed(t, resolved)).toEqual([]);
+    // A down-voting peer cannot claim the resolution.
+    const peers3 = [answered('b', down({ confirmed: true, ...alerted })), answered('c', up())];
+    const three = clocked(peers3);
+    await three.gate.decide(t, snap);
+    three.gate.openingOwed(t, incident, snap);
+    peers3[0] = answered('b', down({ resolved_incident: { started_at: iso(NOW - 2000), resolved_at: iso(NOW), alerted: true } }));
+    expect(three.gate.resolutionOwed(t, resolved)).toBe('wait');
+    three.at(NOW + BOUND);
+    expect(three.gate.resolutionOwed(t, resolved)).toEqual(['incident.resolved']);
+  });
+
+  it('an incident resolved before anyone provably sent its opening: both alerts are sent here', async () => {
+    const resolved = { ...incident, status: 'resolved', ended_at: iso(NOW), duration_s: 3 };
+    const { gate, at } = clocked([answered('b', down({ confirmed: true })), answered('a', up())], 'c', QUORUM2.replace('name: b', 'name: a').replace('name: c', 'name: b'));
+    await gate.decide(t, snap);
+    expect(gate.openingOwed(t, incident, snap)).toBe(false);
+    expect(gate.resolutionOwed(t, resolved)).toBe('wait'); // resolved here before the bound
+    at(NOW + BOUND);
+    expect(gate.resolutionOwed(t, resolved)).toEqual(['incident.opened', 'incident.resolved']);
+  });
+});
