@@ -69,6 +69,11 @@ export class ResponseTooLargeError extends NetworkError {
   }
 }
 
+/** By shape as well as class: the CLI's start-up bundle holds its own copy of this module. */
+export function isResponseTooLarge(err: unknown): err is ResponseTooLargeError {
+  return err instanceof ResponseTooLargeError || (err instanceof Error && err.name === 'ResponseTooLargeError' && typeof (err as Partial<ResponseTooLargeError>).limitBytes === 'number');
+}
+
 /**
  * The default answer cap. Every byte a server sends is held until parsed (twice, as bytes and
  * as text), so an unbounded answer is a memory bomb: a peer answering a pull with 473 MB held

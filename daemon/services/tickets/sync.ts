@@ -5,6 +5,7 @@ import type { Logger } from '../../logger.js';
 import type { TicketStore } from '../../../src/store/tickets.js';
 import { systemClock, type Clock } from '../../../src/util/clock.js';
 import { TicketsClient } from '../../../src/client/tickets.js';
+import { isResponseTooLarge } from '../../../src/client/http.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { offerCopies } from './offer.js';
 import { PULL_LIMIT, PUSH_LIMIT, type PullResponse } from '../../../src/schemas/tickets.js';
@@ -260,6 +261,9 @@ export class PeerSync {
     } catch (err) {
       round.error = (err as Error).message;
       if (this.stopped) logger.info({ peer }, 'sync with peer cut short: the node is stopping');
+      // An answer past its cap (TICKETS_ANSWER_BYTES) was cut off while it streamed: said as
+      // such, so that an operator tells a hostile or broken peer from an unreachable one.
+      else if (isResponseTooLarge(err)) logger.warn({ peer, err: round.error, limit_bytes: err.limitBytes }, `sync with peer failed: refused answer: larger than ${err.limitBytes} bytes; continuing with the others`);
       else logger.warn({ peer, err: round.error }, 'sync with peer failed; continuing with the others');
     }
     return round;
@@ -280,7 +284,9 @@ export class PeerSync {
       if (boot) logger.info({ peer, tickets: boot.tickets, newest: boot.newest, ms: Date.now() - started, download_ms: boot.downloadMs, screen_ms: Math.round(boot.ms.screen), check_ms: Math.round(boot.ms.check), rebuild_ms: Math.round(boot.ms.rebuild) }, 'sync: started from the peer\'s snapshot');
       return boot;
     } catch (err) {
-      if (!this.stopped) logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
+      if (this.stopped) return undefined;
+      if (isResponseTooLarge(err)) logger.warn({ peer, err: err.message, limit_bytes: err.limitBytes }, `sync: refused answer: larger than ${err.limitBytes} bytes; the peer's snapshot was not taken; pulling page by page`);
+      else logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
       return undefined;
     }
   }
