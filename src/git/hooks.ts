@@ -84,10 +84,11 @@ export function installHooks(gitDir: string): void {
     current = undefined;
   }
   if (current === script) return;
-  mkdirSync(hooks, { recursive: true });
+  // The server's user alone runs (and reads) it, like everything in a hosted repository.
+  mkdirSync(hooks, { recursive: true, mode: 0o700 });
   const tmp = `${file}.mkt-${process.pid}.tmp`;
-  writeFileSync(tmp, script, { mode: 0o755 });
-  chmodSync(tmp, 0o755);
+  writeFileSync(tmp, script, { mode: 0o700 });
+  chmodSync(tmp, 0o700);
   renameSync(tmp, file);
 }
 

@@ -1,7 +1,8 @@
 // Hosted repositories on disk: where they live (`<data-dir>/repos/<owner>/<name>.git`), what
 // owner and repository names may be (so paths built from them never leave that directory), and
-// creating one (with mkt's hooks, src/git/hooks.ts).
-import { join } from 'node:path';
+// creating one (with mkt's hooks, src/git/hooks.ts) readable by the server's user alone.
+import { chmodSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { git } from './run.js';
 import { installHooks } from './hooks.js';
 
@@ -24,9 +25,44 @@ export function repoDir(dataDir: string, owner: string, name: string): string {
   return join(reposRoot(dataDir), owner.toLowerCase(), `${name.toLowerCase()}.git`);
 }
 
+/**
+ * The mode git gives every file it creates in a hosted repository (directories get 0700), whatever
+ * the umask of the process that runs it: a private repository's notes and objects must not be
+ * readable by other users of the machine, even in a data directory an operator made 0755.
+ */
+export const REPO_FILE_MODE = '0600';
+
+/**
+ * Takes group and other permissions off a directory and everything under it (symbolic links
+ * are left alone): for what `git init` made with the umask, before anything is stored in it.
+ */
+export function restrictTree(path: string): void {
+  const st = lstatSync(path);
+  if (st.isSymbolicLink()) return;
+  chmodSync(path, st.isDirectory() ? 0o700 : st.mode & 0o700);
+  if (st.isDirectory()) for (const name of readdirSync(path)) restrictTree(join(path, name));
+}
+
+/**
+ * Makes `<data-dir>/repos` 0700 (creating it when missing): one mode that hides every repository
+ * below it, also those an earlier version created with the umask.
+ */
+export function restrictReposRoot(dataDir: string): void {
+  const root = reposRoot(dataDir);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  chmodSync(root, 0o700);
+}
+
 /** Creates a bare repository with the given object format, accepting pushes over smart HTTP. */
 export async function initBareRepo(dir: string, objectFormat: 'sha1' | 'sha256'): Promise<void> {
+  // The directories above it that are made here (`repos/`, the owner's) are the server's alone
+  // too: git init would make them with the umask.
+  const first = mkdirSync(dirname(dir), { recursive: true, mode: 0o700 });
+  if (first !== undefined) for (let d = dirname(dir); d.length >= first.length; d = dirname(d)) chmodSync(d, 0o700);
   await git(undefined, ['init', '--quiet', '--bare', `--object-format=${objectFormat}`, dir]);
+  // Not `git init --shared`, which also sets receive.denyNonFastforwards (notes are force-pushed).
+  await git(dir, ['config', 'core.sharedRepository', REPO_FILE_MODE]);
+  restrictTree(dir);
   await git(dir, ['config', 'http.receivepack', 'true']);
   // Note writes from the API and pushes race on the same refs; keep reflogs for forensics.
   await git(dir, ['config', 'core.logAllRefUpdates', 'always']);

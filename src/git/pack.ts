@@ -119,7 +119,8 @@ export function encodePack(format: ObjectFormat, objects: readonly PackObject[])
 
 function writeFileAtomically(dir: string, name: string, data: Buffer): void {
   const tmp = join(dir, `tmp_pack_${randomBytes(6).toString('hex')}`);
-  writeFileSync(tmp, data, { mode: 0o444, flag: 'wx' });
+  // Read-only, like git's packs, and the server's alone (a hosted repository is 0700/0600).
+  writeFileSync(tmp, data, { mode: 0o400, flag: 'wx' });
   try {
     renameSync(tmp, join(dir, name));
   } catch (err) {

@@ -5,7 +5,7 @@
 import type { OpenArea } from '../area.js';
 import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
 import { NoteWriter } from '../../../../src/notes/writer.js';
-import { repoDir } from '../../../../src/git/hosting.js';
+import { repoDir, restrictReposRoot } from '../../../../src/git/hosting.js';
 import { RepoGitPool } from '../../../../src/git/repo-git.js';
 import { installHooks } from '../../../../src/git/hooks.js';
 import { Access } from './access.js';
@@ -23,6 +23,13 @@ export const openNotesArea: OpenArea = async (shared) => {
   const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000), { git });
   const access = new Access(accounts, repos);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access, git });
+  // Repositories created before they were made 0700/0600 whatever the umask are hidden below a
+  // 0700 `repos/` (src/git/hosting.ts).
+  try {
+    restrictReposRoot(dataDir);
+  } catch (err) {
+    ctx.logger.error({ err }, 'making the repositories directory 0700 failed');
+  }
   // Repositories created before the hook existed (or with an older one) get the current hook
   // before the first push is served.
   for (const repo of await repos.listRepos()) {
