@@ -131,7 +131,8 @@ function locationOf(to: Where, id: number, step: number, configuredOrigin: strin
     case 'loop':
       return `/run/${id}/0`;
     case 'metadata':
-      return 'http://169.254.169.254/latest/meta-data/';
+      // A name, not the literal: were the rule broken, no packet could leave this machine.
+      return 'http://metadata.example/latest/meta-data/';
   }
 }
 
@@ -212,6 +213,7 @@ function policy(): HopPolicy {
       if (host === 'site.example' || host === 'other.example') return ['::1'];
       if (host === 'rebind.example') return rebinds++ % 2 === 0 ? ['::1'] : ['127.0.0.1'];
       if (host === 'localhost') return ['127.0.0.1'];
+      if (host === 'metadata.example') return ['169.254.169.254'];
       throw Object.assign(new Error('no such host'), { code: 'ENOTFOUND' });
     },
     // Only ::1 is "public" and only loopback "local": a random Location naming a real public or

@@ -80,11 +80,14 @@ describe('a redirect off a public target into the monitor network is not followe
       [`http://internal.example:${p}/`, 'it resolves to 127.0.0.1'],
       // One non-public address among several refuses: no picking the good one.
       [`http://mixed.example:${p}/`, 'it resolves to 127.0.0.1'],
-      [`http://169.254.169.254/latest/meta-data/`, 'it resolves to 169.254.169.254'],
-      [`http://10.1.2.3:${p}/`, 'it resolves to 10.1.2.3'],
+      // Off-machine addresses only through names the injected lookup answers: were the rule
+      // broken, a literal would send a packet off this machine (the sandbox forbids it), a name
+      // fails to resolve in the old code and nothing leaves (the literals' classes are tested below).
+      [`http://metadata.example/latest/meta-data/`, 'it resolves to 169.254.169.254'],
+      [`http://private.example:${p}/`, 'it resolves to 10.1.2.3'],
       [`http://nowhere.example:${p}/`, 'cannot resolve it (ENOTFOUND)'],
     ];
-    const policy = publicLoopback({ localhost: ['127.0.0.1'], 'internal.example': ['127.0.0.1'], 'mixed.example': ['::1', '127.0.0.1'] });
+    const policy = publicLoopback({ localhost: ['127.0.0.1'], 'internal.example': ['127.0.0.1'], 'mixed.example': ['::1', '127.0.0.1'], 'metadata.example': ['169.254.169.254'], 'private.example': ['10.1.2.3'] });
     for (const [to, reason] of cases) {
       const site = await endpoint('::1', redirect(to, 307));
       const s = await checkHealth(target(`${site.origin}/`, { timeoutMs: 1000 }), now, undefined, policy);
@@ -135,9 +138,15 @@ describe('a target on loopback or a private range is a local set-up', () => {
   });
 
   it('link-local (cloud metadata) and unspecified addresses stay refused even then', async () => {
-    for (const to of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://0.0.0.0:1/']) {
+    // The real classes; the off-machine addresses come from names (see above), never literals.
+    const names: Record<string, string[]> = { 'metadata.example': ['169.254.169.254'], 'linklocal.example': ['fe80::1'] };
+    const policy: HopPolicy = {
+      lookup: async (host) => names[host] ?? Promise.reject(Object.assign(new Error('no such host'), { code: 'ENOTFOUND' })),
+      classify: addressClass,
+    };
+    for (const to of ['http://metadata.example/latest/meta-data/', 'http://linklocal.example/', 'http://0.0.0.0:1/']) {
       const site = await endpoint('127.0.0.1', redirect(to));
-      const s = await checkHealth(target(`${site.origin}/`, { timeoutMs: 1000 }), now);
+      const s = await checkHealth(target(`${site.origin}/`, { timeoutMs: 1000 }), now, undefined, policy);
       expect(s.status, to).toBe('down');
       expect(s.error, to).toMatch(/^redirect to http:\/\/\S+ not followed: it resolves to \S+, not a public address$/);
     }
