@@ -1,7 +1,7 @@
 // Mesh confirmation without a network (confirm.ts, issue 15): a peer votes only from a fresh,
 // successful poll of a target it checks; the quorum counts down votes, so too few voters
-// confirm nothing; the sender is the lowest instance name among the confirmed down-voters,
-// and nobody sends when a peer already did.
+// confirm nothing; the sender is the lowest name (as this instance's config names each peer)
+// among the confirmed down-voters, and nobody sends when a peer voting down already did.
 import { describe, expect, it } from 'vitest';
 import { parseMonitorConfig, type MonitorConfig } from '../../../src/config/monitor.js';
 import { ConfirmGate, FRESH_MARGIN_MS, byteOrder, decide, peerPoint, type MeshViews, type PeerView } from '../../../daemon/services/monitor/confirm.js';
@@ -70,7 +70,7 @@ describe('the quorum decision', () => {
     expect(decide([self('down'), peer('b', null), peer('c', null)], 2)).toMatchObject({ open: false, reason: 'too few voters', voters: 1 });
   });
 
-  it('the sender is the lowest instance name (byte order) among the down-voters that see it confirmed', () => {
+  it('the sender is the lowest config name (byte order) among the down-voters that see it confirmed', () => {
     expect(decide([self('down'), peer('b', 'down')], 2).sender).toBe('a');
     expect(decide([{ ...self('down'), name: 'c', instance: 'c' }, peer('b', 'down'), peer('a', 'up')], 2).sender).toBe('b');
     // b is down but does not (yet) see the quorum itself: it will not send, so c does.
