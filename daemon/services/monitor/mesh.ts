@@ -1,10 +1,17 @@
 // The monitor mesh: this instance's identity and summaries, and a poller that fetches each
 // peer's /api/peer/status with that peer's token and caches the answer for /api/mesh.
 import type { MonitorConfig, MeshPeer } from '../../../src/config/monitor.js';
-import { HttpClient } from '../../../src/client/http.js';
+import { HttpClient, isResponseTooLarge } from '../../../src/client/http.js';
 import type { Logger } from '../../logger.js';
 import type { TargetStatus } from './status.js';
 import { VERSION } from '../../../src/version.js';
+
+/**
+ * The largest /api/peer/status answer read from a peer. A real one is an identity, a summary
+ * of a few hundred bytes per target and one per peer: 8 MiB is over ten thousand targets. A
+ * peer answering 300 MB held this instance's event loop until its public health check timed out.
+ */
+export const PEER_STATUS_MAX_BYTES = 8 * 1024 * 1024;
 
 export interface PeerState {
   status: 'up' | 'down';
@@ -101,13 +108,16 @@ export class Mesh {
     const started = this.now();
     const prev = this.peers.get(p.name);
     try {
-      const client = new HttpClient({ baseUrl: p.url, token: p.token, timeoutMs: 10_000, connectTimeoutMs: 5_000 });
-      const data = await client.json<Record<string, unknown>>('GET', '/api/peer/status');
-      this.peers.set(p.name, { status: 'up', last_seen: new Date(this.now()).toISOString(), latency_ms: Math.round(this.now() - started), data });
+      const client = new HttpClient({ baseUrl: p.url, token: p.token, timeoutMs: 10_000, connectTimeoutMs: 5_000, maxResponseBytes: PEER_STATUS_MAX_BYTES });
+      const data = await client.json<unknown>('GET', '/api/peer/status');
+      // Text, an array or null would be cached and served in /api/mesh as this peer's status.
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('the peer answered something other than a JSON object');
+      this.peers.set(p.name, { status: 'up', last_seen: new Date(this.now()).toISOString(), latency_ms: Math.round(this.now() - started), data: data as Record<string, unknown> });
     } catch (err) {
       const error = (err as Error).message;
       this.peers.set(p.name, { status: 'down', last_seen: prev?.last_seen ?? null, latency_ms: null, data: prev?.data, error });
-      this.logger.warn({ peer: p.name, err: error }, 'mesh peer poll failed');
+      if (isResponseTooLarge(err)) this.logger.warn({ peer: p.name, err: error, limit_bytes: err.limitBytes }, `mesh peer poll failed: refused answer: larger than ${err.limitBytes} bytes`);
+      else this.logger.warn({ peer: p.name, err: error }, 'mesh peer poll failed');
     }
   }
 
