@@ -2,12 +2,19 @@
 // moves ciphertext: sealing and opening happen in src/crypto and src/sync before and after.
 import { Readable } from 'node:stream';
 import { request } from 'undici';
-import { ApiError, HttpClient, NetworkError, type HttpClientOptions } from './http.js';
+import { ApiError, HttpClient, NetworkError, readCapped, type HttpClientOptions } from './http.js';
 import type * as W from '../sync/wire.js';
 
 export type * from '../sync/wire.js';
 
 const P = '/api/v1/sync';
+/**
+ * A changelog page (pull, rotation entries) is up to a thousand entries of ciphertext each
+ * pushed in bodies of up to 8 MiB, so it may pass the client's 64 MiB default; 256 MiB stays
+ * below V8's largest string. The object store's own answers (an ETag, an error) are small.
+ */
+export const SYNC_PAGE_MAX_BYTES = 256 * 1024 * 1024;
+const OBJECT_STORE_ANSWER_BYTES = 1024 * 1024;
 
 export class SyncClient {
   readonly http: HttpClient;
@@ -37,7 +44,7 @@ export class SyncClient {
     return this.http.json('POST', `${P}/push`, { body: req });
   }
   pull(req: W.PullRequest): Promise<W.PullResponse> {
-    return this.http.json('POST', `${P}/pull`, { body: req });
+    return this.http.json('POST', `${P}/pull`, { body: req, maxResponseBytes: SYNC_PAGE_MAX_BYTES });
   }
 
   listDevices(): Promise<W.SyncDeviceResponse[]> {
@@ -69,7 +76,7 @@ export class SyncClient {
     await this.http.json('DELETE', `${P}/keys/rotate`);
   }
   rotationEntries(req: W.RotationEntriesRequest): Promise<W.RotationEntriesResponse> {
-    return this.http.json('POST', `${P}/keys/rotate/entries`, { body: req });
+    return this.http.json('POST', `${P}/keys/rotate/entries`, { body: req, maxResponseBytes: SYNC_PAGE_MAX_BYTES });
   }
   rotationBatch(req: W.RotationBatchRequest): Promise<W.RotationBatchResponse> {
     return this.http.json('POST', `${P}/keys/rotate/batch`, { body: req });
@@ -129,7 +136,7 @@ export async function putToSignedUrl(url: string, body: Buffer | Buffer[], opts:
   } catch (err) {
     throw new NetworkError(`cannot reach the object store: ${(err as { code?: string }).code ?? (err as Error).message}`, err);
   }
-  const text = await res.body.text();
+  const text = await readCapped(res.body, OBJECT_STORE_ANSWER_BYTES, `PUT to the object store at ${new URL(url).host}`, res.headers['content-length']);
   if (res.statusCode < 200 || res.statusCode > 299) throw new ApiError(res.statusCode, `object store refused the upload: ${objectStoreError(text) ?? `HTTP ${res.statusCode}`}`, text);
   const etag = res.headers.etag;
   return (Array.isArray(etag) ? etag[0] : etag) ?? '';
@@ -144,7 +151,7 @@ export async function getFromSignedUrl(url: string, opts: { timeoutMs?: number }
     throw new NetworkError(`cannot reach the object store: ${(err as { code?: string }).code ?? (err as Error).message}`, err);
   }
   if (res.statusCode < 200 || res.statusCode > 299) {
-    const text = await res.body.text();
+    const text = await readCapped(res.body, OBJECT_STORE_ANSWER_BYTES, `GET from the object store at ${new URL(url).host}`, res.headers['content-length']);
     throw new ApiError(res.statusCode, `object store refused the download: ${objectStoreError(text) ?? `HTTP ${res.statusCode}`}`, text);
   }
   const len = Number(res.headers['content-length']);
