@@ -5,7 +5,7 @@
 // A peer without snapshots (404, an older mkt or a spec-only peer), a refused snapshot or a
 // node that stored a ticket meanwhile all fall back to pulling.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, rmSync } from 'node:fs';
+import { createWriteStream, openSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -106,8 +106,12 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
     const ceilingMs = o.maxDownloadMs ?? MAX_SNAPSHOT_DOWNLOAD_MS;
     const allowedMs = Math.ceil(Math.min(byRate, ceilingMs));
     const deadline = AbortSignal.timeout(allowedMs);
+    // Created here, not by the stream: a stream opens its file later, on the thread pool, and a
+    // body failing at once (the connection closed after the headers) left the file created
+    // after the clean-up below had run.
+    const out = createWriteStream(file, { fd: openSync(file, 'wx', 0o600) });
     try {
-      await pipeline(res.body, byteLimit(length), createWriteStream(file, { mode: 0o600 }), { signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline });
+      await pipeline(res.body, byteLimit(length), out, { signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline });
     } catch (err) {
       if (deadline.aborted) throw new Error(`the snapshot did not arrive within ${Math.round(allowedMs / 1000)} s (${length} bytes at 1 MiB/s and a minute's grace, ${Math.round(ceilingMs / 1000)} s at most)`);
       throw err;

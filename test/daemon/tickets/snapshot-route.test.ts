@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:http';
+import { createServer as createNetServer } from 'node:net';
 import { snapshotRoute, SNAPSHOT_CONTENT_TYPE } from '../../../daemon/services/tickets/snapshot-route.js';
 import { bootstrapFromSnapshot } from '../../../daemon/services/tickets/bootstrap.js';
 import { HybridClock } from '../../../daemon/services/tickets/hybrid-clock.js';
@@ -184,6 +185,28 @@ async function startBootstrap(peer: string, extra: Partial<Parameters<typeof boo
 }
 
 describe('the size and time ceilings of a snapshot download (issue 28)', () => {
+  it('a body that fails at once (the connection closed after the headers) leaves no partial file behind', async () => {
+    // 8 bytes announced, none sent: the body fails before the download's file was opened on the
+    // thread pool, which then created it after the clean-up had run.
+    const liar = createNetServer((socket) => {
+      socket.once('data', () => socket.end(`HTTP/1.1 200 OK\r\ncontent-type: ${SNAPSHOT_CONTENT_TYPE}\r\ncontent-length: 8\r\nconnection: close\r\n\r\n`));
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => liar.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => liar.close(() => r())));
+    const url = `http://127.0.0.1:${(liar.address() as AddressInfo).port}`;
+    const dirs: string[] = [];
+    // Many times over: the race was lost in one attempt of ten or so.
+    for (let i = 0; i < 50; i++) {
+      const { outcome, dir } = await startBootstrap(url);
+      dirs.push(dir);
+      expect(await waitFor(async () => outcome(), 'the bootstrap to give up', 15_000)).toBeInstanceOf(Error);
+    }
+    // Time for any open still queued on the thread pool to land (it took microseconds).
+    await new Promise((r) => setTimeout(r, 500));
+    expect(dirs.flatMap((d) => readdirSync(d).filter((f) => f.startsWith('snapshot-')))).toEqual([]);
+  }, 60_000);
+
   it('a peer announcing 16 GiB is refused before a byte is read, at the production ceiling', async () => {
     const { url, state } = await steadyPeer(16 * 1024 ** 3);
     const { outcome, dir } = await startBootstrap(url);
