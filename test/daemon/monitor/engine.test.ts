@@ -84,7 +84,9 @@ describe('check engine', () => {
     engine.apply(parseMonitorConfig(`targets:\n  busy:\n    url: ${url}\n    interval: 1h\n    timeout: 60s\n    tests:\n      command: ${JSON.stringify([process.execPath, '-e', script])}\n      interval: 1h\n      timeout: 60s\n`));
     try {
       engine.start();
-      await waitFor(async () => existsSync(pidFile), 'the test command to start');
+      // The pid once written, not the file once created: writeFileSync creates, then writes, and
+      // an empty file read as pid 0 would make kill(0, 0) below signal this process group.
+      await waitFor(async () => existsSync(pidFile) && /^\d+$/.test(readFileSync(pidFile, 'utf8')), 'the test command to write its pid');
       await waitFor(async () => (await new Promise<number>((r) => hang.getConnections((_e, n) => r(n)))) > 0, 'the health request to connect');
       await engine.stop(); // would wait a minute for both without the abort
       const pid = Number(readFileSync(pidFile, 'utf8'));
