@@ -1,6 +1,7 @@
 // Shared JSON-over-HTTP client (undici) for every service client: timeouts, bearer auth,
 // `{"error": ...}` bodies turned into ApiError. Used by commands and by daemons' peer calls.
 import { Agent, request } from 'undici';
+import { MAX_ANSWER_JSON_DEPTH, jsonNestsDeeperThan } from '../util/json-depth.js';
 
 export interface HttpClientOptions {
   baseUrl: string;
@@ -66,6 +67,20 @@ export class ResponseTooLargeError extends NetworkError {
   ) {
     super(`refused answer: larger than ${limitBytes} bytes (${where})`);
     this.name = 'ResponseTooLargeError';
+  }
+}
+
+/**
+ * A JSON answer nested deeper than MAX_ANSWER_JSON_DEPTH: it would parse, and then overflow the
+ * stack wherever it is serialized again (a mesh peer's status is served back in /api/mesh).
+ */
+export class AnswerTooDeepError extends NetworkError {
+  constructor(
+    readonly limitDepth: number,
+    readonly where: string,
+  ) {
+    super(`refused answer: JSON nested deeper than ${limitDepth} levels (${where})`);
+    this.name = 'AnswerTooDeepError';
   }
 }
 
@@ -150,10 +165,12 @@ export class HttpClient {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      const text = await readCapped(res.body, ro.maxResponseBytes ?? this.opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, `${method} ${new URL(url).pathname} at ${new URL(url).host}`, res.headers['content-length']);
+      const where = `${method} ${new URL(url).pathname} at ${new URL(url).host}`;
+      const text = await readCapped(res.body, ro.maxResponseBytes ?? this.opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, where, res.headers['content-length']);
       const ctype = String(res.headers['content-type'] ?? '');
       let parsed: unknown = text;
       if (ctype.includes('json') && text.length > 0) {
+        if (jsonNestsDeeperThan(text, MAX_ANSWER_JSON_DEPTH)) throw new AnswerTooDeepError(MAX_ANSWER_JSON_DEPTH, where);
         try {
           parsed = JSON.parse(text);
         } catch {
@@ -162,7 +179,7 @@ export class HttpClient {
       }
       return { status: res.statusCode, headers: res.headers, body: parsed as T };
     } catch (err) {
-      if (err instanceof ResponseTooLargeError) throw err;
+      if (err instanceof ResponseTooLargeError || err instanceof AnswerTooDeepError) throw err;
       const e = err as { name?: string; code?: string; message?: string };
       if (this.opts.signal?.aborted) throw new NetworkError(`cancelled a request to ${this.baseUrl}: ${String(this.opts.signal.reason instanceof Error ? this.opts.signal.reason.message : this.opts.signal.reason)}`, err);
       // Which limit ran out tells an operator where to look: a host that drops packets

@@ -100,4 +100,25 @@ describe('mesh: a peer status answer is capped while it streams (issue 28, findi
     expect(mesh.body.instances.big.pad).toBeUndefined();
     expect((await m.get('/api/health', null)).status).toBe(200);
   }, 120_000);
+
+  it('a peer status nested 5,000 levels deep is refused, so /api/mesh, which serves the cached status, keeps answering', async () => {
+    const deep = '['.repeat(5000) + ']'.repeat(5000);
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"instance":{"name":"deep"},"targets":{},"peers":{},"x":${deep}}`);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const yaml = `name: here\ntoken: mon-token\nrate_limit: { requests: 100000 }\nmesh:\n  interval: 200ms\n  peers:\n    - { name: deep, url: "http://127.0.0.1:${(server.address() as AddressInfo).port}", token: tok }\ntargets: {}\n`;
+    const m = await startMonitor(dir.path, yaml);
+    cleanups.push(() => m.stop());
+    // Several polls later, still an answer (it was a 500: JSON.stringify overflowed the stack).
+    await waitFor(async () => m.logs.filter((l) => l.includes('nested deeper than')).length >= 3, 'three refused polls', 30_000);
+    const mesh = await m.get('/api/mesh');
+    expect(mesh.status).toBe(200);
+    expect(mesh.body.instances.deep).toMatchObject({ status: 'down' });
+    expect(mesh.body.instances.deep.error).toMatch(/refused answer: JSON nested deeper than 1024 levels/);
+  });
 });

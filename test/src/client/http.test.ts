@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_MAX_RESPONSE_BYTES, HttpClient, NetworkError, ResponseTooLargeError } from '../../../src/client/http.js';
+import { AnswerTooDeepError, DEFAULT_MAX_RESPONSE_BYTES, HttpClient, NetworkError, ResponseTooLargeError } from '../../../src/client/http.js';
+import { MAX_ANSWER_JSON_DEPTH } from '../../../src/util/json-depth.js';
 import { toCliError } from '../../../src/cli/api-errors.js';
 import { ExitCode, exitCodeFor } from '../../../src/cli/errors.js';
 import { waitFor } from '../../helpers/wait.js';
@@ -118,5 +119,24 @@ describe('HttpClient: answers are capped while they stream', () => {
     const cli = toCliError(new ResponseTooLargeError(MiB, 'GET /tickets at example.test:7072'), 'tickets');
     expect(exitCodeFor(cli)).toBe(ExitCode.unreachable);
     expect((cli as Error).message).toBe(`refused answer: larger than ${MiB} bytes (GET /tickets at example.test:7072)`);
+  });
+});
+
+describe('HttpClient: answers nested too deep are refused', () => {
+  it.concurrent('a JSON answer nested 5,000 levels deep is refused; 1,000 levels and brackets inside strings are read', async ({ onTestFinished: bin }) => {
+    const nest = (d: number): string => '['.repeat(d) + ']'.repeat(d);
+    const s = await serve(bin, (req, res) => {
+      const d = Number(new URL(req.url!, 'http://x').searchParams.get('d'));
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(d > 0 ? `{"x":${nest(d)}}` : JSON.stringify({ x: '['.repeat(5000) }));
+    });
+    const client = new HttpClient({ baseUrl: s.url });
+    const err = await client.json('GET', '/api/peer/status', { query: { d: 5000 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AnswerTooDeepError);
+    expect(err).toBeInstanceOf(NetworkError);
+    expect((err as Error).message).toBe(`refused answer: JSON nested deeper than ${MAX_ANSWER_JSON_DEPTH} levels (GET /api/peer/status at ${s.host})`);
+    // What is read can be written again (JSON.stringify overflowed on the 5,000 levels).
+    expect(JSON.stringify(await client.json('GET', '/a', { query: { d: 1000 } })).length).toBe(2006);
+    expect(await client.json('GET', '/a', { query: { d: 0 } })).toEqual({ x: '['.repeat(5000) });
   });
 });
