@@ -3,7 +3,7 @@
 // recycles memory while the store is still reading, instead of when it answers. No bearer token.
 import { request as httpRequest, Agent as HttpAgent, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest, Agent as HttpsAgent } from 'node:https';
-import { ApiError, NetworkError } from './http.js';
+import { ApiError, NetworkError, readCapped } from './http.js';
 import { objectStoreError } from './sync.js';
 
 export interface SignedPut {
@@ -48,7 +48,8 @@ export async function putStreamToSignedUrl(url: string, put: SignedPut): Promise
     // A store that answers before reading the whole body (a refusal) ends the sending.
     await Promise.race([sendBody(req, put), response, failed]);
     const res = await Promise.race([response, failed]);
-    const text = await Promise.race([readText(res), failed]);
+    // The store's answer is an ETag or an error: capped, like every answer (src/client/http.ts).
+    const text = await Promise.race([readCapped(res, 1024 * 1024, `PUT to the object store at ${u.host}`, res.headers['content-length']), failed]);
     const status = res.statusCode ?? 0;
     if (status < 200 || status > 299) throw new ApiError(status, `object store refused the upload: ${objectStoreError(text) ?? `HTTP ${status}`}`, text);
     const etag = res.headers.etag;
@@ -71,11 +72,4 @@ async function sendBody(req: ClientRequest, put: SignedPut): Promise<void> {
   }
   if (sent !== put.length) throw new RangeError(`the body is ${sent} bytes, ${put.length} were signed for`);
   req.end();
-}
-
-async function readText(res: IncomingMessage): Promise<string> {
-  let text = '';
-  res.setEncoding('utf8');
-  for await (const c of res) text += c as string;
-  return text;
 }

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_RESPONSE_BYTES, HttpClient, ResponseTooLargeError } from '../../../src/client/http.js';
 import { putToSignedUrl, SyncClient } from '../../../src/client/sync.js';
+import { putStreamToSignedUrl } from '../../../src/client/signed-put.js';
 
 const MiB = 1024 * 1024;
 type Bin = (c: () => Promise<void> | void) => void;
@@ -49,4 +50,18 @@ describe('sync client: answer caps', () => {
     const page = await new SyncClient(new HttpClient({ baseUrl: url, timeoutMs: 60_000 })).pull({ cursor: 0 });
     expect((page.entries[0]!.data as string).length).toBe(pad.length);
   }, 60_000);
+});
+
+describe('streamed part upload: the object store\'s answer is capped', () => {
+  it.concurrent('a store answering a part upload with 16 MiB is refused at 1 MiB', async ({ onTestFinished: bin }) => {
+    const url = await serve(bin, (_req, res) => {
+      res.writeHead(200, { etag: '"e"' });
+      res.end(Buffer.alloc(16 * MiB, 'x'));
+    });
+    const body = Buffer.from('ciphertext');
+    const err = await putStreamToSignedUrl(`${url}/bucket/part?sig=secret`, { length: body.length, body: [body] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResponseTooLargeError);
+    expect((err as Error).message).toMatch(/larger than 1048576 bytes/);
+    expect((err as Error).message).not.toContain('secret');
+  });
 });
