@@ -4,6 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorCodes } from 'fastify';
 import { HttpError } from './errors.js';
+import { jsonDepthExceeds } from '../../src/util/json-depth.js';
 
 /**
  * Deepest accepted nesting of arrays and objects in a JSON body. JSON.stringify overflows the
@@ -11,32 +12,6 @@ import { HttpError } from './errors.js';
  * `data` far more room than any real record needs.
  */
 export const MAX_JSON_DEPTH = 512;
-
-/**
- * Whether `text` nests `[`/`{` deeper than `max`, counted outside strings: one linear pass,
- * jumping over string contents with indexOf, so it costs little next to JSON.parse itself.
- */
-export function jsonDepthExceeds(text: string, max: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      // Find the closing quote: one preceded by an even number of backslashes.
-      let q = i;
-      for (;;) {
-        q = text.indexOf('"', q + 1);
-        if (q < 0) return false; // unterminated: JSON.parse answers that
-        let slashes = 0;
-        while (text.charCodeAt(q - 1 - slashes) === 0x5c) slashes++;
-        if (slashes % 2 === 0) break;
-      }
-      i = q;
-    } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > max) return true;
-    } else if (c === 0x5d || c === 0x7d) depth--;
-  }
-  return false;
-}
 
 type Done = (err: Error | null, body?: unknown) => void;
 

@@ -1,7 +1,7 @@
 // Shared JSON-over-HTTP client (undici) for every service client: timeouts, bearer auth,
 // `{"error": ...}` bodies turned into ApiError. Used by commands and by daemons' peer calls.
 import { Agent, request } from 'undici';
-import { MAX_ANSWER_JSON_DEPTH, jsonNestsDeeperThan } from '../util/json-depth.js';
+import { MAX_ANSWER_JSON_DEPTH, jsonDepthExceeds } from '../util/json-depth.js';
 
 export interface HttpClientOptions {
   baseUrl: string;
@@ -170,7 +170,7 @@ export class HttpClient {
       const ctype = String(res.headers['content-type'] ?? '');
       let parsed: unknown = text;
       if (ctype.includes('json') && text.length > 0) {
-        if (jsonNestsDeeperThan(text, MAX_ANSWER_JSON_DEPTH)) throw new AnswerTooDeepError(MAX_ANSWER_JSON_DEPTH, where);
+        if (jsonDepthExceeds(text, MAX_ANSWER_JSON_DEPTH)) throw new AnswerTooDeepError(MAX_ANSWER_JSON_DEPTH, where);
         try {
           parsed = JSON.parse(text);
         } catch {

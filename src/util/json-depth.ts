@@ -1,6 +1,7 @@
 // How deep a JSON text nests, counted before it is parsed: a value nested thousands of levels
-// deep parses, but JSON.stringify overflows the stack on it later (a cached peer answer served
-// again, a --json print), so readers of other parties' JSON refuse it up front.
+// deep parses, but JSON.stringify overflows the stack on it later (a stored value pulled, a cached
+// peer answer served again, a --json print), so the servers' body parser and the HTTP client
+// refuse it up front.
 
 /**
  * Deepest nesting of arrays and objects accepted in an answer read from another party. Twice
@@ -14,7 +15,7 @@ export const MAX_ANSWER_JSON_DEPTH = 1024;
  * Whether `text` nests `[`/`{` deeper than `max`, counted outside strings: one linear pass,
  * jumping over string contents with indexOf, so it costs little next to JSON.parse itself.
  */
-export function jsonNestsDeeperThan(text: string, max: number): boolean {
+export function jsonDepthExceeds(text: string, max: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);

@@ -3,7 +3,8 @@
 // on and what was stored is unchanged; a body exactly at the limit is stored and served back.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { jsonDepthExceeds, MAX_JSON_DEPTH } from '../../daemon/plugins/body.js';
+import { MAX_JSON_DEPTH } from '../../daemon/plugins/body.js';
+import { jsonDepthExceeds } from '../../src/util/json-depth.js';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { createLogger } from '../../daemon/logger.js';
 import { startSyncServer, type SyncServer } from '../helpers/sync-server.js';
