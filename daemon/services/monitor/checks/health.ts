@@ -5,6 +5,8 @@
 import type { TargetConfig } from '../../../../src/config/monitor.js';
 import type { Snapshot } from '../../../../src/store/monitor.js';
 import { getFollowing, RedirectLoopError, RedirectRefusedError, type HopPolicy } from './http.js';
+import type { Dispatcher } from 'undici';
+import { readCapped, ResponseTooLargeError } from '../../../../src/client/http.js';
 
 const UP = new Set(['ok', 'up', 'pass', 'passing', 'healthy', 'operational', 'green', 'available']);
 const DEGRADED = new Set(['degraded', 'warn', 'warning', 'partial', 'yellow', 'slow', 'maintenance']);
@@ -26,19 +28,14 @@ export function bodyStatus(body: unknown): 'operational' | 'degraded' | 'down' |
 /** A health body past this size is not read further (and not kept as details): memory stays bounded. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** The body as text, or undefined once it passes `max` bytes (the rest is discarded). */
-async function readCapped(body: AsyncIterable<Buffer> & { destroy(): unknown }, max: number): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of body) {
-    size += c.length;
-    if (size > max) {
-      body.destroy();
-      return undefined;
-    }
-    chunks.push(c);
+/** The body as text, or undefined once it passes `max` bytes (announced or streamed; the rest is not read). */
+async function bodyText(res: Dispatcher.ResponseData, max: number): Promise<string | undefined> {
+  try {
+    return await readCapped(res.body, max, 'health body', res.headers['content-length']);
+  } catch (err) {
+    if (err instanceof ResponseTooLargeError) return undefined;
+    throw err;
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 /**
@@ -54,7 +51,7 @@ export async function checkHealth(t: TargetConfig, now: () => number, stop?: Abo
     const opts = { headers: { 'user-agent': 'mkt-monitor', accept: 'application/json' }, secretHeaders: t.headers, timeoutMs: t.timeoutMs, signal, hops };
     return await getFollowing(t.url, opts, async (res, onOrigin): Promise<Snapshot> => {
       let text: string | undefined;
-      if (onOrigin) text = await readCapped(res.body, MAX_BODY_BYTES);
+      if (onOrigin) text = await bodyText(res, MAX_BODY_BYTES);
       else res.body.on('error', () => undefined).destroy(); // unread: destroying it reports an abort
       const elapsed = Math.max(1, Math.round(now() - started));
       let body: unknown;
