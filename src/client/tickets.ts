@@ -45,8 +45,14 @@ export class TicketsClient {
     return this.http.json('PATCH', `/tickets/${encodeURIComponent(id)}`, { body: changes, maxResponseBytes: TICKETS_ANSWER_BYTES.ticket });
   }
   /** One page of changes after `since`; `has_more` and `next_since` lead to the next. */
-  pull(since: string, limit?: number): Promise<PullResponse> {
-    return this.http.json('GET', '/sync/pull', { query: { since, ...(limit !== undefined ? { limit: String(limit) } : {}) }, maxResponseBytes: TICKETS_ANSWER_BYTES.pull });
+  /**
+   * One pull page. `split` asks our peers for pages that may end inside a group sharing one
+   * stamp (continued by `cursor`), so that a page stays near 8 MiB of text and under the cap;
+   * a peer that does not know it ignores it and sends whole groups.
+   */
+  pull(since: string, limit?: number, page: { split?: boolean; cursor?: string } = {}): Promise<PullResponse> {
+    const query = { since, ...(limit !== undefined ? { limit: String(limit) } : {}), ...(page.split ? { split: 'true' } : {}), ...(page.cursor !== undefined ? { cursor: page.cursor } : {}) };
+    return this.http.json('GET', '/sync/pull', { query, maxResponseBytes: TICKETS_ANSWER_BYTES.pull });
   }
   /** `sender`: this node's id, so that the receiver does not push the same copies back. */
   push(tickets: Ticket[], sender?: string): Promise<PushResponse> {

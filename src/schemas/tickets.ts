@@ -138,7 +138,9 @@ export type ListResponse = Static<typeof ListResponseSchema>;
 
 export const PullQuerySchema = Type.Object({
   since: Type.String({ description: 'RFC 3339; tickets updated after it' }),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PULL_LIMIT.max, description: `tickets per page (default ${PULL_LIMIT.default}); a page never splits tickets sharing one updated_at` })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PULL_LIMIT.max, description: `tickets per page (default ${PULL_LIMIT.default}); a page never splits tickets sharing one updated_at, unless split` })),
+  split: Type.Optional(Type.Boolean({ description: 'our extension: the page may end inside a group sharing one updated_at (next_cursor continues it), so no page passes about 8 MiB of ticket text' })),
+  cursor: Type.Optional(Type.String({ maxLength: 100, description: 'with split: start after this next_cursor of an earlier page instead of after since' })),
 });
 export const PullResponseSchema = Type.Object({
   tickets: Type.Array(SyncTicketSchema),
@@ -146,6 +148,7 @@ export const PullResponseSchema = Type.Object({
   node_id: Type.String(),
   has_more: Type.Boolean({ description: 'true when tickets updated after next_since remain' }),
   next_since: Type.Union([Type.String(), Type.Null()], { description: 'the greatest updated_at on this page (the spec cursor); null when the page is empty' }),
+  next_cursor: Type.Optional(Type.String({ description: 'with split and has_more: where the next page starts (pass it as cursor)' })),
 });
 export type PullResponse = Static<typeof PullResponseSchema>;
 

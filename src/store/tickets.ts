@@ -58,6 +58,13 @@ export interface ChangesOptions {
   maxBytes?: number;
   /** Leaves out tickets stored exactly as this node sent them (no need to push them back). */
   notFrom?: string;
+  /**
+   * The page may end inside a group sharing one stamp (ours peers' pulls): then `next` says where
+   * the next page starts, so no page passes `maxBytes` by more than a ticket however large a group.
+   */
+  split?: boolean;
+  /** With `split`: start after this position (a `next` of an earlier page) instead of after `since`. */
+  after?: ListPosition;
 }
 
 export interface TicketStore {
@@ -387,7 +394,8 @@ function statements(db: Db) {
       byPrefix: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
       countPrefix: db.prepare('SELECT count(*) AS n FROM tickets WHERE id >= ? AND id < ?'),
       // Every key of a stamp after `since` is at or past the first key of the next millisecond.
-      since: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid`),
+      since: db.prepare(`SELECT ${COLUMNS}, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid`),
+      afterKey: db.prepare(`SELECT ${COLUMNS}, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE rowid > ${KEY} ORDER BY rowid`),
       sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} AND (got_from IS NULL OR got_from <> @from) ORDER BY rowid`),
       newest: db.prepare(`SELECT updated_at FROM tickets WHERE rowid < (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid DESC LIMIT 1`),
       counted: db.prepare('SELECT n FROM ticket_counts WHERE dim = ? AND value = ?'),
@@ -673,23 +681,32 @@ export class SqliteTicketStore implements TicketStore {
   async changedSince(since: string, opts: ChangesOptions): Promise<Page> {
     if (!CANONICAL_STAMP.test(since)) throw new Error('since must be a canonical RFC 3339 UTC stamp');
     const ms = Date.parse(since);
-    const rows = (opts.notFrom !== undefined ? this.stmts.sinceNotFrom.iterate({ ms, from: opts.notFrom }) : this.stmts.since.iterate({ ms })) as IterableIterator<Row>;
+    const after = opts.split ? opts.after : undefined;
+    const rows = (
+      after !== undefined
+        ? this.stmts.afterKey.iterate({ ms: Date.parse(after.updated_at), seq: after.seq })
+        : opts.notFrom !== undefined
+          ? this.stmts.sinceNotFrom.iterate({ ms, from: opts.notFrom })
+          : this.stmts.since.iterate({ ms })
+    ) as IterableIterator<Row & { seq?: number }>;
     const tickets: Ticket[] = [];
     let bytes = 0;
     let full = false;
     let more = false;
+    let last: ListPosition | undefined;
     for (const r of rows) {
-      // Full: take the rest of the last stamp's group, then stop at the next stamp.
-      if (full && r.updated_at !== tickets[tickets.length - 1]!.updated_at) {
+      // Full: take the rest of the last stamp's group (unless split), then stop at the next stamp.
+      if (full && (opts.split || r.updated_at !== tickets[tickets.length - 1]!.updated_at)) {
         more = true;
         break;
       }
       tickets.push(fromRow(r));
+      if (r.seq !== undefined) last = { updated_at: r.updated_at, seq: r.seq };
       bytes += r.title.length + r.description.length + r.tags.length + r.field_stamps.length + ROW_OVERHEAD_BYTES;
       if (tickets.length >= opts.limit || (opts.maxBytes !== undefined && bytes >= opts.maxBytes)) full = true;
     }
     // Leaving the loop early closes the statement's cursor (the iterator's return()).
-    return { tickets, more };
+    return { tickets, more, ...(opts.split && more && last ? { next: last } : {}) };
   }
 
   async merge(incoming: Ticket[], combine: Combine, from?: string): Promise<MergeResult> {

@@ -1,7 +1,7 @@
-// The `cursor` of `GET /tickets`: the position after the last ticket of a page (its
-// `updated_at` and its seq among tickets sharing that stamp), opaque to clients so that the
-// order key may change without breaking them. A cursor that does not decode to that shape is
-// refused, never guessed at.
+// The `cursor` of `GET /tickets` and of split `/sync/pull` pages: the position after the last
+// ticket of a page (its `updated_at` and its seq among tickets sharing that stamp), opaque to
+// clients so that the order key may change without breaking them. A cursor that does not decode
+// to that shape is refused, never guessed at.
 import type { ListPosition } from '../../../src/store/tickets.js';
 
 const STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -21,4 +21,9 @@ export function decodeCursor(raw: string): ListPosition | undefined {
   const seq = text.slice(sep + 1);
   if (sep <= 0 || !STAMP.test(updated_at) || Number.isNaN(Date.parse(updated_at)) || !SEQ.test(seq) || Number(seq) > SEQ_MAX) return undefined;
   return { updated_at, seq: Number(seq) };
+}
+
+/** Orders two positions by stamp, then seq (both pull pages and list pages use these keys). */
+export function comparePositions(a: ListPosition, b: ListPosition): number {
+  return a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.seq - b.seq;
 }

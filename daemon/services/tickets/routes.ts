@@ -205,15 +205,18 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     },
   );
 
-  app.get<{ Querystring: { since: string; limit?: number } }>(
+  app.get<{ Querystring: { since: string; limit?: number; split?: boolean; cursor?: string } }>(
     '/sync/pull',
     { schema: { operationId: 'syncPull', summary: 'Tickets updated after `since`, oldest first, one page', querystring: PullQuerySchema, response: { 200: PullResponseSchema, ...errors } } },
     async (req) => {
       const since = normalizeStamp(req.query.since);
       if (since === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
-      const page = await storage(() => store.changedSince(since, { limit: pageLimit(req.query.limit, PULL_LIMIT), maxBytes: PULL_PAGE_BYTES }));
+      const split = req.query.split === true;
+      const after = split && req.query.cursor !== undefined ? decodeCursor(req.query.cursor) : undefined;
+      if (split && req.query.cursor !== undefined && after === undefined) throw new HttpError(400, 'invalid cursor');
+      const page = await storage(() => store.changedSince(since, { limit: pageLimit(req.query.limit, PULL_LIMIT), maxBytes: PULL_PAGE_BYTES, split, after }));
       const tickets = page.tickets;
-      return { tickets, count: tickets.length, node_id: nodeId, has_more: page.more, next_since: tickets[tickets.length - 1]?.updated_at ?? null };
+      return { tickets, count: tickets.length, node_id: nodeId, has_more: page.more, next_since: tickets[tickets.length - 1]?.updated_at ?? null, ...(page.next ? { next_cursor: encodeCursor(page.next) } : {}) };
     },
   );
 

@@ -2,7 +2,7 @@
 // changed since its cursor, then push what changed here since that cursor. One failing peer
 // is logged and the round goes on. Rounds never overlap.
 import type { Logger } from '../../logger.js';
-import type { TicketStore } from '../../../src/store/tickets.js';
+import type { ListPosition, TicketStore } from '../../../src/store/tickets.js';
 import { systemClock, type Clock } from '../../../src/util/clock.js';
 import { TicketsClient } from '../../../src/client/tickets.js';
 import { isResponseTooLarge } from '../../../src/client/http.js';
@@ -12,6 +12,7 @@ import { PULL_LIMIT, PUSH_LIMIT, type PullResponse } from '../../../src/schemas/
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
 import { bootstrapFromSnapshot } from './bootstrap.js';
+import { comparePositions, decodeCursor } from './list-cursor.js';
 import type { PreparedSnapshot } from '../../../src/store/ticket-snapshot.js';
 
 export const EPOCH = '1970-01-01T00:00:00.000Z';
@@ -213,9 +214,9 @@ export class PeerSync {
       // held: the one merging and the one arriving.
       let peerNode: string | undefined;
       const limit = this.opts.pullLimit ?? PULL_LIMIT.max;
-      let ahead: Promise<PullResponse> | undefined = this.stopped ? undefined : client.pull(since, limit);
+      let ahead: Promise<PullResponse> | undefined = this.stopped ? undefined : client.pull(since, limit, { split: true });
       try {
-        for (let from = since; ahead !== undefined && !this.stopped; ) {
+        for (let from = since, at: ListPosition | undefined; ahead !== undefined && !this.stopped; ) {
           const page = await ahead;
           ahead = undefined;
           if (!Array.isArray(page.tickets)) throw new Error('the peer answered a pull without a tickets array');
@@ -223,20 +224,29 @@ export class PeerSync {
           // A peer that follows only the spec sends everything at once and no has_more. Pages
           // are oldest first, so once the last stamp is past the skew all later ones are too.
           const next = page.has_more === true ? normalizeStamp(page.next_since) : undefined;
-          if (next !== undefined && compareStamps(next, from) > 0 && aheadOf(next, now) <= maxSkewMs && !this.stopped) {
-            ahead = client.pull(next, limit);
+          // Our peers may end a page inside a group sharing one stamp; the cursor continues it
+          // and must move forward, or a peer could keep this round going for ever.
+          const cursorText = typeof page.next_cursor === 'string' ? page.next_cursor : undefined;
+          const nextAt = cursorText !== undefined ? decodeCursor(cursorText) : undefined;
+          const inGroup = nextAt !== undefined && next !== undefined && nextAt.updated_at === next && (at === undefined || comparePositions(nextAt, at) > 0);
+          if (next !== undefined && (compareStamps(next, from) > 0 || (inGroup && compareStamps(next, from) >= 0)) && aheadOf(next, now) <= maxSkewMs && !this.stopped) {
+            ahead = client.pull(next, limit, inGroup ? { split: true, cursor: cursorText } : { split: true });
             // Awaited on the next turn; until then a failure must not count as unhandled.
             ahead.catch(() => undefined);
             from = next;
+            at = inGroup ? nextAt : undefined;
             await requestWritten();
           }
           const merged = await mergePulledPage(store, hlc, logger, peer, page.tickets, now, maxSkewMs, peerNode);
           round.pulled += merged.pulled;
           round.accepted += merged.accepted;
           round.rejected += merged.rejected;
-          if (merged.newest !== undefined && compareStamps(merged.newest, cursor) > 0) {
-            await store.setCursor(peer, merged.newest);
-            cursor = merged.newest;
+          // A page that ended inside a group has not stored the whole of its last stamp: the
+          // cursor stays a millisecond before it, so a restart reads that group again.
+          const stored = merged.newest !== undefined && nextAt !== undefined && page.has_more === true && merged.newest >= nextAt.updated_at ? minus(nextAt.updated_at, 1) : merged.newest;
+          if (stored !== undefined && compareStamps(stored, cursor) > 0) {
+            await store.setCursor(peer, stored);
+            cursor = stored;
           }
         }
       } finally {

@@ -99,6 +99,42 @@ describe('GET /sync/pull pages', () => {
     for (const q of ['limit=0', 'limit=5001', 'limit=1e400', 'limit=-1e400']) expect((await n.req('GET', `/sync/pull?since=1970-01-01T00:00:00Z&${q}`)).status).toBe(400);
   });
 
+  it('split=true (our peers): a page may end inside a group, next_cursor continues it, and every ticket comes once (issue 28)', async () => {
+    // A group sharing one stamp cannot be split for a spec peer, so its page has no size bound;
+    // our peers ask for split pages, which stay near the page size and under the answer cap.
+    const n = await node();
+    const t = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const copies = [copy(1, t(1)), ...Array.from({ length: 9 }, (_, i) => copy(i + 2, t(3))), copy(11, t(5))];
+    await n.req('POST', '/sync/push', copies);
+    const seen: string[] = [];
+    const pages: number[] = [];
+    let q = 'since=1970-01-01T00:00:00Z&limit=4&split=true';
+    for (let i = 0; i < 10; i++) {
+      const p = await n.req('GET', `/sync/pull?${q}`);
+      expect(p.status).toBe(200);
+      seen.push(...p.body.tickets.map((x: T) => x.title));
+      pages.push(p.body.count);
+      if (!p.body.has_more) {
+        expect(p.body).not.toHaveProperty('next_cursor');
+        break;
+      }
+      expect(typeof p.body.next_cursor).toBe('string');
+      q = `since=${encodeURIComponent(p.body.next_since)}&limit=4&split=true&cursor=${encodeURIComponent(p.body.next_cursor)}`;
+    }
+    expect(pages).toEqual([4, 4, 3]);
+    expect(seen.sort()).toEqual(copies.map((c) => c.title as string).sort());
+    // Without split, the same request keeps the spec's whole groups.
+    const whole = await n.req('GET', '/sync/pull?since=1970-01-01T00:00:00Z&limit=4');
+    expect(whole.body.count).toBe(10);
+    expect(whole.body).not.toHaveProperty('next_cursor');
+    // A cursor this node did not write is refused, never guessed at.
+    for (const c of ['x', 'bm90IGEgY3Vyc29y', '']) {
+      const bad = await n.req('GET', `/sync/pull?since=1970-01-01T00:00:00Z&split=true&cursor=${encodeURIComponent(c)}`);
+      expect(bad.status, c).toBe(400);
+      expect(bad.body.error, c).toBe('invalid cursor');
+    }
+  });
+
   it('a push of more than 2000 tickets is 400, a body over 16 MiB is 413; both store nothing', async () => {
     const n = await node();
     const many = Array.from({ length: 2001 }, (_, i) => copy(i, '2026-01-01T00:00:00.000Z'));
