@@ -104,6 +104,9 @@ function own(o: Record<string, unknown> | undefined, key: string): unknown {
   return o && Object.hasOwn(o, key) ? o[key] : undefined;
 }
 
+/** The statuses a check gives (checks/health.ts); anything else a peer reports is not a vote. */
+const PEER_STATUSES = new Set(['operational', 'degraded', 'down']);
+
 /**
  * A peer's vote on `target`: only from a successful poll within `freshMs`, of a peer that checks
  * it. Everything in the answer is the peer's say-so: any shape is read without throwing, and its
@@ -122,7 +125,11 @@ export function peerPoint(peer: PeerView, target: string, nowMs: number, freshMs
   const summary = objectOf(own(objectOf(own(data, 'targets')), target));
   const status = own(summary, 'status');
   if (typeof status !== 'string') return { ...none('not checked there'), instance };
-  const checkedAt = own(summary, 'checked_at');
+  // What a peer says is shown on the public status page and in /api/status: only a status this
+  // monitor itself could report, and a real time, never the peer's free text.
+  if (!PEER_STATUSES.has(status)) return { ...none('unreadable answer'), instance };
+  const rawCheckedAt = own(summary, 'checked_at');
+  const checkedAt = typeof rawCheckedAt === 'string' && rawCheckedAt.length <= 40 && Number.isFinite(Date.parse(rawCheckedAt)) ? new Date(Date.parse(rawCheckedAt)).toISOString() : null;
   const vote = status === 'down' ? 'down' : 'up';
   const resolved = objectOf(own(summary, 'resolved_incident'));
   const resolvedAt = typeof own(resolved, 'resolved_at') === 'string' ? Date.parse(own(resolved, 'resolved_at') as string) : NaN;
@@ -131,7 +138,7 @@ export function peerPoint(peer: PeerView, target: string, nowMs: number, freshMs
     instance,
     self: false,
     status,
-    checked_at: typeof checkedAt === 'string' ? checkedAt : null,
+    checked_at: checkedAt,
     vote,
     // Only a point voting down can have sent an opening alert for this outage; only one voting
     // up can have sent its resolution.

@@ -32,6 +32,17 @@ describe('a peer vote', () => {
     expect(peerPoint(answered('b', { api: summary('degraded') }), 'api', NOW, FRESH).vote).toBe('up');
   });
 
+  it('takes no free text from a peer: an unknown status is no vote, and checked_at is a real time or null (issue 28)', () => {
+    // Vantage points are shown on the public status page and in /api/status.
+    for (const status of ['<script>alert(1)</script>', 'x'.repeat(1_000_000), 'Down', 'maintenance', '']) {
+      expect(peerPoint(answered('b', { api: summary(status) }), 'api', NOW, FRESH), status.slice(0, 20)).toMatchObject({ vote: null, status: null, checked_at: null, reason: 'unreadable answer' });
+    }
+    for (const checked_at of ['yesterday', 'x'.repeat(100_000), 42, null, '2026-03-01T11:59:59.5+00:00 trailing junk that is long enough']) {
+      expect(peerPoint(answered('b', down({ checked_at })), 'api', NOW, FRESH), String(checked_at).slice(0, 20)).toMatchObject({ vote: 'down', checked_at: null });
+    }
+    expect(peerPoint(answered('b', down({ checked_at: '2026-03-01T11:59:59.5+00:00' })), 'api', NOW, FRESH).checked_at).toBe('2026-03-01T11:59:59.500Z');
+  });
+
   it('is no vote when the peer did not answer its last poll, even with older data cached', () => {
     const failed: PeerView = { name: 'b', state: { status: 'down', last_seen: iso(NOW - 100), latency_ms: null, data: { targets: down() }, error: 'ECONNREFUSED' } };
     expect(peerPoint(failed, 'api', NOW, FRESH)).toMatchObject({ vote: null, status: null, reason: 'no answer' });
