@@ -133,6 +133,17 @@ function minus(stamp: string, ms: number): string {
   return formatStamp(Math.max(0, t - ms));
 }
 
+/**
+ * Where the saved cursor may move after a page is stored: to its newest stamp, unless the page
+ * may have ended inside a group sharing one stamp (a split page, `next` where the next starts):
+ * then to a millisecond before that stamp, so a restart reads the group again rather than skip
+ * the rest of it (a pull takes stamps strictly after the cursor).
+ */
+export function cursorAfterPage(newest: string | undefined, next: ListPosition | undefined): string | undefined {
+  if (newest === undefined || next === undefined || compareStamps(newest, next.updated_at) < 0) return newest;
+  return minus(next.updated_at, 1);
+}
+
 export class PeerSync {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<PeerRound[]> | undefined;
@@ -241,9 +252,7 @@ export class PeerSync {
           round.pulled += merged.pulled;
           round.accepted += merged.accepted;
           round.rejected += merged.rejected;
-          // A page that ended inside a group has not stored the whole of its last stamp: the
-          // cursor stays a millisecond before it, so a restart reads that group again.
-          const stored = merged.newest !== undefined && nextAt !== undefined && page.has_more === true && merged.newest >= nextAt.updated_at ? minus(nextAt.updated_at, 1) : merged.newest;
+          const stored = cursorAfterPage(merged.newest, page.has_more === true ? nextAt : undefined);
           if (stored !== undefined && compareStamps(stored, cursor) > 0) {
             await store.setCursor(peer, stored);
             cursor = stored;

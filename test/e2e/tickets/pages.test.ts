@@ -150,6 +150,18 @@ describe('GET /sync/pull pages', () => {
 });
 
 describe('the peer loop', () => {
+  it('pulls a group sharing one stamp, larger than its page, in split pages: every ticket once (issue 28)', async () => {
+    const source = await node();
+    const t = (s: number): string => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
+    const copies = [copy(1, t(1)), ...Array.from({ length: 23 }, (_, i) => copy(i + 2, t(3))), copy(99, t(5))];
+    await source.req('POST', '/sync/push', copies);
+    const sink = await node({ peers: [source.url], syncIntervalMs: 200, syncPullLimit: 5 });
+    await waitFor(async () => (await sink.req('GET', '/tickets?limit=1')).body.count === 25, 'the sink to hold the whole group');
+    const held = (await sink.req('GET', '/tickets?limit=100')).body.data as T[];
+    expect(held.map((x) => x.title).sort()).toEqual(copies.map((c) => c.title as string).sort());
+    expect(sink.logs.filter((l) => l.includes('sync with peer failed'))).toEqual([]);
+  });
+
   it('follows small pages until caught up, then pushes only what the peer lacks', async () => {
     const source = await node();
     const copies = Array.from({ length: 57 }, (_, i) => copy(i, new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString()));
