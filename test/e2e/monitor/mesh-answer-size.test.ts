@@ -4,62 +4,34 @@
 // health check meanwhile, cuts the answer at 8 MiB, logs the refusal and keeps no data from it.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 import { healthServer } from '../../helpers/monitor-fixtures.js';
 import { startMonitor } from '../../helpers/monitor-node.js';
+import { listenLocal, padAnswer, type Bin, type PaddedAnswer } from '../../helpers/local-http.js';
 import { PEER_STATUS_MAX_BYTES } from '../../../daemon/services/monitor/mesh.js';
 
 const MiB = 1024 * 1024;
 const cleanups: (() => Promise<void> | void)[] = [];
+const bin: Bin = (c) => void cleanups.push(c);
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-interface Answer {
-  sent: number;
-  closed: boolean;
-  release: () => void;
-}
-
 /** A peer whose status is a 64 MiB JSON object; the first answer holds after 4 MiB until released. */
-async function hugePeer(): Promise<{ url: string; answers: Answer[] }> {
-  const answers: Answer[] = [];
-  const chunk = Buffer.alloc(256 * 1024, 'x');
-  const server = createServer((req, res) => {
-    let gate!: () => void;
-    const released = new Promise<void>((r) => (gate = r));
-    const a: Answer = { sent: 0, closed: false, release: gate };
+async function hugePeer(): Promise<{ url: string; answers: PaddedAnswer[] }> {
+  const answers: PaddedAnswer[] = [];
+  const server = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    // Only the first answer holds: a later one is released before it gets there.
+    const a = padAnswer(res, '{"instance":{"name":"big"},"targets":{},"peers":{},"pad":"', 64 * MiB, 4 * MiB);
     answers.push(a);
     if (answers.length > 1) a.release();
-    req.socket.once('close', () => (a.closed = true));
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.write('{"instance":{"name":"big"},"targets":{},"peers":{},"pad":"');
-    let held = false;
-    const pump = (): void => {
-      while (a.sent < 64 * MiB && !res.destroyed) {
-        if (a.sent === 4 * MiB && !held) {
-          held = true;
-          return void released.then(pump);
-        }
-        a.sent += chunk.length;
-        if (!res.write(chunk)) return void res.once('drain', pump);
-      }
-      if (!res.destroyed) res.end('"}');
-    };
-    pump();
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  cleanups.push(
-    () =>
-      new Promise<void>((r) => {
-        for (const a of answers) a.release();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, answers };
+  const url = await listenLocal(server, bin, () => {
+    for (const a of answers) a.release();
+  });
+  return { url, answers };
 }
 
 describe('mesh: a peer status answer is capped while it streams (issue 28, finding 2)', () => {
@@ -107,11 +79,10 @@ describe('mesh: a peer status answer is capped while it streams (issue 28, findi
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"instance":{"name":"deep"},"targets":{},"peers":{},"x":${deep}}`);
     });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const url = await listenLocal(server, bin);
     const dir = tempDir();
     cleanups.push(() => dir.remove());
-    const yaml = `name: here\ntoken: mon-token\nrate_limit: { requests: 100000 }\nmesh:\n  interval: 200ms\n  peers:\n    - { name: deep, url: "http://127.0.0.1:${(server.address() as AddressInfo).port}", token: tok }\ntargets: {}\n`;
+    const yaml = `name: here\ntoken: mon-token\nrate_limit: { requests: 100000 }\nmesh:\n  interval: 200ms\n  peers:\n    - { name: deep, url: "${url}", token: tok }\ntargets: {}\n`;
     const m = await startMonitor(dir.path, yaml);
     cleanups.push(() => m.stop());
     // Several polls later, still an answer (it was a 500: JSON.stringify overflowed the stack).

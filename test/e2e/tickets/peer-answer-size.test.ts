@@ -7,68 +7,34 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { startTempNode, TOKEN } from '../../helpers/tickets-node.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 import { TICKETS_ANSWER_BYTES } from '../../../src/client/tickets.js';
+import { listenLocal, padAnswer, type Bin, type PaddedAnswer } from '../../helpers/local-http.js';
 
 const mkt = join(import.meta.dirname, '../../../bin/mkt');
 const MiB = 1024 * 1024;
-type Bin = (c: () => Promise<void> | void) => void;
-
-interface PullAnswer {
-  /** Body bytes written so far, and whether the node's connection has closed. */
-  sent: number;
-  closed: boolean;
-  /** Resolving it lets the answer go on past its first 16 MiB. */
-  release: () => void;
-}
 
 /**
  * The hostile peer: an empty list (so no snapshot is tried), and a pull answer of valid JSON
  * 96 MiB long, written as fast as the node reads, that holds after 16 MiB until released.
  */
-async function hostilePeer(bin: Bin): Promise<{ url: string; pulls: PullAnswer[] }> {
-  const pulls: PullAnswer[] = [];
-  const chunk = Buffer.alloc(256 * 1024, 'x');
+async function hostilePeer(bin: Bin): Promise<{ url: string; pulls: PaddedAnswer[] }> {
+  const pulls: PaddedAnswer[] = [];
   const server = createServer((req, res: ServerResponse) => {
     res.setHeader('content-type', 'application/json');
     if (!req.url?.startsWith('/sync/pull')) {
       if (req.url?.startsWith('/tickets')) return void res.end(JSON.stringify({ data: [], count: 0, next_cursor: null }));
       return void res.end(JSON.stringify({ accepted: 0, rejected: 0 }));
     }
-    let gate!: () => void;
-    const released = new Promise<void>((r) => (gate = r));
-    const a: PullAnswer = { sent: 0, closed: false, release: gate };
-    pulls.push(a);
-    req.socket.once('close', () => (a.closed = true));
-    res.write('{"tickets":[],"pad":"');
-    let held = false;
-    const pump = (): void => {
-      while (a.sent < 96 * MiB && !res.destroyed) {
-        if (a.sent === 16 * MiB && !held) {
-          held = true;
-          return void released.then(pump);
-        }
-        a.sent += chunk.length;
-        if (!res.write(chunk)) return void res.once('drain', pump);
-      }
-      if (!res.destroyed) res.end('"}');
-    };
-    pump();
+    pulls.push(padAnswer(res, '{"tickets":[],"pad":"', 96 * MiB, 16 * MiB));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  bin(
-    () =>
-      new Promise<void>((r) => {
-        for (const p of pulls) p.release();
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, pulls };
+  const url = await listenLocal(server, bin, () => {
+    for (const p of pulls) p.release();
+  });
+  return { url, pulls };
 }
 
 interface LogLine {

@@ -7,12 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startTempNode, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
-
-/** Cleanup after one test: the test's own onTestFinished, as the tests run at once (it.concurrent). */
-type Bin = (c: () => Promise<void> | void) => void;
+import { listenLocal, type Bin } from '../../helpers/local-http.js';
 
 const node = (bin: Bin, peer: string): Promise<TicketNode> => startTempNode(bin, { peers: [peer] });
 
@@ -31,15 +28,7 @@ async function peerServer(bin: Bin, answer: (req: IncomingMessage, res: import('
     req.socket.once('close', () => (s.closedAt = performance.now()));
     answer(req, res);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  bin(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  return { url: await listenLocal(server, bin), seen };
 }
 
 /** A port whose accept queue is full: connecting to it hangs in the handshake. */

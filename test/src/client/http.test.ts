@@ -4,15 +4,14 @@
 // client hung up.
 import { describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { AnswerTooDeepError, DEFAULT_MAX_RESPONSE_BYTES, HttpClient, NetworkError, ResponseTooLargeError } from '../../../src/client/http.js';
 import { MAX_ANSWER_JSON_DEPTH } from '../../../src/util/json-depth.js';
 import { toCliError } from '../../../src/cli/api-errors.js';
 import { ExitCode, exitCodeFor } from '../../../src/cli/errors.js';
 import { waitFor } from '../../helpers/wait.js';
+import { listenLocal, type Bin } from '../../helpers/local-http.js';
 
 const MiB = 1024 * 1024;
-type Bin = (c: () => Promise<void> | void) => void;
 
 interface Served {
   url: string;
@@ -27,16 +26,8 @@ async function serve(bin: Bin, answer: (req: IncomingMessage, res: ServerRespons
     req.socket.once('close', () => (sent.closed = true));
     answer(req, res, sent);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  bin(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { url: `http://${host}`, host, sent };
+  const url = await listenLocal(server, bin);
+  return { url, host: new URL(url).host, sent };
 }
 
 /** Streams `total` bytes of a JSON string in 64 KiB chunks, minding backpressure, until done or the client leaves. */

@@ -3,13 +3,12 @@
 // HTTP client's 64 MiB default and gets 256 MiB. Real HTTP on 127.0.0.1.
 import { describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DEFAULT_MAX_RESPONSE_BYTES, HttpClient, ResponseTooLargeError } from '../../../src/client/http.js';
 import { putToSignedUrl, SyncClient } from '../../../src/client/sync.js';
 import { putStreamToSignedUrl } from '../../../src/client/signed-put.js';
+import { listenLocal, type Bin } from '../../helpers/local-http.js';
 
 const MiB = 1024 * 1024;
-type Bin = (c: () => Promise<void> | void) => void;
 
 async function serve(bin: Bin, answer: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const server = createServer((req, res) => {
@@ -17,15 +16,7 @@ async function serve(bin: Bin, answer: (req: IncomingMessage, res: ServerRespons
     req.resume();
     req.once('end', () => answer(req, res));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  bin(
-    () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return listenLocal(server, bin);
 }
 
 describe('sync client: answer caps', () => {
