@@ -121,8 +121,16 @@ const forged = (now: number): fc.Arbitrary<Sent> =>
 
 /** A pull page: a well-formed page of honest and forged copies, or a body of the wrong shape. */
 function pullAnswer(now: number): fc.Arbitrary<{ answer: Answer; sent: Sent[] }> {
-  const page = fc.tuple(fc.array(fc.oneof(honest(now), forged(now)), { minLength: 1, maxLength: 6 }), fc.option(fc.oneof(fc.constant('peer-node'), junk), { nil: undefined }), fc.option(junk, { nil: undefined })).map(([sent, nodeId, more]) => ({
-    body: { kind: 'json' as const, status: 200, value: { tickets: sent.map((s) => s.raw), ...(nodeId !== undefined ? { node_id: nodeId } : {}), ...(more !== undefined ? { has_more: more, next_since: more } : {}) } },
+  // A split page's continuation (next_cursor): junk, or a well-formed position the peer may
+  // repeat or move back, which must not keep the round going.
+  const position = fc.tuple(fc.constantFrom(iso(now - 60_000), iso(now), '1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'), fc.integer({ min: 0, max: 32767 })).map(([at, seq]) => Buffer.from(`${at}~${seq}`).toString('base64url'));
+  const continuation = fc.option(fc.oneof(junk, position), { nil: undefined });
+  const page = fc.tuple(fc.array(fc.oneof(honest(now), forged(now)), { minLength: 1, maxLength: 6 }), fc.option(fc.oneof(fc.constant('peer-node'), junk), { nil: undefined }), fc.option(junk, { nil: undefined }), continuation).map(([sent, nodeId, more, cursor]) => ({
+    body: {
+      kind: 'json' as const,
+      status: 200,
+      value: { tickets: sent.map((s) => s.raw), ...(nodeId !== undefined ? { node_id: nodeId } : {}), ...(more !== undefined ? { has_more: more, next_since: more } : {}), ...(cursor !== undefined ? { next_cursor: cursor, has_more: true, next_since: sent[sent.length - 1]!.raw.updated_at } : {}) },
+    },
     sent,
   }));
   const wrongShape = fc.oneof(junk, fc.record({ tickets: junk.filter((v) => !Array.isArray(v)) })).map((value) => ({ body: { kind: 'json' as const, status: 200, value }, sent: [] as Sent[] }));
