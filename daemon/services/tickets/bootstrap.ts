@@ -5,10 +5,9 @@
 // A peer without snapshots (404, an older mkt or a spec-only peer), a refused snapshot or a
 // node that stored a ticket meanwhile all fall back to pulling.
 import { randomUUID } from 'node:crypto';
-import { createWriteStream, openSync, rmSync } from 'node:fs';
+import { closeSync, openSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import { prepareSnapshot, type PreparedSnapshot } from '../../../src/store/ticket-snapshot.js';
 import type { Ticket } from '../../../src/schemas/tickets.js';
@@ -52,17 +51,42 @@ export interface BootstrapOptions {
   maxDownloadMs?: number;
 }
 
-/** Refuses a body longer or shorter than announced (which is at most MAX_SNAPSHOT_BYTES). */
-function byteLimit(limit: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _enc, done) {
+/**
+ * Writes the body to `fd` as it arrives, refusing one longer or shorter than announced (which
+ * is at most MAX_SNAPSHOT_BYTES). Each chunk is written synchronously inside its 'data' event,
+ * so the body never holds data back: undici's HTTP/1 parser, paused by a consumer that lags
+ * (a file stream's backpressure), throws an uncatchable AssertionError when the peer then closes
+ * the connection (nodejs/undici#5360, not fixed in undici 7), and a peer answering with
+ * `Connection: close` crashed the node. A 64 KiB write to the page cache takes microseconds.
+ */
+function writeBody(body: Readable, fd: number, length: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let seen = 0;
+    let settled = false;
+    const settle = (err?: Error): void => {
+      if (settled) return;
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (err) {
+        body.destroy();
+        reject(err);
+      } else resolve();
+    };
+    const onAbort = (): void => settle(signal.reason instanceof Error ? signal.reason : new Error('the download was cancelled'));
+    body.on('data', (chunk: Buffer) => {
+      if (settled) return;
       seen += chunk.length;
-      done(seen > limit ? new Error(`the snapshot is longer than the ${limit} bytes announced`) : null, chunk);
-    },
-    flush(done) {
-      done(seen < limit ? new Error(`the snapshot ended after ${seen} of the ${limit} bytes announced`) : null);
-    },
+      if (seen > length) return settle(new Error(`the snapshot is longer than the ${length} bytes announced`));
+      try {
+        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at);
+      } catch (err) {
+        settle(err as Error);
+      }
+    });
+    body.once('end', () => settle(seen < length ? new Error(`the snapshot ended after ${seen} of the ${length} bytes announced`) : undefined));
+    body.once('error', (err) => settle(err));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -109,12 +133,14 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
     // Created here, not by the stream: a stream opens its file later, on the thread pool, and a
     // body failing at once (the connection closed after the headers) left the file created
     // after the clean-up below had run.
-    const out = createWriteStream(file, { fd: openSync(file, 'wx', 0o600) });
+    const fd = openSync(file, 'wx', 0o600);
     try {
-      await pipeline(res.body, byteLimit(length), out, { signal: o.signal ? AbortSignal.any([o.signal, deadline]) : deadline });
+      await writeBody(res.body, fd, length, o.signal ? AbortSignal.any([o.signal, deadline]) : deadline);
     } catch (err) {
       if (deadline.aborted) throw new Error(`the snapshot did not arrive within ${Math.round(allowedMs / 1000)} s (${length} bytes at 1 MiB/s and a minute's grace, ${Math.round(ceilingMs / 1000)} s at most)`);
       throw err;
+    } finally {
+      closeSync(fd);
     }
     const downloadMs = Date.now() - started;
     const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).copies[0];
