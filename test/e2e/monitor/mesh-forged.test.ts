@@ -4,11 +4,8 @@
 // from a sender that never alerts). The incident opens and its alerts still go out, from `a`.
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import { startService } from '../../../daemon/start.js';
-import { createLogger } from '../../../daemon/logger.js';
+import { startMonitor } from '../../helpers/monitor-node.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -62,21 +59,12 @@ async function monitorA(target: string, hookUrl: string, peers: { name: string; 
   const yaml = `name: a\ntoken: tok\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nconfirm: { quorum: 2 }\nalerts:\n  - url: ${hookUrl}\nmesh:\n  interval: 200ms\n  peers:\n${list}\ntargets:\n  api:\n    url: "${target}"\n    interval: 200ms\n    timeout: 2s\n`;
   const dir = tempDir();
   cleanups.push(() => dir.remove());
-  writeFileSync(`${dir.path}/monitor.yaml`, yaml);
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _e, cb) {
-      logs.push(...chunk.toString().split('\n').filter(Boolean));
-      cb();
-    },
-  });
-  const service = await startService('monitor', { host: '127.0.0.1', port: 0, dataDir: dir.path, configPath: `${dir.path}/monitor.yaml`, flags: { alertBackoffMs: [50, 50] }, env: {}, logger: createLogger({ level: 'debug', stream: sink, pretty: false }), out: sink });
-  cleanups.push(() => service.close());
+  const node = await startMonitor(dir.path, yaml, { alertBackoffMs: [50, 50] });
+  cleanups.push(() => node.stop());
   return {
-    logs,
+    logs: node.logs,
     async incident() {
-      const r = await fetch(`${service.url}/api/status/api`, { headers: { authorization: 'Bearer tok' } });
-      return ((await r.json()) as { current_incident?: unknown }).current_incident;
+      return ((await node.get('/api/status/api', 'tok')).body as { current_incident?: unknown }).current_incident;
     },
   };
 }
