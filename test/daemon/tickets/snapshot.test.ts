@@ -96,15 +96,20 @@ describe('ticket snapshots', () => {
     ['a row under another stamp than its own', (db) => db.exec("UPDATE tickets SET updated_at = '2026-01-01T00:00:00.000Z', field_stamps = '{\"base\":[\"2026-01-01T00:00:00.000Z\",\"node-a\"]}' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /another stamp/],
     ['a schema version of its own', (db) => db.exec("UPDATE schema_migrations SET version = 99; CREATE TABLE extra (x)"), /schema differs/],
   ];
+  /** A source's snapshot changed by `forge`, then prepared for a fresh node: what it throws. */
+  async function refusalOf(forge: (db: Database.Database) => void, chunk?: number): Promise<unknown> {
+    const d = dir();
+    const { snap } = await source(d);
+    const raw = new Database(snap);
+    forge(raw);
+    raw.close();
+    const fresh = store(join(d, 'fresh.db'));
+    return prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen, ...(chunk !== undefined ? { chunk } : {}) }).catch((e: unknown) => e);
+  }
+
   for (const [what, forge, reason] of forgeries) {
     it(`refuses a snapshot with ${what}`, async () => {
-      const d = dir();
-      const { snap } = await source(d);
-      const raw = new Database(snap);
-      forge(raw);
-      raw.close();
-      const fresh = store(join(d, 'fresh.db'));
-      const err = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen }).catch((e: unknown) => e);
+      const err = await refusalOf(forge);
       expect(err).toBeInstanceOf(SnapshotRefused);
       expect((err as Error).message).toMatch(reason);
     });
@@ -134,13 +139,7 @@ describe('ticket snapshots', () => {
   ];
   for (const [what, forge, reason] of negative) {
     it(`refuses a snapshot with rows below every stamp's key: ${what}`, async () => {
-      const d = dir();
-      const { snap } = await source(d);
-      const raw = new Database(snap);
-      forge(raw);
-      raw.close();
-      const fresh = store(join(d, 'fresh.db'));
-      const err = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen, chunk: 50 }).catch((e: unknown) => e);
+      const err = await refusalOf(forge, 50);
       expect(err).toBeInstanceOf(SnapshotRefused);
       expect((err as Error).message).toMatch(reason);
     });
