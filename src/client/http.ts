@@ -165,7 +165,8 @@ export class HttpClient {
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       });
-      const where = `${method} ${new URL(url).pathname} at ${new URL(url).host}`;
+      const { pathname, host } = new URL(url);
+      const where = `${method} ${pathname} at ${host}`;
       const text = await readCapped(res.body, ro.maxResponseBytes ?? this.opts.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES, where, res.headers['content-length']);
       const ctype = String(res.headers['content-type'] ?? '');
       let parsed: unknown = text;
