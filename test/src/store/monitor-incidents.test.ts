@@ -1,0 +1,58 @@
+// Incidents shared by instances: two stores on one database (two cluster instances on
+// PostgreSQL; two handles on one SQLite file) open a target's incident once, resolve it once, and
+// hand each transition's alert to exactly one of many concurrent claimants.
+import { afterEach, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { SqliteMonitorStore, type MonitorStore } from '../../../src/store/monitor.js';
+import { PgMonitorStore } from '../../../src/store/monitor-pg.js';
+import { PgDatabase } from '../../../src/store/sql-pg.js';
+import { ENGINES } from '../../helpers/engines.js';
+import { freshDatabaseUrl } from '../../helpers/pg.js';
+import { tempDir } from '../../helpers/tmp.js';
+
+const opened: MonitorStore[] = [];
+const dirs: { remove(): void }[] = [];
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+async function twoStores(engine: string): Promise<[MonitorStore, MonitorStore]> {
+  let open: () => Promise<MonitorStore>;
+  if (engine === 'sqlite') {
+    const d = tempDir();
+    dirs.push(d);
+    open = async () => new SqliteMonitorStore(join(d.path, 'monitor.db'));
+  } else {
+    const url = await freshDatabaseUrl();
+    open = async () => PgMonitorStore.open(await PgDatabase.open(url));
+  }
+  const a = await open();
+  const b = await open();
+  opened.push(a, b);
+  return [a, b];
+}
+
+for (const engine of ENGINES) {
+  it(`[${engine}] one open incident per target, one resolution, one claim per transition`, async () => {
+    const [a, b] = await twoStores(engine);
+    const at = '2026-11-24T10:00:00.000Z';
+    const opens = await Promise.all([a.openIncident('api', at, 'HTTP 503', 3), b.openIncident('api', at, 'timeout', 3), a.openIncident('api', at, 'x', 3)]);
+    expect(new Set(opens.map((i) => i.id)).size).toBe(1);
+    expect((await b.incidents('api', 10)).length).toBe(1);
+    // Another target has its own incident.
+    expect((await b.openIncident('web', at, 'down', 3)).id).not.toBe(opens[0]!.id);
+    const id = opens[0]!.id;
+    const claims = await Promise.all([...Array(8)].map((_, i) => (i % 2 ? a : b).claimAlert(id, 'incident.opened')));
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await a.alertClaimed(id, 'incident.opened')).toBe(true);
+    expect(await a.alertClaimed(id, 'incident.resolved')).toBe(false);
+    const resolved = await Promise.all([a.resolveIncident(id, '2026-11-24T10:05:00.000Z'), b.resolveIncident(id, '2026-11-24T10:05:01.000Z')]);
+    expect(resolved.filter(Boolean)).toHaveLength(1);
+    expect(await a.currentIncident('api')).toBeUndefined();
+    // Resolved, the target can open a new one.
+    const next = await b.openIncident('api', '2026-11-24T11:00:00.000Z', 'HTTP 500', 3);
+    expect(next.id).not.toBe(id);
+    expect(await b.claimAlert(next.id, 'incident.opened')).toBe(true);
+  });
+}
