@@ -15,7 +15,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { request } from 'undici';
 import { startService } from '../daemon/start.js';
 import { createLogger } from '../daemon/logger.js';
-import { run as runCli } from '../src/cli/run.js';
+import { run as runCli } from '../commands/root/run.js';
 import type { IOStreams } from '../src/cli/io.js';
 import { mulberry32, printRow, ratio, references, serveBuilt, startupEnv, timeCommand, warmLoad, type Load } from './_util.js';
 

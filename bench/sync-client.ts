@@ -13,7 +13,7 @@ import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
-import { run as runCli } from '../src/cli/run.js';
+import { run as runCli } from '../commands/root/run.js';
 import { createFactory } from '../src/cli/factory.js';
 import type { IOStreams } from '../src/cli/io.js';
 import { putStreamToSignedUrl } from '../src/client/signed-put.js';
@@ -48,7 +48,7 @@ async function mkt(args: string[], env: NodeJS.ProcessEnv, stdin?: string): Prom
 
 /** `mkt serve marketplace` in a child process; resolves with its URL. */
 function serve(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'serve', 'marketplace', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'commands/root/main.ts'), 'serve', 'marketplace', '--host', '127.0.0.1', '--port', '0', '--data-dir', dataDir], {
     cwd: ROOT,
     env: { ...process.env, MKT_LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],

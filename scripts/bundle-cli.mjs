@@ -60,7 +60,7 @@ const lazyChildProcess = {
 };
 
 const result = await build({
-  entryPoints: [join(root, 'src/cli/main.ts')],
+  entryPoints: [join(root, 'commands/root/main.ts')],
   outfile,
   bundle: true,
   platform: 'node',

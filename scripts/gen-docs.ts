@@ -2,7 +2,7 @@
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFactory } from '../src/cli/factory.js';
-import { buildProgram } from '../src/cli/program.js';
+import { buildProgram } from '../commands/root/program.js';
 import { renderCompletion } from '../src/cli/completion.js';
 import { renderManPages } from '../src/cli/manpage.js';
 

@@ -1,7 +1,7 @@
 // `mkt auth login|status|logout`: saved server profiles and tokens for the service clients.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption } from '../../src/cli/program.js';
+import { jsonOption } from '../../src/cli/flags.js';
 
 export function register(program: Command, f: Factory): void {
   const auth = program.command('auth').description('save, show and remove server profiles and tokens');

@@ -3,7 +3,7 @@
 // Exit codes: 0 valid, 1 invalid (code on stderr), 2 usage, 3 unreachable or server error.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/program.js';
+import { jsonOption, serverOption } from '../../src/cli/flags.js';
 
 const KEY_FILE = 'read the license key from FILE (`-` = stdin); else $MKT_LICENSE_KEY, else stdin';
 const MACHINE = 'machine id, or `auto` for a stable fingerprint derived from this machine id';

@@ -2,7 +2,7 @@
 // help only; each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/program.js';
+import { jsonOption, serverOption } from '../../src/cli/flags.js';
 
 export function register(program: Command, f: Factory): void {
   const monitor = program

@@ -2,7 +2,7 @@
 // and help only; each verb (and simple-git, undici) is loaded when it runs.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/program.js';
+import { jsonOption, serverOption } from '../../src/cli/flags.js';
 
 const REPO = 'hosted repository OWNER/REPO (else taken from the origin remote URL of the clone)';
 const NAMESPACE = 'notes namespace, e.g. `reviews/security` (default `commits`)';

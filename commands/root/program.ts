@@ -1,8 +1,8 @@
 // Builds the commander program: global behaviour (version, usage errors) and the nouns.
-import { Command, Option } from 'commander';
-import type { Factory } from './factory.js';
+import { Command } from 'commander';
+import type { Factory } from '../../src/cli/factory.js';
 import { nounsFor } from './nouns.js';
-import { VERSION } from '../version.js';
+import { VERSION } from '../../src/version.js';
 
 /** The program; with `argv`, only the nouns that command line can reach (see nounsFor). */
 export function buildProgram(f: Factory, argv?: readonly string[]): Command {
@@ -31,12 +31,4 @@ Environment:
   );
   for (const noun of nounsFor(argv)) noun.register(program, f);
   return program;
-}
-
-/** The `--server` and `--json` options every client command carries. */
-export function serverOption(service: string): Option {
-  return new Option('--server <url>', `${service} server URL (else MKT_${service.toUpperCase()}_URL, the saved profile, or localhost)`);
-}
-export function jsonOption(): Option {
-  return new Option('--json', 'print machine-readable JSON');
 }

@@ -1,9 +1,9 @@
 // Runs the command tree on argv and returns the exit code; never exits itself.
 import { CommanderError } from 'commander';
-import { createFactory } from './factory.js';
-import { systemIO } from './io.js';
+import { createFactory } from '../../src/cli/factory.js';
+import { systemIO } from '../../src/cli/io.js';
 import { buildProgram } from './program.js';
-import { ExitCode, exitCodeFor, isCliError } from './errors.js';
+import { ExitCode, exitCodeFor, isCliError } from '../../src/cli/errors.js';
 
 export async function run(argv: string[], io = systemIO()): Promise<number> {
   const f = createFactory(io);

@@ -3,7 +3,7 @@
 // that name blobs. Verbs load lazily inside their actions.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/program.js';
+import { jsonOption, serverOption } from '../../src/cli/flags.js';
 
 type Opts = Record<string, unknown>;
 

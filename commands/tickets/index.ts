@@ -2,7 +2,7 @@
 // each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/program.js';
+import { jsonOption, serverOption } from '../../src/cli/flags.js';
 
 // Kept here (not imported from src/schemas) so that `mkt tickets --help` loads no schema code.
 const STATUS = 'open | pending | on_hold | solved | closed';

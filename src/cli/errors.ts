@@ -1,5 +1,5 @@
 // Typed CLI errors and the one map from error to exit code (ARCHITECTURE "Common contracts").
-// Only src/cli/main.ts turns these into a process exit.
+// Only commands/root/main.ts turns these into a process exit.
 
 export const ExitCode = {
   ok: 0,

@@ -11,7 +11,7 @@ import { createLogger } from '../../daemon/logger.js';
 import type { ServerTimeouts } from '../../daemon/timeouts.js';
 import { tempDir } from '../helpers/tmp.js';
 import { fakeIO } from '../helpers/fake-io.js';
-import { run } from '../../src/cli/run.js';
+import { run } from '../../commands/root/run.js';
 
 const TOKEN = 'secret-token';
 const cleanups: (() => Promise<void> | void)[] = [];

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFactory } from '../../src/cli/factory.js';
-import { buildProgram } from '../../src/cli/program.js';
+import { buildProgram } from '../../commands/root/program.js';
 import { renderCompletion } from '../../src/cli/completion.js';
 import { helpText, renderManPages } from '../../src/cli/manpage.js';
 import { fakeIO } from '../helpers/fake-io.js';

@@ -1,5 +1,5 @@
 // Running `mkt admin --data-dir DIR ...` in-process with fake streams, as the admin tests do.
-import { run } from '../../src/cli/run.js';
+import { run } from '../../commands/root/run.js';
 import { fakeIO } from './fake-io.js';
 
 export type AdminCli = (args: string[], opts?: { stdin?: string; tty?: boolean; env?: NodeJS.ProcessEnv }) => Promise<{ code: number; out: string; err: string }>;

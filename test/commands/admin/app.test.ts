@@ -5,7 +5,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { freshDatabaseUrl, marketplaceEnvFor } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startLicenseServer, type LicenseServer } from '../../helpers/license-server.js';

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';

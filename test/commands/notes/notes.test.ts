@@ -6,7 +6,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startService } from '../../../daemon/start.js';

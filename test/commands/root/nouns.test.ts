@@ -1,13 +1,13 @@
-// A run builds only the nouns its command line can reach (src/cli/nouns.ts), and that must not
+// A run builds only the nouns its command line can reach (commands/root/nouns.ts), and that must not
 // change a byte of what mkt prints (STYLE: help texts, exit codes): for every command of the
 // tree, `--help`, an unknown verb, an unknown option and a bare noun print the same from the
 // partial tree as from the whole one.
 import { Command, CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { createFactory } from '../../../src/cli/factory.js';
-import { NOUNS, nounsFor } from '../../../src/cli/nouns.js';
-import { buildProgram } from '../../../src/cli/program.js';
-import { run } from '../../../src/cli/run.js';
+import { NOUNS, nounsFor } from '../../../commands/root/nouns.js';
+import { buildProgram } from '../../../commands/root/program.js';
+import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 
 /** What commander prints and how it ends, for the tree built for `argv` or for the whole tree. */

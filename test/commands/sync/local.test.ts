@@ -4,7 +4,7 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { newMasterKey, sealKeyring } from '../../../src/crypto/envelope.js';
 import { keyFingerprint } from '../../../src/crypto/sync-keys.js';
 import { parseChanges } from '../../../src/sync/changelog.js';

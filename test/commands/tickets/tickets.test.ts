@@ -2,7 +2,7 @@
 // short ids, pages (--limit, --cursor, --all), and exit codes (usage 2, not found 1,
 // unreachable 3, bad token 4).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { LIST_LIMIT } from '../../../src/schemas/tickets.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { startService, type RunningService } from '../../../daemon/start.js';
 import { createLogger } from '../../../daemon/logger.js';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { createFactory } from '../../../src/cli/factory.js';
 import { SyncSession } from '../../../src/sync/session.js';
 import { fakeIO } from '../../helpers/fake-io.js';

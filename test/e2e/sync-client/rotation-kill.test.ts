@@ -64,7 +64,7 @@ afterAll(async () => {
 
 /** `mkt sync key rotate` in a child process on device C, killed by the proxy as armed. */
 function rotateInChild(path: string, nth: number): Promise<{ signal: NodeJS.Signals | null; code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../src/cli/main.ts'), 'sync', 'key', 'rotate'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../../../commands/root/main.ts'), 'sync', 'key', 'rotate'], {
     cwd: join(import.meta.dirname, '../../..'),
     env: { PATH: process.env.PATH, ...c.env },
     stdio: ['pipe', 'ignore', 'pipe'],

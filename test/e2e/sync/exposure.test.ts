@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { request } from 'undici';
-import { run } from '../../../src/cli/run.js';
+import { run } from '../../../commands/root/run.js';
 import { startService, type RunningService } from '../../../daemon/start.js';
 import { captureLog } from '../../helpers/log-capture.js';
 import { fakeIO } from '../../helpers/fake-io.js';
