@@ -1,11 +1,11 @@
-// Typed client of the ticket tracker API, used by `mkt tickets` and by the daemon's peer sync.
+// Typed client of the ticket tracker API, used by `mkt tickets` and by the daemon's peer replication.
 import { HttpClient, type HttpClientOptions } from './http.js';
 import { SENDER_HEADER } from '../schemas/tickets.js';
 import { LIST_LIMIT, type ListQuery, type ListResponse, type NewTicket, type NodeResponse, type PullResponse, type PushResponse, type Ticket, type UpdateTicket } from '../schemas/tickets.js';
 
 const MiB = 1024 * 1024;
 /**
- * Answer caps, in bytes, whoever asks (the CLI or a node syncing with its peers): what the
+ * Answer caps, in bytes, whoever asks (the CLI or a node replicating with its peers): what the
  * answers can hold, with room to spare. One ticket is at most about 700 kB of JSON (a
  * 100,000-character description with every character escaped as \u00XX), so a ticket gets
  * 1 MiB. A pull page holds about 8 MiB of ticket text (PULL_PAGE_BYTES in the routes), which

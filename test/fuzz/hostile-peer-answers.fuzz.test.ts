@@ -17,7 +17,7 @@ import { createLogger, type Logger } from '../../daemon/logger.js';
 import { buildServer } from '../../daemon/server.js';
 import { HybridClock } from '../../daemon/services/tickets/hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from '../../daemon/services/tickets/routes.js';
-import { PeerSync } from '../../daemon/services/tickets/sync.js';
+import { Replicator as PeerSync } from '../../daemon/services/tickets/replication.js';
 import { DEFAULT_MAX_SKEW_MS, formatStamp } from '../../daemon/services/tickets/stamp.js';
 import { Mesh, PEER_STATUS_MAX_BYTES } from '../../daemon/services/monitor/mesh.js';
 import { parseMonitorConfig } from '../../src/config/monitor.js';

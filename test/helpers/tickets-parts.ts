@@ -1,6 +1,6 @@
 // A ticket tracker node composed in the test from its real parts (SQLite store, hybrid clock over
 // the node's own clock, the shared fastify plugins and the real routes) on 127.0.0.1 port 0, with
-// one PeerSync per peer whose rounds the test drives itself: no timer ever runs.
+// one Replicator per peer whose rounds the test drives itself: no timer ever runs.
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -8,7 +8,7 @@ import { buildServer } from '../../daemon/server.js';
 import { createLogger } from '../../daemon/logger.js';
 import { HybridClock } from '../../daemon/services/tickets/hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from '../../daemon/services/tickets/routes.js';
-import { PeerSync, type PeerRound } from '../../daemon/services/tickets/sync.js';
+import { Replicator, type PeerRound } from '../../daemon/services/tickets/replication.js';
 import { SqliteTicketStore } from '../../src/store/tickets.js';
 import { PUSH_LIMIT, type Ticket } from '../../src/schemas/tickets.js';
 import type { Clock } from '../../src/util/clock.js';
@@ -22,7 +22,7 @@ export interface PartsNode {
   clock: Clock;
   /** Sends a request with the shared token; the body parsed as JSON. */
   req(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test bodies are inspected field by field
-  /** One sync round of this node with `peer` (pull, merge, push), built on first use. */
+  /** One replication round of this node with `peer` (pull, merge, push), built on first use. */
   syncWith(peer: PartsNode): Promise<PeerRound>;
   /** Every ticket as a peer pulls it (field stamps included), oldest change first. */
   snapshot(): Promise<Ticket[]>;
@@ -65,7 +65,7 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
   }
   const addr = app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const syncs = new Map<string, PeerSync>();
+  const replicators = new Map<string, Replicator>();
   const node: PartsNode = {
     nodeId,
     url,
@@ -78,12 +78,12 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
       return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
     },
     syncWith(peer) {
-      let sync = syncs.get(peer.url);
-      if (!sync) {
-        sync = new PeerSync({ store, hlc, clock: opts.clock, maxSkewMs: opts.maxSkewMs, token: PARTS_TOKEN, logger: silent, peers: [peer.url], intervalMs: 3_600_000, overlapMs: opts.overlapMs, nodeId, pullLimit: opts.pullLimit });
-        syncs.set(peer.url, sync);
+      let replicator = replicators.get(peer.url);
+      if (!replicator) {
+        replicator = new Replicator({ store, hlc, clock: opts.clock, maxSkewMs: opts.maxSkewMs, token: PARTS_TOKEN, logger: silent, peers: [peer.url], intervalMs: 3_600_000, overlapMs: opts.overlapMs, nodeId, pullLimit: opts.pullLimit });
+        replicators.set(peer.url, replicator);
       }
-      return sync.round().then((rounds) => rounds[0]!);
+      return replicator.round().then((rounds) => rounds[0]!);
     },
     async snapshot() {
       const r = await node.req('GET', '/sync/pull?since=1970-01-01T00:00:00Z&limit=5000');
@@ -91,7 +91,7 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
       return r.body.tickets as Ticket[];
     },
     async close() {
-      for (const s of syncs.values()) await s.stop();
+      for (const r of replicators.values()) await r.stop();
       await app.close();
       await store.close();
       dir.remove();

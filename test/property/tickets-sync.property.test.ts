@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { composeNode, type PartsNode } from '../helpers/tickets-parts.js';
 import { STAMPED_FIELDS, STATUSES, PRIORITIES, type FieldStamp, type StampedField, type Ticket } from '../../src/schemas/tickets.js';
-import { DEFAULT_OVERLAP_MS } from '../../daemon/services/tickets/sync.js';
+import { DEFAULT_OVERLAP_MS } from '../../daemon/services/tickets/replication.js';
 import { formatStamp, parseStamp } from '../../daemon/services/tickets/stamp.js';
 
 const MAX_SKEW_MS = 60_000;

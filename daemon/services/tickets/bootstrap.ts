@@ -1,4 +1,4 @@
-// An empty node's first sync with a peer: rather than pull every ticket page by page (a
+// An empty node's first replication from a peer: rather than pull every ticket page by page (a
 // million tickets cost minutes of row-by-row inserts and index updates), it downloads the
 // peer's snapshot (GET /sync/snapshot), checks and prepares it (src/store/ticket-snapshot.ts)
 // and adopts it as its database, then pulls what changed since the snapshot's newest stamp.
@@ -24,8 +24,8 @@ import { SNAPSHOT_CONTENT_TYPE, SNAPSHOT_GRACE_MS, SNAPSHOT_MIN_BYTES_PER_SECOND
 export const MAX_SNAPSHOT_BYTES = 4 * 1024 ** 3;
 /**
  * The longest a download may take, whatever its size: 30 minutes (a million tickets at 0.5 MiB/s).
- * The rate alone let a peer announcing 16 GiB at just over 1 MiB/s hold this node's sync round,
- * and so its sync with every other peer, for four and a half hours.
+ * The rate alone let a peer announcing 16 GiB at just over 1 MiB/s hold this node's replication round,
+ * and so its replication with every other peer, for four and a half hours.
  */
 export const MAX_SNAPSHOT_DOWNLOAD_MS = 30 * 60_000;
 
@@ -123,7 +123,7 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
   const file = join(o.dir, `snapshot-in-${randomUUID()}.db`);
   try {
     // A whole deadline, not only one between chunks: a peer trickling a byte a minute would
-    // otherwise hold this node's sync round, and so its sync with every other peer, for ever.
+    // otherwise hold this node's replication round, and so its replication with every other peer, for ever.
     // The sender's rate, and never more than MAX_SNAPSHOT_DOWNLOAD_MS whatever the size.
     // Whole milliseconds: AbortSignal.timeout refuses a fraction.
     const byRate = (o.graceMs ?? SNAPSHOT_GRACE_MS) + (length / (o.minBytesPerSecond ?? SNAPSHOT_MIN_BYTES_PER_SECOND)) * 1000;

@@ -67,7 +67,7 @@ function keptTags(tags: Map<string, TagStamp>): Map<string, TagStamp> {
  * Writes `values` (undefined: the template's own) and their expanded stamps back as a Ticket:
  * fields stamped with `base` are left out of `field_stamps`, `updated_at`/`updated_by` become
  * the latest stamp of all, tags are ordered by add stamp, then name, so that equal sets print
- * alike on every node. One pass over the stamps: this runs for every copy synced.
+ * alike on every node. One pass over the stamps: this runs for every copy replicated.
  */
 function compact(template: Ticket, values: Pick<Ticket, StampedField> | undefined, e: Expanded): Ticket {
   const [at, by] = e.base;
@@ -99,7 +99,7 @@ function compact(template: Ticket, values: Pick<Ticket, StampedField> | undefine
 /**
  * Tickets `normalize` returned. Normalizing is idempotent, so such a ticket is already in its
  * stored form, and a peer's copy (parsePeerTicket normalizes every stamped one) need not be
- * normalized and fingerprinted again when merged: that was a quarter of a sync's JavaScript.
+ * normalized and fingerprinted again when merged: that was a quarter of a replication round's JavaScript.
  * A WeakSet rather than a property, so that nothing of it reaches JSON or the store. It relies
  * on tickets being values: nothing here changes a ticket once built, every step makes a new one.
  */

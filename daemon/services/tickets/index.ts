@@ -1,12 +1,12 @@
 // `mkt serve tickets`: opens the store, resolves the shared token, serves the routes, and
-// runs the peer sync loop once listening. SIGHUP re-reads the config's peer list.
+// runs peer replication once listening. SIGHUP re-reads the config's peer list.
 import { join } from 'node:path';
 import type { ServiceModule, ServiceRuntime } from '../../service.js';
 import { SqliteTicketStore } from '../../../src/store/tickets.js';
 import { snapshotRoute } from './snapshot-route.js';
 import { HybridClock } from './hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from './routes.js';
-import { PeerSync } from './sync.js';
+import { Replicator } from './replication.js';
 import { resolveToken } from './token.js';
 import { loadTicketsConfig } from './config.js';
 import { DEFAULT_MAX_SKEW_MS, MAX_STAMP_MS, formatStamp } from './stamp.js';
@@ -17,7 +17,7 @@ export interface TicketsFlags {
   token?: string;
   peers?: string[];
   syncIntervalMs?: number;
-  /** Tests shorten the overlap window; see sync.ts. */
+  /** Tests shorten the overlap window; see replication.ts. */
   syncOverlapMs?: number;
   /** Tests ask for small pull pages, to follow many of them. */
   syncPullLimit?: number;
@@ -41,7 +41,7 @@ const tickets: ServiceModule = {
       ctx.announce(`generated API token (shown only this once; saved 0600 in ${join(options.dataDir, 'token')}): ${resolved.token}`);
     }
     logger.info({ node_id: nodeId, token_source: resolved.source }, 'ticket tracker ready');
-    const sync = new PeerSync({
+    const replicator = new Replicator({
       store,
       hlc,
       clock: ctx.clock,
@@ -65,14 +65,14 @@ const tickets: ServiceModule = {
         await app.register(async (scope) => snapshotRoute(scope, { store, dataDir: options.dataDir }));
       },
       start() {
-        sync.start();
+        replicator.start();
       },
       async reload() {
         const next = loadTicketsConfig(options.configPath, options.dataDir);
-        sync.setPeers(peersFrom(next));
+        replicator.setPeers(peersFrom(next));
       },
       async close() {
-        await sync.stop();
+        await replicator.stop();
         await store.close();
       },
     };

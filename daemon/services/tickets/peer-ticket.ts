@@ -107,7 +107,7 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
   };
   if (!stamps) return ticket;
   // A stamped copy's updated_at is its latest field stamp, whatever the peer wrote there.
-  // (Set on the fresh object rather than copied into another: this runs for every copy synced.)
+  // (Set on the fresh object rather than copied into another: this runs for every copy replicated.)
   ticket.field_stamps = stamps;
   return normalize(ticket);
 }

@@ -1,6 +1,6 @@
-// Peer synchronisation (spec service B): every interval, for each peer in turn, pull what
-// changed since its cursor, then push what changed here since that cursor. One failing peer
-// is logged and the round goes on. Rounds never overlap.
+// Peer replication (spec service B, "peer synchronization"; the wire keeps its /sync/ paths):
+// every interval, for each peer in turn, pull what changed since its cursor, then push what
+// changed here since that cursor. One failing peer is logged and the round goes on. Rounds never overlap.
 import type { Logger } from '../../logger.js';
 import type { ListPosition, TicketStore } from '../../../src/store/tickets.js';
 import { systemClock, type Clock } from '../../../src/util/clock.js';
@@ -35,7 +35,7 @@ export const PEER_CONNECT_TIMEOUT_MS = 5_000;
 /**
  * Largest push request, in tickets and in bytes; bigger change sets go in several. Both stay
  * at half the receiver's bounds (PUSH_LIMIT): 1000 tickets with 100 kB descriptions in one
- * body would be refused (413) on every round, and sync would never get past them.
+ * body would be refused (413) on every round, and replication would never get past them.
  */
 const PUSH_BATCH = PUSH_LIMIT.tickets / 2;
 const PUSH_BATCH_BYTES = PUSH_LIMIT.bytes / 2;
@@ -59,7 +59,7 @@ export function pushBatches<T>(items: T[], maxItems = PUSH_BATCH, maxBytes = PUS
   return out;
 }
 
-export interface SyncOptions {
+export interface ReplicatorOptions {
   store: TicketStore;
   hlc: HybridClock;
   /** Default: the system clock. */
@@ -144,7 +144,7 @@ export function cursorAfterPage(newest: string | undefined, next: ListPosition |
   return minus(next.updated_at, 1);
 }
 
-export class PeerSync {
+export class Replicator {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<PeerRound[]> | undefined;
   private stopped = false;
@@ -152,7 +152,7 @@ export class PeerSync {
   private readonly halt = new AbortController();
   private peers: string[];
 
-  constructor(private readonly opts: SyncOptions) {
+  constructor(private readonly opts: ReplicatorOptions) {
     this.peers = [...opts.peers];
   }
 
@@ -181,7 +181,7 @@ export class PeerSync {
       try {
         for (const peer of this.peers) {
           if (this.stopped) break;
-          out.push(await this.syncPeer(peer));
+          out.push(await this.replicateWith(peer));
         }
       } finally {
         this.running = undefined;
@@ -191,7 +191,7 @@ export class PeerSync {
     return this.running;
   }
 
-  private async syncPeer(peer: string): Promise<PeerRound> {
+  private async replicateWith(peer: string): Promise<PeerRound> {
     const { store, hlc, logger, clock = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS } = this.opts;
     const overlap = this.opts.overlapMs ?? DEFAULT_OVERLAP_MS;
     const client = new TicketsClient({ baseUrl: peer, token: this.opts.token, timeoutMs: PEER_TIMEOUT_MS, connectTimeoutMs: PEER_CONNECT_TIMEOUT_MS, signal: this.halt.signal });
@@ -220,7 +220,7 @@ export class PeerSync {
 
       // Pull page after page until caught up. The next page is asked for as soon as a page
       // says more follow, so the peer reads and sends it while this one is merged (waiting
-      // for it was a tenth of a full sync). Still, the cursor is saved only once a page is
+      // for it was a tenth of a full replication). Still, the cursor is saved only once a page is
       // stored, so a restart resumes after the last stored page, and at most two pages are
       // held: the one merging and the one arriving.
       let peerNode: string | undefined;
@@ -259,7 +259,7 @@ export class PeerSync {
           }
         }
       } finally {
-        // A page asked for and not taken (a merge failed, or sync is stopping) is let finish,
+        // A page asked for and not taken (a merge failed, or replication is stopping) is let finish,
         // so that no request outlives the round.
         await ahead?.catch(() => undefined);
       }

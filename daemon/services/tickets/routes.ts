@@ -1,5 +1,5 @@
 // The ticket tracker's HTTP routes (spec service B): tickets CRUD, list filters and search,
-// and the peer sync endpoints. Every route, unknown ones included, needs the shared token.
+// and the peer replication endpoints (/sync/...). Every route, unknown ones included, needs the shared token.
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import {

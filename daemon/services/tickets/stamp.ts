@@ -1,10 +1,10 @@
-// Ticket stamps (`updated_at`, `created_at`, sync cursors): a strict RFC 3339 parser, the one
+// Ticket stamps (`updated_at`, `created_at`, replication cursors): a strict RFC 3339 parser, the one
 // canonical form `YYYY-MM-DDTHH:MM:SS.sssZ`, and comparison as instants, never as strings.
 // `Date` alone is not enough: it rolls 02-31 over into March and formats year 10000 as
 // `+010000-...`, which is not RFC 3339 and sorts below every real stamp.
 import { formatTimestamp, MAX_TIMESTAMP_MS, parseCanonicalTimestamp, parseTimestamp } from '../../../src/util/time.js';
 
-/** The earliest stamp: the sync cursor's starting point, so nothing may sort before it. */
+/** The earliest stamp: the replication cursor's starting point, so nothing may sort before it. */
 export const MIN_STAMP_MS = 0;
 /** The latest instant the canonical four-digit-year form can write. */
 export const MAX_STAMP_MS = MAX_TIMESTAMP_MS;
@@ -29,7 +29,7 @@ export function formatStamp(ms: number): string {
 
 /** Any RFC 3339 stamp in range, in canonical form; undefined otherwise. */
 export function normalizeStamp(s: unknown): string | undefined {
-  // A canonical stamp formats back to itself: no need for a `Date` round trip (every synced
+  // A canonical stamp formats back to itself: no need for a `Date` round trip (every replicated
   // stamp passes here, three per ticket copy).
   if (typeof s === 'string') {
     const canonical = parseCanonicalTimestamp(s);

@@ -1,4 +1,4 @@
-// Peer sync between real nodes on 127.0.0.1: convergence under concurrent conflicting
+// Peer replication between real nodes on 127.0.0.1: convergence under concurrent conflicting
 // edits (one node's clock behind, within the allowed skew), a peer that is down, restarts,
 // and the overlap window.
 import { afterEach, describe, expect, it } from 'vitest';

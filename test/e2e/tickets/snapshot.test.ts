@@ -11,7 +11,7 @@ import type { TicketsFlags } from '../../../daemon/services/tickets/index.js';
 import { startNode, startTempNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { SNAPSHOT_MIN_TICKETS } from '../../../daemon/services/tickets/sync.js';
+import { SNAPSHOT_MIN_TICKETS } from '../../../daemon/services/tickets/replication.js';
 import { SqliteTicketStore } from '../../../src/store/tickets.js';
 import type { Ticket } from '../../../src/schemas/tickets.js';
 

@@ -3,7 +3,7 @@
 // stops between two pages of the group reads the whole group again on its next round instead of
 // skipping its rest (pulls take stamps strictly after the cursor).
 import { describe, expect, it } from 'vitest';
-import { cursorAfterPage } from '../../../../daemon/services/tickets/sync.js';
+import { cursorAfterPage } from '../../../../daemon/services/tickets/replication.js';
 
 const G = '2026-01-01T00:00:03.000Z';
 

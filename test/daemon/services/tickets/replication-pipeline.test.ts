@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../../daemon/logger.js';
 import { HybridClock } from '../../../../daemon/services/tickets/hybrid-clock.js';
-import { EPOCH, PeerSync } from '../../../../daemon/services/tickets/sync.js';
+import { EPOCH, Replicator } from '../../../../daemon/services/tickets/replication.js';
 import type { Ticket } from '../../../../src/schemas/tickets.js';
 import type { Combine, MergeResult, TicketStore } from '../../../../src/store/tickets.js';
 import { systemClock } from '../../../../src/util/clock.js';
@@ -113,8 +113,8 @@ function fakeStore(pages: Ticket[][], events: string[], during: (k: number) => P
   return store as unknown as TicketStore & { cursor?: string };
 }
 
-function peerSync(store: TicketStore, url: string): PeerSync {
-  return new PeerSync({ store, hlc: new HybridClock(systemClock), token: 'token', logger: silent, peers: [url], intervalMs: 3_600_000, overlapMs: 0, pullLimit: 3 });
+function replicatorOf(store: TicketStore, url: string): Replicator {
+  return new Replicator({ store, hlc: new HybridClock(systemClock), token: 'token', logger: silent, peers: [url], intervalMs: 3_600_000, overlapMs: 0, pullLimit: 3 });
 }
 
 const servers: Server[] = [];
@@ -133,7 +133,7 @@ describe('pull pages asked for one ahead', () => {
     servers.push(peer.server);
     // Page k's merge finishes only once page k+1 has been asked for.
     const store = fakeStore(pages, events, (k) => (k + 1 < pages.length ? peer.requested(k + 1) : undefined));
-    const [round] = await peerSync(store, peer.url).round();
+    const [round] = await replicatorOf(store, peer.url).round();
     expect(round).toMatchObject({ ok: true, pulled: 12, accepted: 12, rejected: 0 });
     const at = (e: string): number => {
       const i = events.indexOf(e);
@@ -179,7 +179,7 @@ describe('pull pages asked for one ahead', () => {
         while (Date.now() - start < 300); // a synchronous transaction
         blocked[k] = [start, Date.now()];
       });
-      const [round] = await peerSync(store, `http://127.0.0.1:${port}`).round();
+      const [round] = await replicatorOf(store, `http://127.0.0.1:${port}`).round();
       expect(round).toMatchObject({ ok: true, pulled: 9 });
       worker.postMessage('done');
       const arrived = await new Promise<number[]>((resolve) => worker.once('message', resolve));
@@ -201,8 +201,8 @@ describe('pull pages asked for one ahead', () => {
         throw new Error('disk full');
       }
     });
-    const sync = peerSync(store, peer.url);
-    const [first] = await sync.round();
+    const replicator = replicatorOf(store, peer.url);
+    const [first] = await replicator.round();
     expect(first).toMatchObject({ ok: false, error: 'disk full', pulled: 3 });
     expect(store.cursor).toBe(newestOf(pages[0]!));
     expect(events).toContain('answered 2');
@@ -210,7 +210,7 @@ describe('pull pages asked for one ahead', () => {
 
     fail = false;
     events.length = 0;
-    const [second] = await sync.round();
+    const [second] = await replicator.round();
     expect(second).toMatchObject({ ok: true, pulled: 9 });
     expect(events.filter((e) => e.startsWith('request'))).toEqual(['request 1', 'request 2', 'request 3']);
     expect(events.filter((e) => e.startsWith('cursor'))).toEqual(['cursor 1', 'cursor 2', 'cursor 3']);
@@ -229,7 +229,7 @@ describe('pull pages asked for one ahead', () => {
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     });
-    const [round] = await peerSync(store, peer.url).round();
+    const [round] = await replicatorOf(store, peer.url).round();
     expect(round!.ok).toBe(false);
     expect(round!.error).toBe('boom');
     expect(round!.pulled).toBe(6);
@@ -242,15 +242,15 @@ describe('pull pages asked for one ahead', () => {
     const peer = await fakePeer(pages, events);
     servers.push(peer.server);
     let stopping: Promise<void> | undefined;
-    let sync: PeerSync | undefined = undefined;
+    let replicator: Replicator | undefined = undefined;
     const store = fakeStore(pages, events, async (k) => {
       if (k === 0) {
         await peer.requested(1);
-        stopping = sync!.stop();
+        stopping = replicator!.stop();
       }
     });
-    sync = peerSync(store, peer.url);
-    const [round] = await sync.round();
+    replicator = replicatorOf(store, peer.url);
+    const [round] = await replicator.round();
     await stopping;
     expect(round).toMatchObject({ ok: true, pulled: 3 });
     expect(events.filter((e) => e.startsWith('request') || e.startsWith('cursor'))).toEqual(['request 0', 'request 1', 'cursor 0']);
@@ -264,7 +264,7 @@ describe('pull pages asked for one ahead', () => {
     const peer = await fakePeer(pages, events, { specOnly: true });
     servers.push(peer.server);
     const store = fakeStore([pages.flat()], events);
-    const [round] = await peerSync(store, peer.url).round();
+    const [round] = await replicatorOf(store, peer.url).round();
     expect(round).toMatchObject({ ok: true, pulled: 9 });
     expect(events.filter((e) => e.startsWith('request'))).toEqual(['request 0']);
   });
