@@ -1,7 +1,8 @@
 // Keeps the notes index in step with the notes refs of a repository: compares the refs on disk
 // with the tips the index reflects and catches up each moved ref by diffing its old and new
 // notes trees (a full read of the tree only when the old tip is unknown or gone). Work on one
-// repository is serialised in this process, and API writes run inside the same lock; other
+// repository is serialised in this process; API writes go through `writing`, which holds that
+// lock and the ref's lock of every instance and records the write in the index after it. Other
 // instances on the same database and repository volume update the index too, so each ref's
 // catch-up moves its recorded tip by compare-and-swap, and what this instance caches of a
 // repository is dropped whenever any instance changes that repository's index. A notes ref that
@@ -12,25 +13,11 @@ import { runGit } from '../git/run.js';
 import type { IndexedNote, NotesIndex, NoteUpsert } from '../store/notes.js';
 import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { checkNamespace, namespaceOfRef } from './namespace.js';
+import { RepoLocks, type RefLock } from './locks.js';
 
 export interface HostedRepo {
   id: string;
   dir: string;
-}
-
-export class RepoLocks {
-  private readonly tails = new Map<string, Promise<unknown>>();
-  /** Runs fn after every earlier holder of the same key has finished. */
-  run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.tails.get(key) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const tail = next.catch(() => undefined);
-    this.tails.set(key, tail);
-    void tail.then(() => {
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    });
-    return next;
-  }
 }
 
 /**
@@ -62,8 +49,33 @@ export interface IndexerLog {
   warn(fields: Record<string, unknown>, msg: string): void;
 }
 
+export interface NotesIndexerOptions {
+  /** Defaults to the index's own lock (NotesIndex.holdRef: the database the instances share). */
+  refLock?: RefLock;
+}
+
+/** What a write sees of its namespace inside `writing`; valid only while its `fn` runs. */
+export interface NamespaceWrite {
+  /**
+   * Catches the namespace's part of the index up with its ref, then reads the ref: its tip (null:
+   * no ref) and, when a catch-up found that tip is not a readable notes commit, why.
+   */
+  current(): Promise<{ tip: string | null; broken?: string }>;
+  /** The note the index holds on a target now (read from the index, never the cache). */
+  note(target: string): Promise<IndexedNote | undefined>;
+}
+
+/** What a write did to its ref: moved it from `from` to `to`, leaving these notes changed. */
+export interface RefMove {
+  from: string | null;
+  to: string;
+  upserts: NoteUpsert[];
+  removals: string[];
+}
+
 export class NotesIndexer {
-  readonly locks = new RepoLocks();
+  private readonly locks = new RepoLocks();
+  private readonly refLock: RefLock;
   /** Per repository: namespace → tip the index reflects (mirrors notes_refs, saves a query a read). */
   private readonly indexTips = new Map<string, Map<string, string>>();
   /** Per repository: `namespace\0target` → indexed note (or its absence), for repeated reads. */
@@ -95,7 +107,9 @@ export class NotesIndexer {
   constructor(
     private readonly index: NotesIndex,
     private readonly log?: IndexerLog,
+    opts: NotesIndexerOptions = {},
   ) {
+    this.refLock = opts.refLock ?? ((repoId, ref, fn) => index.holdRef(repoId, ref, fn));
     // Another instance's write moves the ref on the shared volume and updates the shared index;
     // its notification drops what this one remembers, so reads need not wait out REF_READ_TTL_MS.
     this.unwatch = index.watch((repoId) => this.invalidate(repoId)).catch(() => undefined);
@@ -154,16 +168,35 @@ export class NotesIndexer {
   }
 
   /**
-   * Records one API write in the index (the ref moved from `from` to `to`) and drops what is
-   * cached. When the index moved on meanwhile (another instance caught up past this write), the
-   * next read catches up from there.
+   * Runs one write of a namespace's ref: inside the repository's lock (this process) and the
+   * ref's lock (every instance), `fn` reads the namespace through its NamespaceWrite and moves
+   * the ref with git; when it says it moved the ref, the move is recorded in the index before the
+   * locks are let go. When the index moved on meanwhile (another instance caught up past this
+   * write), the next read catches up from there.
    */
-  async applyWrite(repoId: string, namespace: string, from: string | null, to: string, upserts: NoteUpsert[], removals: string[]): Promise<void> {
-    try {
-      await this.index.apply(repoId, namespace, { from, to }, upserts, removals);
-    } finally {
-      this.invalidate(repoId);
-    }
+  writing<T>(repo: HostedRepo, namespace: string, fn: (ns: NamespaceWrite) => Promise<{ value: T; moved?: RefMove }>): Promise<T> {
+    const ref = `refs/notes/${namespace}`;
+    const ns: NamespaceWrite = {
+      current: async () => {
+        await this.catchUpNamespace(repo, namespace);
+        const tip = readRef(repo.dir, ref) ?? null;
+        return { tip, broken: tip === null ? undefined : this.badTipReason(repo.id, namespace, tip) };
+      },
+      note: (target) => this.index.get(repo.id, namespace, target),
+    };
+    return this.locks.run(repo.id, () =>
+      this.refLock(repo.id, ref, async () => {
+        const { value, moved } = await fn(ns);
+        if (moved) {
+          try {
+            await this.index.apply(repo.id, namespace, { from: moved.from, to: moved.to }, moved.upserts, moved.removals);
+          } finally {
+            this.invalidate(repo.id);
+          }
+        }
+        return value;
+      }),
+    );
   }
 
   /**
@@ -220,7 +253,8 @@ export class NotesIndexer {
 
   /**
    * Why the ref's tip is not a readable notes commit, when a catch-up found so (however long ago),
-   * else undefined. Writers ask after catching up, and never write over such a tip.
+   * else undefined. Writes ask after catching up (NamespaceWrite.current), and never write over
+   * such a tip.
    */
   badTipReason(repoId: string, namespace: string, tip: string): string | undefined {
     const hit = this.badTips.get(`${repoId}\0${namespace}`);
@@ -297,7 +331,7 @@ export class NotesIndexer {
    * moved, judged on the ref read from disk now and the tip the index records now (a note write
    * needs its own namespace current, and this is a file read and one query when it is).
    */
-  async catchUpNamespace(repo: HostedRepo, namespace: string): Promise<void> {
+  private async catchUpNamespace(repo: HostedRepo, namespace: string): Promise<void> {
     const disk = readRef(repo.dir, `refs/notes/${namespace}`);
     if (disk !== undefined && (await this.index.tips(repo.id)).get(namespace) === disk) return;
     await this.catchUp(repo);
@@ -308,7 +342,7 @@ export class NotesIndexer {
    * a ref whose recorded tip moved under this one is read again, a few rounds at most (the
    * next read carries on after that).
    */
-  async catchUp(repo: HostedRepo): Promise<void> {
+  private async catchUp(repo: HostedRepo): Promise<void> {
     try {
       for (let round = 0; round < CATCH_UP_ROUNDS; round++) {
         const disk = this.validRefs(repo);

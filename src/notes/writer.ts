@@ -1,19 +1,19 @@
 // Writing and removing notes through the API. Writes to one notes ref that arrive while another
-// is being written wait together and then go as one group: inside the repository lock (this
-// process) and the ref's lock (every instance on the database, see NotesIndex.holdRef), catch the
-// ref's part of the index up, write one notes commit per note in arrival order
-// (src/git/notes-write.ts), move the ref once by compare-and-swap, and record the group in the
-// index. When something outside the server (a push, git itself) moved the ref meanwhile, the
-// whole group is written again on the new tip, with backoff; only after WRITE_BUDGET_MS of that
-// does it give up with ContentionError. A namespace whose ref cannot exist beside another (`a` and
-// `a/b`) fails at once with NamespaceConflictError, and one whose ref is not a readable notes
-// commit (a blob pushed there before the hook refused it, say) with BrokenRefError.
+// is being written wait together and then go as one group through NotesIndexer.writing, which
+// holds the locks, catches the ref's part of the index up and records the group after; the writer
+// reads the index only through it. Each group leaves one notes commit per note in arrival order
+// (src/git/notes-write.ts) and moves the ref once by compare-and-swap. When something outside
+// the server (a push, git itself) moved the ref meanwhile, the whole group is written again on
+// the new tip, with backoff; only after WRITE_BUDGET_MS of that does it give up with
+// ContentionError. A namespace whose ref cannot exist beside another (`a` and `a/b`) fails at
+// once with NamespaceConflictError, and one whose ref is not a readable notes commit (a blob
+// pushed there before the hook refused it, say) with BrokenRefError.
 import { createHash } from 'node:crypto';
-import { listNotesRefs, readRef } from '../git/refs.js';
+import { listNotesRefs } from '../git/refs.js';
 import { RefConflictError, RefMovedError, writeNoteCommits, type NoteAuthor, type NoteChange } from '../git/notes-write.js';
 import { RepoGitPool } from '../git/repo-git.js';
-import type { NotesIndex, NoteUpsert } from '../store/notes.js';
-import type { HostedRepo, NotesIndexer } from './indexer.js';
+import type { NoteUpsert } from '../store/notes.js';
+import type { HostedRepo, NamespaceWrite, NotesIndexer, RefMove } from './indexer.js';
 import { collidingNamespace, namespaceOfRef } from './namespace.js';
 
 /**
@@ -52,12 +52,7 @@ export function blobId(content: string, objectFormat: 'sha1' | 'sha256'): string
     .digest('hex');
 }
 
-/** Holds a repository's notes ref against writers of every instance while `fn` runs. */
-export type RefLock = <T>(repoId: string, ref: string, fn: () => Promise<T>) => Promise<T>;
-
 export interface NoteWriterOptions {
-  /** Defaults to the index's own lock (NotesIndex.holdRef: the database the instances share). */
-  refLock?: RefLock;
   /** Defaults to WRITE_BUDGET_MS. */
   budgetMs?: number;
   /** The repositories' git processes; by default the writer's own, ended by close(). */
@@ -79,7 +74,6 @@ type NoteState = { content: string; blob: string } | null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class NoteWriter {
-  private readonly refLock: RefLock;
   private readonly budgetMs: number;
   private readonly git: RepoGitPool;
   private readonly ownsGit: boolean;
@@ -87,12 +81,10 @@ export class NoteWriter {
   private readonly queues = new Map<string, Queued[]>();
 
   constructor(
-    private readonly index: NotesIndex,
     private readonly indexer: NotesIndexer,
     private readonly nowSeconds: () => number,
     opts: NoteWriterOptions = {},
   ) {
-    this.refLock = opts.refLock ?? ((repoId, ref, fn) => index.holdRef(repoId, ref, fn));
     this.budgetMs = opts.budgetMs ?? WRITE_BUDGET_MS;
     this.ownsGit = opts.git === undefined;
     this.git = opts.git ?? new RepoGitPool();
@@ -124,15 +116,8 @@ export class NoteWriter {
     while (queue.length > 0) {
       const group = queue.splice(0, MAX_GROUP);
       try {
-        const outcomes = await this.indexer.locks.run(repo.id, () =>
-          this.refLock(repo.id, ref, () =>
-            this.attempt(
-              repo,
-              ref,
-              group.map((q) => q.input),
-            ),
-          ),
-        );
+        const writes = group.map((q) => q.input);
+        const outcomes = await this.indexer.writing(repo, writes[0]!.namespace, (ns) => this.attempt(repo, ref, ns, writes));
         group.forEach((q, i) => q.resolve(outcomes[i]!));
       } catch (err) {
         for (const q of group) q.reject(err);
@@ -141,14 +126,13 @@ export class NoteWriter {
     this.queues.delete(key);
   }
 
-  private async attempt(repo: Repo, ref: string, writes: WriteInput[]): Promise<WriteOutcome[]> {
+  /** Writes one group, inside NotesIndexer.writing; says how it moved the ref, for the index. */
+  private async attempt(repo: Repo, ref: string, ns: NamespaceWrite, writes: WriteInput[]): Promise<{ value: WriteOutcome[]; moved?: RefMove }> {
     const namespace = writes[0]!.namespace;
     const git = this.git.get(repo.dir, repo.objectFormat);
     const started = performance.now();
     for (let attempt = 0; ; attempt++) {
-      await this.indexer.catchUpNamespace(repo, namespace);
-      const tip = readRef(repo.dir, ref) ?? null;
-      const broken = tip === null ? undefined : this.indexer.badTipReason(repo.id, namespace, tip);
+      const { tip, broken } = await ns.current();
       if (broken !== undefined) throw new BrokenRefError(`${ref} is not a notes commit (${broken}); nothing is written over it: delete the ref or point it at a notes commit`);
       if (tip === null && writes.some((w) => w.content !== null)) {
         const other = collidingNamespace(namespace, [...listNotesRefs(repo.dir).keys()].map(namespaceOfRef));
@@ -161,7 +145,7 @@ export class NoteWriter {
       for (const w of writes) {
         let existing = state.get(w.target);
         if (existing === undefined) {
-          const indexed = await this.index.get(repo.id, namespace, w.target);
+          const indexed = await ns.note(w.target);
           existing = indexed ? { content: indexed.content, blob: indexed.blob } : null;
           state.set(w.target, existing);
         }
@@ -182,7 +166,7 @@ export class NoteWriter {
         state.set(w.target, w.content === null ? null : { content: w.content, blob: blob! });
         decided.push({ action: w.content === null ? 'removed' : existing ? 'updated' : 'added', blob, after: changes.length });
       }
-      if (changes.length === 0) return decided.map((d) => ({ action: d.action, blob: d.blob, commit: tip ?? '' }));
+      if (changes.length === 0) return { value: decided.map((d) => ({ action: d.action, blob: d.blob, commit: tip ?? '' })) };
       const commits = await writeNoteCommits(git, tip, changes);
       try {
         await git.updateRef(ref, commits[commits.length - 1]!, tip);
@@ -200,8 +184,11 @@ export class NoteWriter {
         if (err instanceof RefConflictError) throw new NamespaceConflictError(err.message);
         throw err;
       }
-      await this.indexer.applyWrite(repo.id, namespace, tip, commits[commits.length - 1]!, ...this.indexChanges(changes, state));
-      return decided.map((d) => ({ action: d.action, blob: d.blob, commit: d.after > 0 ? commits[d.after - 1]! : (tip ?? '') }));
+      const [upserts, removals] = this.indexChanges(changes, state);
+      return {
+        value: decided.map((d) => ({ action: d.action, blob: d.blob, commit: d.after > 0 ? commits[d.after - 1]! : (tip ?? '') })),
+        moved: { from: tip, to: commits[commits.length - 1]!, upserts, removals },
+      };
     }
   }
 

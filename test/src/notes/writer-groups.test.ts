@@ -57,7 +57,7 @@ describeEngines('NoteWriter groups', (open) => {
     const index = await SqlNotesIndex.open(await open());
     const indexer = new NotesIndexer(index);
     let clock = 1_700_000_000;
-    const writer = new NoteWriter(index, indexer, () => clock++);
+    const writer = new NoteWriter(indexer, () => clock++);
     const repo = { id: 'r', dir: gitDir, objectFormat: 'sha1' as const };
     try {
       const outcomes = await Promise.all(
@@ -90,7 +90,7 @@ describeEngines('NoteWriter groups', (open) => {
   it('judges each write on what the writes before it in the group left; the index and search end equal to the tree', async () => {
     const index = await SqlNotesIndex.open(await open());
     const indexer = new NotesIndexer(index);
-    const writer = new NoteWriter(index, indexer, () => 1_700_000_000);
+    const writer = new NoteWriter(indexer, () => 1_700_000_000);
     const repo = { id: 'r', dir: gitDir, objectFormat: 'sha1' as const };
     const [a, b, c, d] = commits as [string, string, string, string];
     const ana = people[0]!;

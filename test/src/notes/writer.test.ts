@@ -1,11 +1,12 @@
 // NoteWriter's retry budget: while something outside the server moves the ref on every attempt,
 // a write keeps trying until its time budget is spent, then fails with ContentionError having
-// written nothing; and every write holds the ref lock it is given.
+// written nothing; and every write holds the ref lock its indexer is given (NotesIndexer.writing).
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NotesIndexer } from '../../../src/notes/indexer.js';
-import { ContentionError, NoteWriter, type RefLock } from '../../../src/notes/writer.js';
+import type { RefLock } from '../../../src/notes/locks.js';
+import { ContentionError, NoteWriter } from '../../../src/notes/writer.js';
 import { SqlNotesIndex } from '../../../src/store/notes-sql.js';
 import { SqliteDatabase } from '../../../src/store/sql-sqlite.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -41,7 +42,7 @@ describe('NoteWriter', () => {
       git(['update-ref', REF, git(['commit-tree', `${tip}^{tree}`, '-p', tip, '-m', `race ${++races}`]), tip]);
       return Math.floor(Date.now() / 1000);
     };
-    const writer = new NoteWriter(index, indexer, racingNow, { budgetMs: 400 });
+    const writer = new NoteWriter(indexer, racingNow, { budgetMs: 400 });
     const repo = { id: 'r', dir: gitDir, objectFormat: 'sha1' as const };
     const started = Date.now();
     const err = await writer.write(repo, { namespace: 'commits', target: commit, content: 'x', author: { name: 'A', email: 'a@e' } }).catch((e: unknown) => e);
@@ -55,13 +56,13 @@ describe('NoteWriter', () => {
 
   it('holds the ref lock it is given around each write', async () => {
     const index = await SqlNotesIndex.open(db);
-    const indexer = new NotesIndexer(index);
     const held: string[] = [];
     const refLock: RefLock = async (repoId, ref, fn) => {
       held.push(`${repoId} ${ref}`);
       return fn();
     };
-    const writer = new NoteWriter(index, indexer, () => 1_700_000_000, { refLock });
+    const indexer = new NotesIndexer(index, undefined, { refLock });
+    const writer = new NoteWriter(indexer, () => 1_700_000_000);
     const out = await writer.write({ id: 'r', dir: gitDir, objectFormat: 'sha1' }, { namespace: 'reviews', target: commit, content: 'ok', author: { name: 'A', email: 'a@e' } });
     expect(out.action).toBe('added');
     expect(held).toEqual(['r refs/notes/reviews']);
