@@ -20,7 +20,7 @@ export const openNotesArea: OpenArea = async (shared) => {
   const indexer = new NotesIndexer(index, ctx.logger);
   // Each repository's long-lived git processes, shared by note writes and the API's object checks.
   const git = new RepoGitPool();
-  const writer = new NoteWriter(index, indexer, () => Math.floor(ctx.clock.now() / 1000), { git });
+  const writer = new NoteWriter(indexer, () => Math.floor(ctx.clock.now() / 1000), { git });
   const access = new Access(accounts, repos);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access, git });
   // Repositories created before they were made 0700/0600 whatever the umask are hidden below a
