@@ -2,9 +2,10 @@
 // `reindex`: accounts and hosted repositories, on the marketplace stores. Flags and help only.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 import { adminTarget } from './flags.js';
 
-export function registerAccountsAdmin(admin: Command, f: Factory): void {
+export function registerAccountsAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   const user = admin
     .command('user')
     .description('marketplace accounts')
@@ -17,8 +18,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', '\nExamples:\n  $ mkt admin user add ana --email ana@example.com\n  $ mkt admin user add bo --email bo@example.com < password.txt')
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { userAddRun } = await import('./accounts/user-add.js');
-      await userAddRun({ factory: f, ...adminTarget(cmd), name, ...(opts as { email: string; json?: boolean }) });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), name, ...(opts as { email: string; json?: boolean }) }, async () => (await import('./accounts/user-add.js')).userAddRun);
     });
 
   const token = admin
@@ -34,8 +34,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', '\nExamples:\n  $ mkt admin token create ana --scope push --name laptop\n  $ TOKEN=$(mkt admin token create ci-bot --scope read)')
     .action(async (userName: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { tokenCreateRun } = await import('./accounts/token-create.js');
-      await tokenCreateRun({ factory: f, ...adminTarget(cmd), user: userName, ...(opts as { scope: string; name?: string; json?: boolean }) });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), user: userName, ...(opts as { scope: string; name?: string; json?: boolean }) }, async () => (await import('./accounts/token-create.js')).tokenCreateRun);
     });
   token
     .command('revoke')
@@ -43,8 +42,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .argument('<token>', 'token id (from `token create --json`), the token itself, or `-`')
     .addHelpText('after', '\nExamples:\n  $ mkt admin token revoke 3f2a9c01d4e5\n  $ printf %s "$TOKEN" | mkt admin token revoke -')
     .action(async (given: string, _opts: unknown, cmd: Command) => {
-      const { tokenRevokeRun } = await import('./accounts/token-revoke.js');
-      await tokenRevokeRun({ factory: f, ...adminTarget(cmd), token: given });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), token: given }, async () => (await import('./accounts/token-revoke.js')).tokenRevokeRun);
     });
 
   admin
@@ -57,8 +55,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', '\nExamples:\n  $ mkt admin session create ana\n  $ mkt admin session create ana --json')
     .action(async (userName: string, opts: { json?: boolean }, cmd: Command) => {
-      const { sessionCreateRun } = await import('./accounts/session-create.js');
-      await sessionCreateRun({ factory: f, ...adminTarget(cmd), user: userName, ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), user: userName, ...opts }, async () => (await import('./accounts/session-create.js')).sessionCreateRun);
     });
 
   const repo = admin
@@ -74,8 +71,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', '\nExamples:\n  $ mkt admin repo create ana/app\n  $ mkt admin repo create ana/secret --private --object-format sha256')
     .action(async (full: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { repoCreateRun } = await import('./accounts/repo-create.js');
-      await repoCreateRun({ factory: f, ...adminTarget(cmd), repo: full, ...(opts as { private?: boolean; objectFormat?: string; json?: boolean }) });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), repo: full, ...(opts as { private?: boolean; objectFormat?: string; json?: boolean }) }, async () => (await import('./accounts/repo-create.js')).repoCreateRun);
     });
   repo
     .command('grant')
@@ -86,8 +82,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .option('--push', 'push access (implies read)')
     .addHelpText('after', '\nExamples:\n  $ mkt admin repo grant ana/secret bo --read\n  $ mkt admin repo grant ana/app ci-bot --push')
     .action(async (full: string, userName: string, opts: { read?: boolean; push?: boolean }, cmd: Command) => {
-      const { repoGrantRun } = await import('./accounts/repo-grant.js');
-      await repoGrantRun({ factory: f, ...adminTarget(cmd), repo: full, user: userName, ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), repo: full, user: userName, ...opts }, async () => (await import('./accounts/repo-grant.js')).repoGrantRun);
     });
 
   admin
@@ -97,7 +92,6 @@ export function registerAccountsAdmin(admin: Command, f: Factory): void {
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', '\nExamples:\n  $ mkt admin reindex\n  $ mkt admin reindex ana/app --json')
     .action(async (full: string | undefined, opts: { json?: boolean }, cmd: Command) => {
-      const { reindexRun } = await import('./accounts/reindex.js');
-      await reindexRun({ factory: f, ...adminTarget(cmd), repo: full, ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), repo: full, ...opts }, async () => (await import('./accounts/reindex.js')).reindexRun);
     });
 }

@@ -3,9 +3,10 @@
 // only; runners load on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 import { adminTarget } from './flags.js';
 
-export function registerAppAdmin(admin: Command, f: Factory): void {
+export function registerAppAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   const app = admin
     .command('app')
     .description('sync apps: public API key (shown once) and pricing constants')
@@ -30,8 +31,7 @@ Examples:
   $ mkt admin --database-url postgres://mkt@db/mkt app create Notes`,
     )
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { appCreateRun } = await import('./app/app-create.js');
-      await appCreateRun({ factory: f, ...adminTarget(cmd), name, ...opts } as Parameters<typeof appCreateRun>[0]);
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), name, ...opts } as Parameters<typeof import('./app/app-create.js').appCreateRun>[0], async () => (await import('./app/app-create.js')).appCreateRun);
     });
   app
     .command('list')
@@ -39,7 +39,6 @@ Examples:
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', '\nExamples:\n  $ mkt admin app list\n  $ mkt admin app list --json | jq -r \'.[].name\'')
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const { appListRun } = await import('./app/app-list.js');
-      await appListRun({ factory: f, ...adminTarget(cmd), ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, async () => (await import('./app/app-list.js')).appListRun);
     });
 }

@@ -2,9 +2,10 @@
 // (`mkt admin --database-url` or the data dir's SQLite file). Flags and help only; the runner loads on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 import { adminTarget } from './flags.js';
 
-export function registerBillingAdmin(admin: Command, f: Factory): void {
+export function registerBillingAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   const billing = admin
     .command('billing')
     .description('sync storage subscriptions of the local payment provider')
@@ -25,7 +26,6 @@ Examples:
   $ mkt admin --database-url postgres://mkt@db/mkt billing renew`,
     )
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
-      const { billingRenewRun } = await import('./billing/renew.js');
-      await billingRenewRun({ factory: f, ...adminTarget(cmd), ...opts } as Parameters<typeof billingRenewRun>[0]);
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts } as Parameters<typeof import('./billing/renew.js').billingRenewRun>[0], async () => (await import('./billing/renew.js')).billingRenewRun);
     });
 }

@@ -3,9 +3,10 @@
 // only; runners load on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 import { adminTarget } from './flags.js';
 
-export function registerLicenseAdmin(admin: Command, f: Factory): void {
+export function registerLicenseAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   const item = admin
     .command('item')
     .description('marketplace items (license template, activation maximum, offline verification)')
@@ -27,8 +28,7 @@ Examples:
   $ mkt admin --data-dir /var/lib/mkt item create cli-tool --name "CLI Tool" --verification on`,
     )
     .action(async (id: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { itemCreateRun } = await import('./license/item-create.js');
-      await itemCreateRun({ factory: f, ...adminTarget(cmd), id, ...opts } as Parameters<typeof itemCreateRun>[0]);
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), id, ...opts } as Parameters<typeof import('./license/item-create.js').itemCreateRun>[0], async () => (await import('./license/item-create.js')).itemCreateRun);
     });
 
   const key = admin
@@ -52,8 +52,7 @@ Examples:
   $ mkt admin key issue font-pro --count 100 --expires 2027-01-01 > keys.txt`,
     )
     .action(async (itemId: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { keyIssueRun } = await import('./license/key-issue.js');
-      await keyIssueRun({ factory: f, ...adminTarget(cmd), itemId, ...opts } as Parameters<typeof keyIssueRun>[0]);
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), itemId, ...opts } as Parameters<typeof import('./license/key-issue.js').keyIssueRun>[0], async () => (await import('./license/key-issue.js')).keyIssueRun);
     });
   key
     .command('list')
@@ -68,8 +67,7 @@ Examples:
   $ mkt admin key list font-pro --json | jq '.[] | select(.revoked_at == null) | .id'`,
     )
     .action(async (itemId: string, opts: Record<string, unknown>, cmd: Command) => {
-      const { keyListRun } = await import('./license/key-list.js');
-      await keyListRun({ factory: f, ...adminTarget(cmd), itemId, ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), itemId, ...opts }, async () => (await import('./license/key-list.js')).keyListRun);
     });
   key
     .command('revoke')
@@ -83,8 +81,7 @@ Examples:
   $ echo "$LEAKED_KEY" | mkt admin key revoke -`,
     )
     .action(async (keyOrId: string, _opts: Record<string, unknown>, cmd: Command) => {
-      const { keyRevokeRun } = await import('./license/key-revoke.js');
-      await keyRevokeRun({ factory: f, ...adminTarget(cmd), key: keyOrId });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId }, async () => (await import('./license/key-revoke.js')).keyRevokeRun);
     });
 
   admin
@@ -102,7 +99,6 @@ Examples:
   $ mkt admin --data-dir /var/lib/mkt signing-key rotate --json`,
     )
     .action(async (opts: Record<string, unknown>, cmd: Command) => {
-      const { signingKeyRotateRun } = await import('./license/signing-key-rotate.js');
-      await signingKeyRotateRun({ factory: f, ...adminTarget(cmd), ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, async () => (await import('./license/signing-key-rotate.js')).signingKeyRotateRun);
     });
 }

@@ -2,9 +2,10 @@
 // this mkt's version, ahead of a rolling upgrade. Flags and help only; the runner loads on use.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 import { adminTarget } from './flags.js';
 
-export function registerMigrateAdmin(admin: Command, f: Factory): void {
+export function registerMigrateAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   admin
     .command('migrate')
     .description("apply the marketplace's pending schema migrations and print each component's version")
@@ -20,7 +21,6 @@ Examples:
   $ MKT_DATABASE_URL=postgres://mkt@db.internal/mkt mkt admin migrate --json`,
     )
     .action(async (opts: { json?: boolean }, cmd: Command) => {
-      const { migrateRun } = await import('./migrate/run.js');
-      await migrateRun({ factory: f, ...adminTarget(cmd), ...opts });
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, async () => (await import('./migrate/run.js')).migrateRun);
     });
 }

@@ -1,9 +1,9 @@
 // `mkt auth login|status|logout`: saved server profiles and tokens for the service clients.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption } from '../../src/cli/flags.js';
+import { jsonOption, runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const auth = program.command('auth').description('save, show and remove server profiles and tokens');
   auth
     .command('login')
@@ -18,8 +18,7 @@ Examples:
   $ printf '%s\\n' "$TOKEN" | mkt auth login monitor --server https://status.example.com`,
     )
     .action(async (service: string, opts: { server: string }) => {
-      const { loginRun } = await import('./login.js');
-      await loginRun({ factory: f, service, server: opts.server });
+      await runVerb(runF, { factory: f, service, server: opts.server }, async () => (await import('./login.js')).loginRun);
     });
   auth
     .command('status')
@@ -33,8 +32,7 @@ Examples:
   $ mkt auth status --json`,
     )
     .action(async (opts: { json?: boolean }) => {
-      const { statusRun } = await import('./status.js');
-      await statusRun({ factory: f, json: Boolean(opts.json) });
+      await runVerb(runF, { factory: f, json: Boolean(opts.json) }, async () => (await import('./status.js')).statusRun);
     });
   auth
     .command('logout')
@@ -48,7 +46,6 @@ Examples:
   $ mkt auth logout monitor`,
     )
     .action(async (service: string) => {
-      const { logoutRun } = await import('./logout.js');
-      await logoutRun({ factory: f, service });
+      await runVerb(runF, { factory: f, service }, async () => (await import('./logout.js')).logoutRun);
     });
 }

@@ -1,8 +1,9 @@
 // `mkt completion bash|zsh|fish`: prints a completion script generated from the command tree.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   program
     .command('completion')
     .description('print the shell completion script')
@@ -16,7 +17,6 @@ Examples:
   $ mkt completion fish > ~/.config/fish/completions/mkt.fish`,
     )
     .action(async (shell: string) => {
-      const { completionRun } = await import('./run.js');
-      await completionRun({ factory: f, shell, program });
+      await runVerb(runF, { factory: f, shell, program }, async () => (await import('./run.js')).completionRun);
     });
 }

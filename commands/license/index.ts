@@ -3,7 +3,7 @@
 // Exit codes: 0 valid, 1 invalid (code on stderr), 2 usage, 3 unreachable or server error.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/flags.js';
+import { jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
 
 const KEY_FILE = 'read the license key from FILE (`-` = stdin); else $MKT_LICENSE_KEY, else stdin';
 const MACHINE = 'machine id, or `auto` for a stable fingerprint derived from this machine id';
@@ -13,7 +13,7 @@ function keyed(cmd: Command): Command {
   return cmd.option('--key-file <file>', KEY_FILE).addOption(serverOption('marketplace')).addOption(jsonOption());
 }
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const license = program
     .command('license')
     .description('validate, activate, deactivate and verify marketplace license keys (CI-friendly exit codes)')
@@ -39,8 +39,7 @@ Examples:
   $ echo "$LICENSE_KEY" | mkt license validate --machine auto --activate --json`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { validateRun } = await import('./validate.js');
-      await validateRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./validate.js')).validateRun);
     });
 
   keyed(license.command('status').description('show the key status and activations without activating'))
@@ -52,8 +51,7 @@ Examples:
   $ mkt license status --key-file license.key --json | jq .license.remaining_activations`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { statusRun } = await import('./status.js');
-      await statusRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./status.js')).statusRun);
     });
 
   keyed(license.command('deactivate').description("free one machine's activation slot"))
@@ -66,8 +64,7 @@ Examples:
   $ MKT_LICENSE_KEY=$LICENSE mkt license deactivate --machine ci-runner-7`,
     )
     .action(async (opts: Record<string, unknown> & { machine: string }) => {
-      const { deactivateRun } = await import('./deactivate.js');
-      await deactivateRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./deactivate.js')).deactivateRun);
     });
 
   keyed(license.command('verify').description('get a signed 7-day token for this machine and store it for offline checks'))
@@ -80,8 +77,7 @@ Examples:
   $ mkt license verify --key-file license.key --server https://market.example.com --json`,
     )
     .action(async (opts: Record<string, unknown> & { machine: string }) => {
-      const { verifyRun } = await import('./verify.js');
-      await verifyRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./verify.js')).verifyRun);
     });
 
   license
@@ -102,8 +98,7 @@ Examples:
   $ MKT_LICENSE_PUBLIC_KEYS=/opt/font-pro/license-keys.jwks mkt license check --item font-pro --json`,
     )
     .action(async (opts: Record<string, unknown> & { machine: string }) => {
-      const { checkRun } = await import('./check.js');
-      await checkRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./check.js')).checkRun);
     });
 
   license
@@ -120,7 +115,6 @@ Examples:
   $ MKT_LICENSE_KEY=$LICENSE mkt license text font-pro --server https://market.example.com`,
     )
     .action(async (item: string, opts: Record<string, unknown>) => {
-      const { textRun } = await import('./text.js');
-      await textRun({ factory: f, item, ...opts });
+      await runVerb(runF, { factory: f, item, ...opts }, async () => (await import('./text.js')).textRun);
     });
 }

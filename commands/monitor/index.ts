@@ -2,9 +2,9 @@
 // help only; each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/flags.js';
+import { jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const monitor = program
     .command('monitor')
     .description('read a health monitor: status, trends, mesh, a live view; check a config file offline')
@@ -34,8 +34,7 @@ Examples:
   $ mkt monitor status --fail-on degraded || page-oncall`,
     )
     .action(async (target: string | undefined, opts: Record<string, unknown>) => {
-      const { statusRun } = await import('./status.js');
-      await statusRun({ factory: f, target, ...opts });
+      await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./status.js')).statusRun);
     });
 
   monitor
@@ -54,8 +53,7 @@ Examples:
   $ mkt monitor trends api --hours 168 --bucket 360 --json`,
     )
     .action(async (target: string, opts: Record<string, unknown>) => {
-      const { trendsRun } = await import('./trends.js');
-      await trendsRun({ factory: f, target, ...opts });
+      await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./trends.js')).trendsRun);
     });
 
   monitor
@@ -79,8 +77,7 @@ Examples:
   $ mkt monitor report api --format json | jq .uptime`,
     )
     .action(async (targets: string[], opts: Record<string, unknown>) => {
-      const { reportRun } = await import('./report.js');
-      await reportRun({ factory: f, targets, ...opts });
+      await runVerb(runF, { factory: f, targets, ...opts }, async () => (await import('./report.js')).reportRun);
     });
 
   monitor
@@ -96,8 +93,7 @@ Examples:
   $ mkt monitor mesh --json | jq '.instances | keys'`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { meshRun } = await import('./mesh.js');
-      await meshRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./mesh.js')).meshRun);
     });
 
   monitor
@@ -115,8 +111,7 @@ Examples:
   $ mkt monitor watch --json | jq -c '.targets | map_values(.latest.status)'`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { watchRun } = await import('./watch.js');
-      await watchRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./watch.js')).watchRun);
     });
 
   monitor
@@ -132,7 +127,6 @@ Examples:
   $ mkt monitor check-config /etc/mkt/monitor.yaml && sudo systemctl reload mkt-monitor`,
     )
     .action(async (file: string, opts: Record<string, unknown>) => {
-      const { checkConfigRun } = await import('./check-config.js');
-      await checkConfigRun({ factory: f, file, ...opts });
+      await runVerb(runF, { factory: f, file, ...opts }, async () => (await import('./check-config.js')).checkConfigRun);
     });
 }

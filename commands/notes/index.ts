@@ -2,15 +2,11 @@
 // and help only; each verb (and simple-git, undici) is loaded when it runs.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/flags.js';
+import { collect, jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
 
 const REPO = 'hosted repository OWNER/REPO (else taken from the origin remote URL of the clone)';
 const NAMESPACE = 'notes namespace, e.g. `reviews/security` (default `commits`)';
 const REV = 'revision in the local clone (HEAD, a tag, a short sha) or a full 40/64-hex object id';
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
 
 function common(cmd: Command, namespace = true): Command {
   cmd.option('--repo <owner/repo>', REPO);
@@ -18,7 +14,7 @@ function common(cmd: Command, namespace = true): Command {
   return cmd.addOption(serverOption('marketplace')).addOption(jsonOption());
 }
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const notes = program
     .command('notes')
     .description('read, search, write and remove git notes on a repository hosted by the marketplace')
@@ -42,8 +38,7 @@ Examples:
   $ mkt notes ls --repo ana/widgets --json | jq -r '.data[].git_ref'`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { lsRun } = await import('./ls.js');
-      await lsRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./ls.js')).lsRun);
     });
 
   common(notes.command('search').description('full-text search over the notes (tab-separated hits in pipes)').argument('<query...>', 'words (all must match), "quoted phrases", `or`, -excluded'))
@@ -57,8 +52,7 @@ Examples:
   $ mkt notes search '"needs backport"' | cut -f2 | xargs -n1 git show --stat`,
     )
     .action(async (query: string[], opts: Record<string, unknown>) => {
-      const { searchRun } = await import('./search.js');
-      await searchRun({ factory: f, query, ...opts });
+      await runVerb(runF, { factory: f, query, ...opts }, async () => (await import('./search.js')).searchRun);
     });
 
   common(notes.command('show').description('print the note on a revision').argument('[rev]', REV, 'HEAD'))
@@ -71,8 +65,7 @@ Examples:
   $ mkt notes show 3f2a9c1 --namespace reviews/security --json`,
     )
     .action(async (rev: string, opts: Record<string, unknown>) => {
-      const { showRun } = await import('./show.js');
-      await showRun({ factory: f, rev, ...opts });
+      await runVerb(runF, { factory: f, rev, ...opts }, async () => (await import('./show.js')).showRun);
     });
 
   common(notes.command('set').description('add or replace the note on a commit').argument('[rev]', REV, 'HEAD'))
@@ -87,8 +80,7 @@ Examples:
   $ go test ./... 2>&1 | tail -5 | mkt notes set --namespace ci --repo ana/widgets 3f2a9c1`,
     )
     .action(async (rev: string, opts: Record<string, unknown>) => {
-      const { setRun } = await import('./set.js');
-      await setRun({ factory: f, rev, ...opts });
+      await runVerb(runF, { factory: f, rev, ...opts }, async () => (await import('./set.js')).setRun);
     });
 
   common(notes.command('rm').description('remove the note on a commit (no error when there is none)').argument('[rev]', REV, 'HEAD'))
@@ -100,7 +92,6 @@ Examples:
   $ mkt notes rm v1.2.0 --namespace reviews/security --repo ana/widgets`,
     )
     .action(async (rev: string, opts: Record<string, unknown>) => {
-      const { rmRun } = await import('./rm.js');
-      await rmRun({ factory: f, rev, ...opts });
+      await runVerb(runF, { factory: f, rev, ...opts }, async () => (await import('./rm.js')).rmRun);
     });
 }

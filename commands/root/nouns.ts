@@ -2,6 +2,7 @@
 // its verbs are imported inside their actions, so `mkt --help` loads none of them.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import type { ParsedVerb } from '../../src/cli/flags.js';
 import { register as admin } from '../admin/index.js';
 import { register as auth } from '../auth/index.js';
 import { register as serve } from '../serve/index.js';
@@ -12,7 +13,8 @@ import { register as license } from '../license/index.js';
 import { register as sync } from '../sync/index.js';
 import { register as notes } from '../notes/index.js';
 
-export type RegisterNoun = (program: Command, f: Factory) => void;
+/** Declares a noun's commands; with `runF`, its actions hand the parsed options to it instead of a verb. */
+export type RegisterNoun = (program: Command, f: Factory, runF?: ParsedVerb) => void;
 
 export interface Noun {
   /** The top-level command the module registers (a test keeps the two equal). */

@@ -2,12 +2,13 @@
 import { CommanderError } from 'commander';
 import { createFactory } from '../../src/cli/factory.js';
 import { systemIO } from '../../src/cli/io.js';
-import { buildProgram } from './program.js';
+import { buildProgram, type RunF } from './program.js';
 import { ExitCode, exitCodeFor, isCliError } from '../../src/cli/errors.js';
 
-export async function run(argv: string[], io = systemIO()): Promise<number> {
+/** With `runF`, a parse-level test's run: usage errors and exit codes as usual, no verb runs. */
+export async function run(argv: string[], io = systemIO(), runF?: RunF): Promise<number> {
   const f = createFactory(io);
-  const program = buildProgram(f, argv);
+  const program = buildProgram(f, argv, runF);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return ExitCode.ok;

@@ -1,12 +1,13 @@
 // `mkt serve <service>`: the daemon face. Declares the shared server flags; the work is in run.ts.
 import { Command, Option } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 
 function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   program
     .command('serve')
     .description('run a service as a daemon (marketplace, monitor, tickets, or all)')
@@ -37,7 +38,6 @@ Examples:
   $ mkt serve all`,
     )
     .action(async (service: string, opts: Record<string, unknown>) => {
-      const { serveRun } = await import('./run.js');
-      await serveRun({ factory: f, service, ...opts } as Parameters<typeof serveRun>[0]);
+      await runVerb(runF, { factory: f, service, ...opts } as Parameters<typeof import('./run.js').serveRun>[0], async () => (await import('./run.js')).serveRun);
     });
 }

@@ -2,7 +2,7 @@
 // each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { jsonOption, serverOption } from '../../src/cli/flags.js';
+import { collect, jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
 
 // Kept here (not imported from src/schemas) so that `mkt tickets --help` loads no schema code.
 const STATUS = 'open | pending | on_hold | solved | closed';
@@ -10,10 +10,6 @@ const PRIORITY = 'low | normal | high | urgent';
 const CHANNEL = 'email | web | chat | phone | api';
 /** LIST_LIMIT of src/schemas/tickets.ts (a test keeps the two equal). */
 const LIST_LIMIT = { default: 100, max: 1000 };
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
 
 function fieldOptions(cmd: Command): Command {
   return cmd
@@ -27,7 +23,7 @@ function fieldOptions(cmd: Command): Command {
     .option('--tag <tag>', 'a tag (repeatable; on update, replaces all tags)', collect);
 }
 
-export function register(program: Command, f: Factory): void {
+export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const tickets = program
     .command('tickets')
     .description('create, list, show and update tickets on a ticket tracker node')
@@ -51,8 +47,7 @@ Examples:
   $ journalctl -u app | mkt tickets create "App crash" --description - --tag crash --json`,
     )
     .action(async (title: string, opts: Record<string, unknown>) => {
-      const { createRun } = await import('./create.js');
-      await createRun({ factory: f, title, ...opts });
+      await runVerb(runF, { factory: f, title, ...opts }, async () => (await import('./create.js')).createRun);
     });
 
   tickets
@@ -80,8 +75,7 @@ Examples:
   $ mkt tickets list --all --limit 1000 --json > tickets.json`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { listRun } = await import('./list.js');
-      await listRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./list.js')).listRun);
     });
 
   tickets
@@ -98,8 +92,7 @@ Examples:
   $ mkt tickets show 3f2a9c1e-7d41-4b0e-9a55-0c6e2d8f1a23 --json`,
     )
     .action(async (id: string, opts: Record<string, unknown>) => {
-      const { showRun } = await import('./show.js');
-      await showRun({ factory: f, id, ...opts });
+      await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./show.js')).showRun);
     });
 
   fieldOptions(tickets.command('update').description('change a ticket and print it').argument('<id>', 'ticket id, or its first 8 characters'))
@@ -114,8 +107,7 @@ Examples:
   $ mkt tickets update 3f2a9c1e --tag network --tag vpn --json`,
     )
     .action(async (id: string, opts: Record<string, unknown>) => {
-      const { updateRun } = await import('./update.js');
-      await updateRun({ factory: f, id, ...opts });
+      await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./update.js')).updateRun);
     });
 
   tickets
@@ -131,7 +123,6 @@ Examples:
   $ mkt tickets node --server http://10.0.0.2:7072 --json`,
     )
     .action(async (opts: Record<string, unknown>) => {
-      const { nodeRun } = await import('./node.js');
-      await nodeRun({ factory: f, ...opts });
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./node.js')).nodeRun);
     });
 }

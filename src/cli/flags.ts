@@ -1,5 +1,5 @@
-// Flag helpers every noun's registration shares (gh's cmdutil): a leaf that imports only
-// commander, so commands/*/index.ts can use them without reaching back into the program root.
+// What every noun's registration shares (gh's cmdutil): the common flags, and the hand-over to a
+// verb that a parse-only test can stop. A leaf: it imports only commander.
 import { Option } from 'commander';
 
 /** The `--server` and `--json` options every client command carries. */
@@ -8,4 +8,25 @@ export function serverOption(service: string): Option {
 }
 export function jsonOption(): Option {
   return new Option('--json', 'print machine-readable JSON');
+}
+
+/** A repeatable flag's parser: each occurrence adds one value. */
+export function collect(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+/**
+ * What a parse-only test puts in place of the verbs (gh's `runF`): it receives the options the
+ * verb would have been given, and the verb module is never loaded.
+ */
+export type ParsedVerb = (opts: object) => void | Promise<void>;
+
+/**
+ * Hands a verb its options. `load` holds the action's literal import() (the bundler rewrites
+ * those), so without `parsed` this is exactly "import the verb, run it".
+ */
+export async function runVerb<O extends object>(parsed: ParsedVerb | undefined, opts: O, load: () => Promise<(opts: NoInfer<O>) => unknown>): Promise<void> {
+  if (parsed) return parsed(opts);
+  const verb = await load();
+  await verb(opts);
 }
