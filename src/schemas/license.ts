@@ -1,6 +1,8 @@
 // License-key wire types (spec: marketplace-notes-license "License keys"): TypeBox schemas
 // shared by the server's validation, its OpenAPI document and the typed client.
 import { Type, type Static } from '@sinclair/typebox';
+// The shared error body, re-exported so a service's routes import their wire types from one module.
+export { ErrorSchema } from './common.js';
 
 /**
  * Stable machine-readable outcomes, in the manner of Keygen's validation codes. `VALID` is the
@@ -107,8 +109,6 @@ export const JwksSchema = Type.Object({
     }),
   ),
 });
-
-export const ErrorSchema = Type.Object({ error: Type.String() });
 
 /** Claims of the offline token (see docs/license.md). */
 export interface LicenseTokenClaims {

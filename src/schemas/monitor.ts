@@ -1,5 +1,7 @@
 // Monitor wire types shared by the server (store, status builder) and the `mkt monitor` client.
 import { Type, type TSchema } from '@sinclair/typebox';
+// The shared error body, re-exported so a service's routes import their wire types from one module.
+export { ErrorSchema } from './common.js';
 
 export interface Snapshot {
   status: string;
@@ -74,8 +76,6 @@ export interface SlaReport {
 
 const open = (description: string): TSchema => Type.Object({}, { additionalProperties: true, description });
 const nullable = (schema: TSchema): TSchema => Type.Unsafe({ ...schema, type: [schema.type as string, 'null'] });
-
-export const ErrorSchema = Type.Object({ error: Type.String() });
 
 export const SnapshotSchema = Type.Object({
   status: Type.String({ description: 'operational, degraded or down' }),

@@ -2,8 +2,8 @@
 // validation, its OpenAPI document and the client. Records the spec leaves "not shown" follow
 // the choices in docs/sync-server.md (and src/sync/wire.ts, the client's view, agrees).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-
-export const ErrorSchema = Type.Object({ error: Type.String() });
+// The shared error body, re-exported so a service's routes import their wire types from one module.
+export { ErrorSchema } from './common.js';
 
 function nullable<T extends TSchema>(schema: T): ReturnType<typeof Type.Unsafe<Static<T> | null>> {
   const s = schema as unknown as Record<string, unknown>;

@@ -1,6 +1,8 @@
 // Ticket tracker wire types: TypeBox schemas shared by the server's validation, its OpenAPI
 // document and the typed client, plus the enum parsers both sides use.
 import { Type, type Static } from '@sinclair/typebox';
+// The shared error body, re-exported so a service's routes import their wire types from one module.
+export { ErrorSchema } from './common.js';
 
 /** Support-desk lifecycle (Zendesk's, with `on_hold` spelled out). */
 export const STATUSES = ['open', 'pending', 'on_hold', 'solved', 'closed'] as const;
@@ -164,5 +166,3 @@ export type PushResponse = Static<typeof PushResponseSchema>;
 
 export const NodeResponseSchema = Type.Object({ node_id: Type.String() });
 export type NodeResponse = Static<typeof NodeResponseSchema>;
-
-export const ErrorSchema = Type.Object({ error: Type.String() });

@@ -1,6 +1,7 @@
 // RFC 3339 timestamps in UTC with fixed millisecond precision, so that string order is
 // time order. `Date` alone is not enough: it rolls 02-31 over into March and formats year
 // 10000 as `+010000-...`, which is not RFC 3339 and sorts below every real timestamp.
+import type { Clock } from './clock.js';
 
 /** The latest instant the four-digit-year form can write: 9999-12-31T23:59:59.999Z. */
 export const MAX_TIMESTAMP_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
@@ -11,6 +12,11 @@ export const MIN_TIMESTAMP_MS = -62_167_219_200_000;
 export function formatTimestamp(ms: number): string {
   if (!Number.isFinite(ms) || ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) throw new RangeError(`no RFC 3339 timestamp for ${ms} ms`);
   return new Date(Math.floor(ms)).toISOString();
+}
+
+/** The injected clock's present instant in the canonical form: the `*_at` a record is written with. */
+export function timestampNow(clock: Clock): string {
+  return formatTimestamp(clock.now());
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;

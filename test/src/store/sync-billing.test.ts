@@ -11,7 +11,7 @@ import type { SqlDatabase } from '../../../src/store/sql.js';
 import { SqlSyncStorageStore } from '../../../src/store/sync-billing-sql.js';
 import type { BillingEvent, SubscriptionRecord, SyncStorageStore, UploadSession } from '../../../src/store/sync-billing.js';
 import { moveUpload, recordParts, reserveUpload, settleConfirm, touchUpload } from '../../../daemon/services/marketplace/sync/uploads.js';
-import { applyEvent } from '../../../daemon/services/marketplace/sync/webhook.js';
+import { applyEvent } from '../../../daemon/services/marketplace/sync/subscriptions.js';
 import { HttpError } from '../../../daemon/plugins/errors.js';
 
 const MIB = 1024 * 1024;

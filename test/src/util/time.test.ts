@@ -1,6 +1,7 @@
 // RFC 3339 timestamps: strict parsing and a canonical form that never leaves four-digit years.
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatTimestamp, parseTimestamp } from '../../../src/util/time.js';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, formatTimestamp, parseTimestamp, timestampNow } from '../../../src/util/time.js';
+import { ManualClock } from '../../../src/util/clock.js';
 
 describe('timestamps', () => {
   it('parses any offset to the same instant', () => {
@@ -20,5 +21,12 @@ describe('timestamps', () => {
     expect(formatTimestamp(MIN_TIMESTAMP_MS)).toBe('0000-01-01T00:00:00.000Z');
     expect(() => formatTimestamp(MAX_TIMESTAMP_MS + 1)).toThrow(RangeError);
     expect(() => formatTimestamp(Number.NaN)).toThrow(RangeError);
+  });
+
+  it('writes the clock\'s present instant as toISOString does, to the letter, for every record\'s *_at', () => {
+    const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));
+    expect(timestampNow(clock)).toBe('2026-03-01T12:00:00.000Z');
+    clock.advance(25 * 3600 * 1000 + 7);
+    expect(timestampNow(clock)).toBe(new Date(clock.now()).toISOString());
   });
 });

@@ -24,7 +24,3 @@ export interface StorageContext {
   /** The address clients reached this server at (for pre-signed URLs and checkout pages). */
   baseUrl(req: FastifyRequest): string;
 }
-
-export function nowIso(clock: Clock): string {
-  return new Date(clock.now()).toISOString();
-}

@@ -7,7 +7,8 @@ import type { BlobRecord, ConfirmOutcome, StoredPartRow, SyncStorageStore, Uploa
 import { blobKey, stagingKey } from '../../../../src/sync-objects/store.js';
 import { HttpError } from '../../../plugins/errors.js';
 import { fits, MAX_PENDING_PER_BLOB, overCap } from './quota.js';
-import { nowIso, type StorageContext } from './storage-context.js';
+import type { StorageContext } from './storage-context.js';
+import { timestampNow } from '../../../../src/util/time.js';
 
 /** The object an upload fills (a session's assembly, a grant's promoted copy); legacy rows use the blob key. */
 export function uploadObject(u: Pick<UploadSession, 'app_id' | 'user_id' | 'hash' | 'object_key'>): string {
@@ -142,7 +143,7 @@ export async function confirmUpload(c: StorageContext, appId: string, userId: st
     await moveUpload(c.store, chosen.id, ['promoting'], chosen.state, c.clock.now());
     throw new HttpError(409, `no object was uploaded for blob ${hash}: upload it (or complete its multipart upload) before confirming`);
   }
-  const res = await settleConfirm(c.store, { upload_id: chosen.id, app_id: appId, user_id: userId, hash, size_bytes: head.size, object_key: object, at: nowIso(c.clock), now_ms: c.clock.now() });
+  const res = await settleConfirm(c.store, { upload_id: chosen.id, app_id: appId, user_id: userId, hash, size_bytes: head.size, object_key: object, at: timestampNow(c.clock), now_ms: c.clock.now() });
   if (res.kind === 'created') return;
   // Unrecorded bytes are neither reachable nor billed: do not keep them (legacy objects may be the blob's own).
   if (chosen.object_key) await c.objects.delete(object);

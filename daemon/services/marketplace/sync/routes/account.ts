@@ -1,12 +1,12 @@
 // Account and status routes (sync_account, sync_status): who the token belongs to, and the sync
 // metadata of the (user, app): cursor, counts, key state, storage use and cap.
 import type { FastifyInstance } from 'fastify';
-import type { Usage } from '../../../../src/store/sync-usage.js';
-import { SyncAccountResponseSchema, SyncStatusResponseSchema, type SyncStatusResponse } from '../../../../src/schemas/sync.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { syncCaller } from './auth.js';
+import type { Usage } from '../../../../../src/store/sync-usage.js';
+import { SyncAccountResponseSchema, SyncStatusResponseSchema, type SyncStatusResponse } from '../../../../../src/schemas/sync.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { syncCaller } from '../auth.js';
 import { BEARER, TAGS, bearerErrors, type BearerRouteDeps } from './common.js';
-import { syncCounts } from './counts.js';
+import { syncCounts } from '../counts.js';
 
 export interface AccountRouteDeps extends BearerRouteDeps {
   /** Storage use and cap of the (app, user), as blob confirm reckons them. */

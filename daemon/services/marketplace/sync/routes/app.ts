@@ -5,22 +5,23 @@ import type { FastifyInstance } from 'fastify';
 import {
   ApiKeyBodySchema,
   AppPricingResponseSchema,
-  ErrorSchema,
   SYNC_TOKEN_LIFETIME_SECONDS,
   SyncAuthRequestSchema,
   SyncAuthResponseSchema,
   ValidateAppResponseSchema,
-} from '../../../../src/schemas/sync.js';
+} from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
 import type { Static } from '@sinclair/typebox';
-import { dummyPasswordHash, verifyPassword } from '../../../../src/crypto/password.js';
-import { appKeyHash } from '../../../../src/crypto/sync-app-key.js';
-import { signSyncToken } from '../../../../src/crypto/sync-token.js';
-import type { SyncApp, SyncStore } from '../../../../src/store/sync.js';
-import type { AccountsStore } from '../../../../src/store/accounts.js';
-import type { Clock } from '../../../../src/util/clock.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { tokenKey } from './auth.js';
-import type { FailureWindow } from '../../../plugins/failure-window.js';
+import { dummyPasswordHash, verifyPassword } from '../../../../../src/crypto/password.js';
+import { appKeyHash } from '../../../../../src/crypto/sync-app-key.js';
+import { signSyncToken } from '../../../../../src/crypto/sync-token.js';
+import type { SyncApp, SyncStore } from '../../../../../src/store/sync.js';
+import type { AccountsStore } from '../../../../../src/store/accounts.js';
+import type { Clock } from '../../../../../src/util/clock.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { tokenKey } from '../auth.js';
+import { TAGS } from './common.js';
+import type { FailureWindow } from '../../../../plugins/failure-window.js';
 
 export interface AppRouteDeps {
   store: SyncStore;
@@ -32,7 +33,6 @@ export interface AppRouteDeps {
   tokenLifetimeSeconds?: number;
 }
 
-const TAGS = ['sync'];
 const NONE: unknown[] = [];
 const errors = { 400: ErrorSchema, 401: ErrorSchema };
 const LIMITED = 'After 10 failed sign-ins from one address within a fixed 15-minute window, sign-in answers 429 with Retry-After until the window ends.';

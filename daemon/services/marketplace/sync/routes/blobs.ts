@@ -1,5 +1,5 @@
 // One-shot blob routes (spec: blob_upload_url, blob_confirm_upload, blob_download_url). Signing
-// reserves the upload's size against the cap; confirm (uploads.ts) promotes one upload's bytes
+// reserves the upload's size against the cap; confirm (../uploads.ts) promotes one upload's bytes
 // and records them at their authoritative size.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
@@ -8,17 +8,17 @@ import {
   BlobHashRequestSchema,
   BlobUploadUrlRequestSchema,
   BlobUploadUrlResponseSchema,
-  ErrorSchema,
-} from '../../../../src/schemas/sync.js';
-import { uploadObjectKey } from '../../../../src/sync-objects/store.js';
-import { MAX_ONE_SHOT_BYTES } from '../../../../src/sync-objects/geometry.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { syncCaller } from './auth.js';
-import { nowIso, type StorageContext } from './storage-context.js';
-import { blobObject, confirmUpload, grantTarget, reserveUpload } from './uploads.js';
+} from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import { uploadObjectKey } from '../../../../../src/sync-objects/store.js';
+import { MAX_ONE_SHOT_BYTES } from '../../../../../src/sync-objects/geometry.js';
+import { timestampNow } from '../../../../../src/util/time.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { syncCaller } from '../auth.js';
+import type { StorageContext } from '../storage-context.js';
+import { BEARER, TAGS } from './common.js';
+import { blobObject, confirmUpload, grantTarget, reserveUpload } from '../uploads.js';
 
-const TAGS = ['sync'];
-const BEARER = [{ bearer: [] }];
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 413: ErrorSchema };
 
 export async function blobRoutes(app: FastifyInstance, c: StorageContext, auth: preHandlerHookHandler): Promise<void> {
@@ -46,7 +46,7 @@ export async function blobRoutes(app: FastifyInstance, c: StorageContext, auth: 
       const grant = {
         id, app_id: appId, user_id: userId, hash, size_bytes, part_size: size_bytes, part_count: 1, state: 'single' as const,
         store_upload_id: null, object_key: uploadObjectKey(appId, userId, hash, id), expires_ms: now + c.limits.urlTtlSeconds * 1000,
-        created_at: nowIso(c.clock), last_activity_ms: now,
+        created_at: timestampNow(c.clock), last_activity_ms: now,
       };
       if ((await reserveUpload(c, grant)) === 'exists') return { upload_url: '', already_exists: true, expires_in: 0 };
       const url = await c.objects.presignPut(c.baseUrl(req), grantTarget(grant), { length: size_bytes, expiresIn: c.limits.urlTtlSeconds });

@@ -2,11 +2,13 @@
 // per-(user, app) sequence numbers, a retried batch applied once, and pages after a cursor.
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
-import { ErrorSchema, PullRequestSchema, PullResponseSchema, PushRequestSchema, PushResponseSchema } from '../../../../src/schemas/sync.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { fits, overCap } from './quota.js';
-import { pull, push } from './changelog.js';
-import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
+import { PullRequestSchema, PullResponseSchema, PushRequestSchema, PushResponseSchema } from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import { timestampNow } from '../../../../../src/util/time.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { fits, overCap } from '../quota.js';
+import { pull, push } from '../changelog.js';
+import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 
 export const DEFAULT_PULL_LIMIT = 500;
 
@@ -30,7 +32,7 @@ export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDep
     async (req) => {
       const b = req.body;
       // The storage cap counts changelog ciphertext too; decided inside the push transaction.
-      const r = await push(store, owner(req), { deviceId: b.device_id, batchId: b.batch_id, keyId: b.key_id, entries: b.entries, now: isoNow(clock), admit: (u, added) => fits(u, added) });
+      const r = await push(store, owner(req), { deviceId: b.device_id, batchId: b.batch_id, keyId: b.key_id, entries: b.entries, now: timestampNow(clock), admit: (u, added) => fits(u, added) });
       if (r.kind === 'over_cap') throw overCap(r.usage, r.added, `the ${b.entries.length} changelog entries of this push`);
       if (r.kind === 'unknown_device') throw new HttpError(403, `device ${JSON.stringify(b.device_id)} is not registered (POST /api/v1/sync/devices)`);
       if (r.kind === 'wrong_key') {
@@ -55,7 +57,7 @@ export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDep
     },
     async (req) => {
       const b = req.body;
-      return pull(store, owner(req), { cursor: b.cursor, limit: b.limit ?? DEFAULT_PULL_LIMIT, deviceId: b.device_id, now: isoNow(clock) });
+      return pull(store, owner(req), { cursor: b.cursor, limit: b.limit ?? DEFAULT_PULL_LIMIT, deviceId: b.device_id, now: timestampNow(clock) });
     },
   );
 }

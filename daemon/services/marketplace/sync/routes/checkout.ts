@@ -3,12 +3,12 @@
 // processor would), and the page a hosted checkout (Stripe) sends the buyer back to.
 import type { FastifyInstance } from 'fastify';
 import { request } from 'undici';
-import type { CheckoutRecord } from '../../../../src/store/sync-billing.js';
-import { formatBytes, formatCents } from '../../../../src/sync/pricing.js';
-import { CHECKOUT_PAGE_PATH, localCheckoutEvent, WEBHOOK_PATH, type LocalPaymentProvider } from './payments.js';
-import type { StorageContext } from './storage-context.js';
-import { socketUrl } from './exposure.js';
-import { escapeMarkup as esc } from '../../../../src/util/markup.js';
+import type { CheckoutRecord } from '../../../../../src/store/sync-billing.js';
+import { formatBytes, formatCents } from '../../../../../src/sync/pricing.js';
+import { CHECKOUT_PAGE_PATH, localCheckoutEvent, WEBHOOK_PATH, type LocalPaymentProvider } from '../payments.js';
+import type { StorageContext } from '../storage-context.js';
+import { socketUrl } from '../exposure.js';
+import { escapeMarkup as esc } from '../../../../../src/util/markup.js';
 
 /** A checkout session can be confirmed for this long (Stripe's default). */
 export const CHECKOUT_LIFETIME_MS = 24 * 3600 * 1000;

@@ -2,11 +2,13 @@
 // list, delete (404 for an id the caller does not have).
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorSchema, RegisterDeviceRequestSchema, SyncDeviceResponseSchema } from '../../../../src/schemas/sync.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
-import { quoteForError } from '../../../../src/util/quote.js';
-import { deleteDevice, registerDevice } from './devices.js';
+import { RegisterDeviceRequestSchema, SyncDeviceResponseSchema } from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import { timestampNow } from '../../../../../src/util/time.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
+import { quoteForError } from '../../../../../src/util/quote.js';
+import { deleteDevice, registerDevice } from '../devices.js';
 
 const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) });
 
@@ -31,7 +33,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: BearerRouteDeps):
         response: { 200: SyncDeviceResponseSchema, ...bearerErrors },
       },
     },
-    async (req) => registerDevice(store, owner(req), { name: req.body.name, platform: req.body.platform, now: isoNow(clock) }),
+    async (req) => registerDevice(store, owner(req), { name: req.body.name, platform: req.body.platform, now: timestampNow(clock) }),
   );
 
   app.delete<{ Params: Static<typeof DeviceParams> }>(

@@ -2,10 +2,12 @@
 // key_id, the pending key while a rotation runs, and version-checked replacement (409 on mismatch).
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
-import { ErrorSchema, GetKeyResponseSchema, PutKeyRequestSchema } from '../../../../src/schemas/sync.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { getKey, putKey } from './keys.js';
-import { BEARER, TAGS, bearerErrors, isoNow, owner, type BearerRouteDeps } from './common.js';
+import { GetKeyResponseSchema, PutKeyRequestSchema } from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import { timestampNow } from '../../../../../src/util/time.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { getKey, putKey } from '../keys.js';
+import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 
 export async function keyRoutes(app: FastifyInstance, deps: BearerRouteDeps): Promise<void> {
   const { store, clock } = deps;
@@ -42,7 +44,7 @@ export async function keyRoutes(app: FastifyInstance, deps: BearerRouteDeps): Pr
       },
     },
     async (req, reply) => {
-      const r = await putKey(store, owner(req), { encryptedKey: req.body.encrypted_key, expectedVersion: req.body.expected_key_version, now: isoNow(clock) });
+      const r = await putKey(store, owner(req), { encryptedKey: req.body.encrypted_key, expectedVersion: req.body.expected_key_version, now: timestampNow(clock) });
       if (r.kind === 'version_mismatch') throw new HttpError(409, `key version mismatch: the stored version is ${r.current}, not ${req.body.expected_key_version}`);
       if (r.kind === 'rotating') throw new HttpError(409, 'a key rotation is in progress: complete it (or cancel it when stale) first');
       return reply.code(204).send();

@@ -1,7 +1,7 @@
 // Multipart blob routes (spec: blob_multipart_start/parts/complete/abort). They only move bytes:
 // deterministic part geometry, bounded windows of exact-length part URLs, completion against
 // what the object store holds. A session reserves its full size against the cap from start until
-// it is confirmed, aborted or reaped (uploads.ts); its parts assemble into its own object.
+// it is confirmed, aborted or reaped (../uploads.ts); its parts assemble into its own object.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
 import {
@@ -11,20 +11,20 @@ import {
   BlobMultipartPartsResponseSchema,
   BlobMultipartStartRequestSchema,
   BlobMultipartStartResponseSchema,
-  ErrorSchema,
   MAX_PART_WINDOW,
-} from '../../../../src/schemas/sync.js';
-import { uploadObjectKey } from '../../../../src/sync-objects/store.js';
-import { MAX_BLOB_BYTES, partGeometry, partLength } from '../../../../src/sync-objects/geometry.js';
-import type { UploadSession } from '../../../../src/store/sync-billing.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { assertRoom } from './quota.js';
-import { syncCaller, type SyncCaller } from './auth.js';
-import { nowIso, type StorageContext } from './storage-context.js';
-import { moveUpload, reserveUpload, touchUpload, uploadObject } from './uploads.js';
+} from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import { uploadObjectKey } from '../../../../../src/sync-objects/store.js';
+import { MAX_BLOB_BYTES, partGeometry, partLength } from '../../../../../src/sync-objects/geometry.js';
+import type { UploadSession } from '../../../../../src/store/sync-billing.js';
+import { timestampNow } from '../../../../../src/util/time.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { assertRoom } from '../quota.js';
+import { syncCaller, type SyncCaller } from '../auth.js';
+import type { StorageContext } from '../storage-context.js';
+import { BEARER, TAGS } from './common.js';
+import { moveUpload, reserveUpload, touchUpload, uploadObject } from '../uploads.js';
 
-const TAGS = ['sync'];
-const BEARER = [{ bearer: [] }];
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 410: ErrorSchema, 413: ErrorSchema };
 const NO_CONTENT = { type: 'null', description: 'done' };
 
@@ -93,7 +93,7 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
         store_upload_id: storeUploadId,
         object_key: objectKey,
         expires_ms: null,
-        created_at: nowIso(c.clock),
+        created_at: timestampNow(c.clock),
         last_activity_ms: c.clock.now(),
       };
       let outcome: 'reserved' | 'exists';

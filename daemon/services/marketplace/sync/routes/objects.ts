@@ -1,9 +1,9 @@
 // HTTP face of the `local` object store: the pre-signed PUT and GET URLs it hands out are
 // served here, outside bearer auth (the signature is the credential), streaming to and from disk.
 import type { FastifyInstance } from 'fastify';
-import { LOCAL_OBJECTS_PATH, type LocalObjectStore } from '../../../../src/sync-objects/local.js';
-import { ObjectStoreError } from '../../../../src/sync-objects/store.js';
-import { HttpError } from '../../../plugins/errors.js';
+import { LOCAL_OBJECTS_PATH, type LocalObjectStore } from '../../../../../src/sync-objects/local.js';
+import { ObjectStoreError } from '../../../../../src/sync-objects/store.js';
+import { HttpError } from '../../../../plugins/errors.js';
 
 function flatQuery(q: unknown): Record<string, string | undefined> {
   const out: Record<string, string | undefined> = {};

@@ -7,17 +7,17 @@ import {
   BeginRotationRequestSchema,
   BeginRotationResponseSchema,
   CompleteRotationRequestSchema,
-  ErrorSchema,
   MAX_PULL_LIMIT,
   RotationBatchRequestSchema,
   RotationBatchResponseSchema,
   RotationEntriesRequestSchema,
   RotationEntriesResponseSchema,
-} from '../../../../src/schemas/sync.js';
-import { HttpError } from '../../../plugins/errors.js';
+} from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import { HttpError } from '../../../../plugins/errors.js';
 import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
-import { DEFAULT_PULL_LIMIT } from './routes-changelog.js';
-import { beginRotation, cancelStaleRotation, completeRotation, rotationBatch, rotationEntries } from './rotation.js';
+import { DEFAULT_PULL_LIMIT } from './changelog.js';
+import { beginRotation, cancelStaleRotation, completeRotation, rotationBatch, rotationEntries } from '../rotation.js';
 
 /** A rotation with no begin, entries, batch or complete call for longer than this is stale. */
 export const ROTATION_STALE_MS = 24 * 60 * 60 * 1000;

@@ -1,10 +1,9 @@
 // Subscription routes (spec: sync_subscription_status, quote, checkout, storage-cap). Prices come
 // from the app's constants through the one formula in src/sync/pricing.ts; the payment provider
-// only collects them. Webhooks (webhook.ts) write the subscription record.
+// only collects them. Payment events (webhook.ts, applied by ../subscriptions.ts) write the subscription record.
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
 import {
-  ErrorSchema,
   SyncCapChangeRequestSchema,
   SyncCheckoutResponseSchema,
   SyncQuoteRequestSchema,
@@ -13,16 +12,17 @@ import {
   SyncSubscriptionStatusResponseSchema,
   type BillingInterval,
   type SyncSubscriptionStatus,
-} from '../../../../src/schemas/sync.js';
-import type { AccountsStore } from '../../../../src/store/accounts.js';
-import type { AppPlan, SubscriptionRecord } from '../../../../src/store/sync-billing.js';
-import { capInRange, formatBytes, quoteCents } from '../../../../src/sync/pricing.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { syncCaller, type SyncCaller } from './auth.js';
-import { nowIso, type StorageContext } from './storage-context.js';
+} from '../../../../../src/schemas/sync.js';
+import { ErrorSchema } from '../../../../../src/schemas/common.js';
+import type { AccountsStore } from '../../../../../src/store/accounts.js';
+import type { AppPlan, SubscriptionRecord } from '../../../../../src/store/sync-billing.js';
+import { capInRange, formatBytes, quoteCents } from '../../../../../src/sync/pricing.js';
+import { timestampNow } from '../../../../../src/util/time.js';
+import { HttpError } from '../../../../plugins/errors.js';
+import { syncCaller, type SyncCaller } from '../auth.js';
+import type { StorageContext } from '../storage-context.js';
+import { BEARER, TAGS } from './common.js';
 
-const TAGS = ['sync'];
-const BEARER = [{ bearer: [] }];
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 409: ErrorSchema };
 export const CURRENCY = 'usd';
 
@@ -42,7 +42,7 @@ export function subscriptionStatus(sub: SubscriptionRecord | undefined): SyncSub
   };
 }
 
-export async function billingRoutes(app: FastifyInstance, c: StorageContext, auth: preHandlerHookHandler, accounts: AccountsStore): Promise<void> {
+export async function subscriptionRoutes(app: FastifyInstance, c: StorageContext, auth: preHandlerHookHandler, accounts: AccountsStore): Promise<void> {
   async function plan(caller: SyncCaller): Promise<AppPlan> {
     const p = await c.store.app(caller.appId);
     if (!p) throw new HttpError(401, 'the app of this token no longer exists');
@@ -126,7 +126,7 @@ export async function billingRoutes(app: FastifyInstance, c: StorageContext, aut
         interval,
         price_cents: quoteCents(p, cap_bytes, interval),
         state: 'open' as const,
-        created_at: nowIso(c.clock),
+        created_at: timestampNow(c.clock),
       };
       await c.store.createCheckout(checkout);
       const session = await c.payments.createCheckout({ checkout, appName: p.app_name, email: user.email, baseUrl: c.baseUrl(req) });
@@ -160,7 +160,7 @@ export async function billingRoutes(app: FastifyInstance, c: StorageContext, aut
       if (cap_bytes < usage.used_bytes) throw new HttpError(409, `cap_bytes ${cap_bytes} is below the ${usage.used_bytes} bytes in use: delete blobs first`);
       const pending = cap_bytes === sub.cap_bytes ? null : cap_bytes;
       await c.payments.reprice(sub, pending ?? sub.cap_bytes, quoteCents(p, pending ?? sub.cap_bytes, sub.interval));
-      await c.store.setPendingCap(caller.appId, caller.userId, pending, nowIso(c.clock));
+      await c.store.setPendingCap(caller.appId, caller.userId, pending, timestampNow(c.clock));
       return subscriptionStatus(await c.store.subscription(caller.appId, caller.userId));
     },
   );
