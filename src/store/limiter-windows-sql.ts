@@ -1,9 +1,6 @@
 // The LimiterWindows adapter over the SQL surface (SQLite or PostgreSQL): table limiter_windows of
 // component `limiter`. Row operations only; the limiters decide (daemon/plugins/limiter-window.ts).
-import type { Db } from './sqlite.js';
-import { migrate as migrateSqliteConnection } from './sqlite.js';
 import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
-import { SqliteDatabase } from './sql-sqlite.js';
 import type { LimiterRows, LimiterWindows, WindowRow } from './limiter-windows.js';
 
 /** SQLite: append only (databases in the field are at some version of it). PostgreSQL: the final schema. */
@@ -70,15 +67,11 @@ export class SqlLimiterWindows extends Rows implements LimiterWindows {
   }
 
   /**
-   * On a SQLite connection a service opened already (the monitor's, whose own store stays on
-   * better-sqlite3): migrated synchronously, as that service's constructor runs.
+   * On a database whose `limiter` migrations have run already: the monitor's SQLite store migrates
+   * its file synchronously as it opens (monitor-sqlite.ts), and shares its database object.
    */
-  static onSqliteConnection(file: string, db: Db): SqlLimiterWindows {
-    migrateSqliteConnection(db, 'limiter', LIMITER_MIGRATIONS.sqlite.map((m) => {
-      if (typeof m !== 'string') throw new Error('limiter migrations are plain SQL');
-      return m;
-    }));
-    return new SqlLimiterWindows(new SqliteDatabase(file, db));
+  static migrated(sql: SqlDatabase): SqlLimiterWindows {
+    return new SqlLimiterWindows(sql);
   }
 
   transaction<T>(fn: (tx: LimiterRows) => Promise<T>): Promise<T> {

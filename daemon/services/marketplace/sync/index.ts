@@ -5,12 +5,12 @@ import type { OpenArea } from '../area.js';
 import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
 import { dummyPasswordHash } from '../../../../src/crypto/password.js';
 import { loadSyncSecret, rememberExisting, requireSyncAuth } from './auth.js';
-import { appRoutes } from './routes/app.js';
-import { changelogRoutes } from './routes/changelog.js';
-import { deviceRoutes } from './routes/devices.js';
-import { accountRoutes } from './routes/account.js';
-import { keyRoutes } from './routes/keys.js';
-import { rotationRoutes } from './routes/rotation.js';
+import { appRoutes } from './routes-app.js';
+import { changelogRoutes } from './routes-changelog.js';
+import { deviceRoutes } from './routes-devices.js';
+import { accountRoutes } from './routes-account.js';
+import { keyRoutes } from './routes-keys.js';
+import { rotationRoutes } from './routes-rotation.js';
 import { registerStorageRoutes } from './storage.js';
 import { FailureWindow } from '../../../plugins/failure-window.js';
 

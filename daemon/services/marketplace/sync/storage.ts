@@ -12,16 +12,16 @@ import type { ServiceContext } from '../../../service.js';
 import { deriveSyncKey } from './auth.js';
 import { decideExposure } from './exposure.js';
 import { ConfigError } from '../../../../src/config/yaml-reader.js';
-import { blobRoutes } from './routes/blobs.js';
-import { subscriptionRoutes } from './routes/subscription.js';
-import { checkoutReturnRoutes, localCheckoutRoutes } from './routes/checkout.js';
-import { multipartRoutes } from './routes/multipart.js';
-import { localObjectRoutes } from './routes/objects.js';
+import { blobRoutes } from './blobs.js';
+import { billingRoutes } from './billing.js';
+import { checkoutReturnRoutes, localCheckoutRoutes } from './checkout.js';
+import { multipartRoutes } from './multipart.js';
+import { localObjectRoutes } from './objects.js';
 import { LocalPaymentProvider, localWebhookSecret, type PaymentProvider } from './payments.js';
 import { DEFAULT_REAPER_SCHEDULE, recordStoredParts, startReaper } from './reaper.js';
 import { touchUpload } from './uploads.js';
 import type { StorageContext } from './storage-context.js';
-import { webhookRoutes } from './routes/webhook.js';
+import { webhookRoutes } from './webhook.js';
 
 export interface StorageDeps {
   /** The marketplace's stores: `storage` for blobs and billing, `accounts` for checkout e-mails, `sql` for the reaper's turns. */
@@ -115,7 +115,7 @@ export async function registerStorageRoutes(app: FastifyInstance, deps: StorageD
 
   await blobRoutes(app, c, deps.auth);
   await multipartRoutes(app, c, deps.auth);
-  await subscriptionRoutes(app, c, deps.auth, deps.stores.accounts);
+  await billingRoutes(app, c, deps.auth, deps.stores.accounts);
   await webhookRoutes(app, c);
   if (local) {
     await localObjectRoutes(app, local);
