@@ -7,7 +7,7 @@ import type { CredentialStore } from '../config/credentials.js';
 import type { ClientConfig } from '../config/profiles.js';
 import type { ServiceName } from '../config/services.js';
 import type { HttpClient } from '../client/http.js';
-import type { MarketplaceStores } from '../../daemon/services/marketplace/stores.js';
+import type { MarketplaceStores } from '../store/marketplace.js';
 
 export interface ServerFlags {
   server?: string;
@@ -90,7 +90,7 @@ export function createFactory(io: IOStreams = systemIO()): Factory {
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
-      const { openMarketplaceStores } = await import('../../daemon/services/marketplace/stores.js');
+      const { openMarketplaceStores } = await import('../store/marketplace.js');
       return openMarketplaceStores({ dataDir: dataDir(target.dataDir, io.env, io.cwd), databaseUrl });
     },
   };

@@ -1,21 +1,21 @@
 // Every store of the marketplace, opened on one database (SQLite `<data-dir>/marketplace.db`, or
 // PostgreSQL): the server and `mkt admin` both get them here, so they are built one way.
-import type { SqlDatabase } from '../../../src/store/sql.js';
-import { openSqlDatabase, type DatabaseChoice } from '../../../src/store/open.js';
-import type { AccountsStore } from '../../../src/store/accounts.js';
-import type { RepoStore } from '../../../src/store/repos.js';
-import type { NotesIndex } from '../../../src/store/notes.js';
-import type { LicenseStore } from '../../../src/store/license.js';
-import type { LimiterWindows } from '../../../src/store/limiter-windows.js';
-import type { SyncStore } from '../../../src/store/sync.js';
-import type { SyncStorageStore } from '../../../src/store/sync-billing.js';
-import { SqlAccountsStore } from '../../../src/store/accounts-sql.js';
-import { SqlRepoStore } from '../../../src/store/repos-sql.js';
-import { SqlNotesIndex } from '../../../src/store/notes-sql.js';
-import { SqlLicenseStore } from '../../../src/store/license-sql.js';
-import { SqlLimiterWindows } from '../../../src/store/limiter-windows-sql.js';
-import { SqlSyncStore } from '../../../src/store/sync-sql.js';
-import { SqlSyncStorageStore } from '../../../src/store/sync-billing-sql.js';
+import type { SqlDatabase } from './sql.js';
+import { openSqlDatabase, type DatabaseChoice } from './open.js';
+import type { AccountsStore } from './accounts.js';
+import type { RepoStore } from './repos.js';
+import type { NotesIndex } from './notes.js';
+import type { LicenseStore } from './license.js';
+import type { LimiterWindows } from './limiter-windows.js';
+import type { SyncStore } from './sync.js';
+import type { SyncStorageStore } from './sync-billing.js';
+import { SqlAccountsStore } from './accounts-sql.js';
+import { SqlRepoStore } from './repos-sql.js';
+import { SqlNotesIndex } from './notes-sql.js';
+import { SqlLicenseStore } from './license-sql.js';
+import { SqlLimiterWindows } from './limiter-windows-sql.js';
+import { SqlSyncStore } from './sync-sql.js';
+import { SqlSyncStorageStore } from './sync-billing-sql.js';
 
 export interface MarketplaceStores {
   sql: SqlDatabase;

@@ -11,7 +11,7 @@ import { openSqlDatabase } from '../../src/store/open.js';
 import { SqlLicenseStore } from '../../src/store/license-sql.js';
 import { SqlLimiterWindows } from '../../src/store/limiter-windows-sql.js';
 import type { LicenseStore } from '../../src/store/license.js';
-import type { MarketplaceStores } from '../../daemon/services/marketplace/stores.js';
+import type { MarketplaceStores } from '../../src/store/marketplace.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { openLicenseArea } from '../../daemon/services/marketplace/license/index.js';
 import { LicenseAdmin } from '../../daemon/services/marketplace/license/admin.js';

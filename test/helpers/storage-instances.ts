@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../daemon/server.js';
 import { registerStorageRoutes } from '../../daemon/services/marketplace/sync/storage.js';
 import { requireSyncAuth, tokenKey } from '../../daemon/services/marketplace/sync/auth.js';
-import type { MarketplaceStores } from '../../daemon/services/marketplace/stores.js';
+import type { MarketplaceStores } from '../../src/store/marketplace.js';
 import { PgDatabase } from '../../src/store/sql-pg.js';
 import type { SqlDatabase } from '../../src/store/sql.js';
 import { SqlSyncStorageStore } from '../../src/store/sync-billing-sql.js';

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { captureLog } from './log-capture.js';
 import { SyncAdmin } from '../../daemon/services/marketplace/sync/admin.js';
-import { openMarketplaceStores } from '../../daemon/services/marketplace/stores.js';
+import { openMarketplaceStores } from '../../src/store/marketplace.js';
 import { marketplaceEnvFor } from './pg.js';
 import { hashPassword } from '../../src/crypto/password.js';
 import type { SyncAppPricing } from '../../src/store/sync.js';

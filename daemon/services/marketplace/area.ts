@@ -2,7 +2,7 @@
 // each area registers its routes into the one marketplace server and uses the shared stores.
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../service.js';
-import type { MarketplaceStores } from './stores.js';
+import type { MarketplaceStores } from '../../../src/store/marketplace.js';
 
 export interface MarketplaceShared {
   ctx: ServiceContext;

@@ -3,7 +3,7 @@
 // sync), each registering its routes over the shared stores.
 import type { ServiceModule, ServiceRuntime } from '../../service.js';
 import { databaseUrlFrom } from '../../../src/store/open.js';
-import { openMarketplaceStores } from './stores.js';
+import { openMarketplaceStores } from '../../../src/store/marketplace.js';
 import { VERSION } from '../../../src/version.js';
 import type { MarketplaceArea } from './area.js';
 import { AREAS } from './areas.js';

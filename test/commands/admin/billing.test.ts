@@ -8,7 +8,7 @@ import { adminCli, type AdminCli } from '../../helpers/admin-cli.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startSyncServer } from '../../helpers/sync-server.js';
 import { freshDatabaseUrl, marketplaceEnvFor } from '../../helpers/pg.js';
-import { openMarketplaceStores } from '../../../daemon/services/marketplace/stores.js';
+import { openMarketplaceStores } from '../../../src/store/marketplace.js';
 import { BillingAdmin, RENEW_JOB } from '../../../daemon/services/marketplace/sync/billing-admin.js';
 
 const GIB = 1024 ** 3;

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { request } from 'undici';
 import { BillingAdmin } from '../../../daemon/services/marketplace/sync/billing-admin.js';
-import { openMarketplaceStores } from '../../../daemon/services/marketplace/stores.js';
+import { openMarketplaceStores } from '../../../src/store/marketplace.js';
 import { quoteCents } from '../../../src/sync/pricing.js';
 import { blobEnv, put, randomHash, type BlobEnv } from './blob-helpers.js';
 

@@ -44,7 +44,7 @@ export class LicenseAdmin {
 
   /** An admin on stores it opens (and closes) itself: SQLite in `dataDir`, or PostgreSQL at `databaseUrl`. */
   static async open(target: { dataDir: string; databaseUrl?: string; env?: NodeJS.ProcessEnv }, now: () => number = Date.now): Promise<LicenseAdmin> {
-    const { openMarketplaceStores } = await import('../stores.js');
+    const { openMarketplaceStores } = await import('../../../../src/store/marketplace.js');
     const stores = await openMarketplaceStores({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
     return new LicenseAdmin({ store: stores.license, dataDir: target.dataDir, env: target.env, now, onClose: () => stores.close() });
   }

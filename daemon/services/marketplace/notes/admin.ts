@@ -10,7 +10,7 @@ import type { NotesIndex } from '../../../../src/store/notes.js';
 import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
 import { initBareRepo, nameProblem, repoDir } from '../../../../src/git/hosting.js';
 import { hashPassword } from '../../../../src/crypto/password.js';
-import type { MarketplaceStores } from '../stores.js';
+import type { MarketplaceStores } from '../../../../src/store/marketplace.js';
 
 /** A failure of an admin verb that the user can fix (shown as one line). */
 export class AdminInputError extends Error {}
@@ -50,7 +50,7 @@ export class AccountsAdmin {
 
   /** Opens the marketplace stores (SQLite in the data dir, or PostgreSQL) for this administration alone. */
   static async open(target: { dataDir: string; databaseUrl?: string }): Promise<AccountsAdmin> {
-    const { openMarketplaceStores } = await import('../stores.js');
+    const { openMarketplaceStores } = await import('../../../../src/store/marketplace.js');
     const stores = await openMarketplaceStores({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
     return new AccountsAdmin(stores, target.dataDir, () => stores.close());
   }

@@ -2,7 +2,7 @@
 // Factory opens, SQLite or PostgreSQL): create an app with its pricing constants (its public API
 // key is shown once), list apps.
 import type { SyncApp, SyncAppPricing, SyncStore } from '../../../../src/store/sync.js';
-import type { MarketplaceStores } from '../stores.js';
+import type { MarketplaceStores } from '../../../../src/store/marketplace.js';
 import { appKeyHash, newAppKey } from '../../../../src/crypto/sync-app-key.js';
 
 const GIB = 1024 ** 3;
@@ -40,7 +40,7 @@ export class SyncAdmin {
 
   /** An admin on stores it opens (and closes) itself: SQLite in `dataDir`, or PostgreSQL at `databaseUrl`. */
   static async open(target: { dataDir: string; databaseUrl?: string }, now: () => number = Date.now): Promise<SyncAdmin> {
-    const { openMarketplaceStores } = await import('../stores.js');
+    const { openMarketplaceStores } = await import('../../../../src/store/marketplace.js');
     const stores = await openMarketplaceStores({ dataDir: target.dataDir, databaseUrl: target.databaseUrl });
     return new SyncAdmin(stores, now, () => stores.close());
   }

@@ -4,7 +4,7 @@
 // promoting any pending storage cap. One renewal run at a time across every instance and admin.
 import type { EventOutcome } from '../../../../src/store/sync-billing.js';
 import { quoteCents } from '../../../../src/sync/pricing.js';
-import type { MarketplaceStores } from '../stores.js';
+import type { MarketplaceStores } from '../../../../src/store/marketplace.js';
 import { localRenewalEvent, reduceEvent } from './payments.js';
 import { applyEvent } from './webhook.js';
 

@@ -3,7 +3,7 @@
 // local adapters' own) routes, and runs the upload reaper (one instance a period, when several
 // share the database). Called by sync/index.ts.
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
-import type { MarketplaceStores } from '../stores.js';
+import type { MarketplaceStores } from '../../../../src/store/marketplace.js';
 import { LocalObjectStore } from '../../../../src/sync-objects/local.js';
 import type { ObjectStore } from '../../../../src/sync-objects/store.js';
 import type { S3StoreOptions } from '../../../../src/sync-objects/s3.js';
