@@ -14,6 +14,8 @@ import type { NotesIndexer } from '../../../../src/notes/indexer.js';
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import { HttpError } from '../../../plugins/errors.js';
 import type { Access, Caller } from './access.js';
+import type { Callers } from './callers.js';
+import { refusalToHttp } from './refusals.js';
 
 const CHALLENGE = { 'www-authenticate': 'Basic realm="mkt", charset="UTF-8"' };
 const SERVICES = new Set(['git-upload-pack', 'git-receive-pack']);
@@ -22,6 +24,7 @@ interface Deps {
   dataDir: string;
   repos: RepoStore;
   access: Access;
+  callers: Callers;
   indexer: NotesIndexer;
 }
 
@@ -36,7 +39,7 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
     if (!req.params.repo.toLowerCase().endsWith('.git') || !SERVICES.has(service)) throw new HttpError(404, 'not found');
     let caller: Caller;
     try {
-      caller = await deps.access.caller(req);
+      caller = await deps.callers.caller(req);
     } catch (err) {
       if (err instanceof HttpError && err.statusCode === 401) throw new HttpError(401, err.message, CHALLENGE);
       throw err;
@@ -47,7 +50,10 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
     // which private repositories exist.
     if (!caller.user && (push || !repo || repo.private)) throw new HttpError(401, 'authentication required', CHALLENGE);
     if (!repo || !(await deps.access.canRead(repo, caller))) throw new HttpError(404, `repository ${req.params.owner}/${name} not found`);
-    if (push) await deps.access.requirePush(repo, caller);
+    if (push) {
+      const right = await deps.access.pushRight(repo, caller);
+      if (right.kind !== 'ok') throw refusalToHttp(right);
+    }
     return { repo, caller };
   }
 

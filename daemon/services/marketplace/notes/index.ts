@@ -9,6 +9,7 @@ import { repoDir, restrictReposRoot } from '../../../../src/git/hosting.js';
 import { RepoGitPool } from '../../../../src/git/repo-git.js';
 import { installHooks } from '../../../../src/git/hooks.js';
 import { Access } from './access.js';
+import { Callers } from './callers.js';
 import { NotesApi } from './notes.js';
 import { notesRoutes } from './routes.js';
 import { gitHttpRoutes } from './git-http.js';
@@ -21,7 +22,8 @@ export const openNotesArea: OpenArea = async (shared) => {
   // Each repository's long-lived git processes, shared by note writes and the API's object checks.
   const git = new RepoGitPool();
   const writer = new NoteWriter(indexer, () => Math.floor(ctx.clock.now() / 1000), { git });
-  const access = new Access(accounts, repos);
+  const access = new Access(repos);
+  const callers = new Callers(accounts);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access, git });
   // Repositories created before they were made 0700/0600 whatever the umask are hidden below a
   // 0700 `repos/` (src/git/hosting.ts).
@@ -43,8 +45,8 @@ export const openNotesArea: OpenArea = async (shared) => {
   let catchUp: Promise<void> = Promise.resolve();
   return {
     async register(app) {
-      await app.register(async (scope) => notesRoutes(scope, { api, access }));
-      await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, indexer }));
+      await app.register(async (scope) => notesRoutes(scope, { api, callers }));
+      await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, callers, indexer }));
     },
     start() {
       // One instance at a time walks every repository (instances of a cluster start together);

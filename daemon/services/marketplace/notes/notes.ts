@@ -1,10 +1,12 @@
 // The git-notes operations of the spec (list namespaces, search, get, put, delete) on hosted
 // repositories: visibility and push rules, namespace and target checks, reads from the index
-// once it reflects the ref on disk, writes through NoteWriter.
+// once it reflects the ref on disk, writes through NoteWriter. Each answers an outcome
+// (outcomes.ts); nothing here knows HTTP.
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
+import type { User } from '../../../../src/store/accounts.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
-import { BrokenRefError, ContentionError, NamespaceConflictError, type NoteWriter } from '../../../../src/notes/writer.js';
+import { BrokenRefError, ContentionError, NamespaceConflictError, type NoteWriter, type WriteOutcome } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
 import { QueryError, parseQuery, type NotesQuery } from '../../../../src/notes/query.js';
 import { noteAttribution } from '../../../../src/git/notes-tree.js';
@@ -22,8 +24,13 @@ import {
   type SearchResponse,
   type WriteResponse,
 } from '../../../../src/schemas/notes.js';
-import { HttpError } from '../../../plugins/errors.js';
 import type { Access, Caller } from './access.js';
+import type { NotesOutcome } from './outcomes.js';
+
+type Hosted = { id: string; dir: string; objectFormat: 'sha1' | 'sha256' };
+type Writable = { repo: Repo; user: User; target: string; hosted: Hosted };
+
+const ok = <T>(value: T): { kind: 'ok'; value: T } => ({ kind: 'ok', value });
 
 const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
@@ -39,7 +46,7 @@ export class NotesApi {
     private readonly deps: { dataDir: string; repos: RepoStore; index: NotesIndex; indexer: NotesIndexer; writer: NoteWriter; access: Access; git: RepoGitPool },
   ) {}
 
-  private hosted(repo: Repo) {
+  private hosted(repo: Repo): Hosted {
     let dir = this.dirs.get(repo.id);
     if (dir === undefined) {
       if (this.dirs.size >= 10_000) this.dirs.clear();
@@ -49,128 +56,156 @@ export class NotesApi {
     return { id: repo.id, dir, objectFormat: repo.object_format };
   }
 
-  private target(raw: string, repo: Repo): string {
-    const t = raw.toLowerCase();
-    if (!OBJECT_ID.test(t)) throw new HttpError(400, 'target must be a full object id (40 or 64 hex digits)');
-    const want = repo.object_format === 'sha256' ? 64 : 40;
-    if (t.length !== want) throw new HttpError(404, `no object ${t} in ${repo.owner}/${repo.name} (a ${repo.object_format} repository uses ${want}-digit ids)`);
-    return t;
+  private async visibleRepo(caller: Caller, owner: string, name: string): Promise<NotesOutcome<Repo>> {
+    const repo = await this.deps.access.visibleRepo(owner, name, caller);
+    return repo ? ok(repo) : { kind: 'no_repo', repo: `${owner}/${name}` };
   }
 
-  /** Reads: an invalid namespace names nothing that can exist, so it is a 404 like a missing one. */
-  private readNamespace(ns: string | undefined): string {
+  private target(raw: string, repo: Repo): NotesOutcome<string> {
+    const t = raw.toLowerCase();
+    if (!OBJECT_ID.test(t)) return { kind: 'malformed_target' };
+    const want = repo.object_format === 'sha256' ? 64 : 40;
+    if (t.length !== want) return { kind: 'wrong_id_length', target: t, repo: `${repo.owner}/${repo.name}`, format: repo.object_format, digits: want };
+    return ok(t);
+  }
+
+  /** Reads: an invalid namespace names nothing that can exist, so it is missing like a missing one. */
+  private readNamespace(ns: string | undefined): NotesOutcome<string> {
     const name = ns ?? DEFAULT_NAMESPACE;
-    if (this.readableNamespaces.has(name)) return name;
+    if (this.readableNamespaces.has(name)) return ok(name);
     const c = checkNamespace(name);
-    if (!c.ok && !c.reserved) throw new HttpError(404, `namespace not found: ${c.reason}`);
+    if (!c.ok && !c.reserved) return { kind: 'unreadable_namespace', reason: c.reason };
     if (this.readableNamespaces.size >= 1_000) this.readableNamespaces.clear();
     this.readableNamespaces.add(name);
-    return name;
+    return ok(name);
   }
 
-  async listNamespaces(caller: Caller, owner: string, name: string): Promise<{ data: NamespaceEntry[] }> {
-    const repo = await this.deps.access.visibleRepo(owner, name, caller);
+  async listNamespaces(caller: Caller, owner: string, name: string): Promise<NotesOutcome<{ data: NamespaceEntry[] }>> {
+    const visible = await this.visibleRepo(caller, owner, name);
+    if (visible.kind !== 'ok') return visible;
+    const repo = visible.value;
     const hosted = this.hosted(repo);
     await this.deps.indexer.ensureCurrent(hosted);
     const counts = await this.deps.index.counts(repo.id);
     const data = [...(await this.deps.indexer.tips(repo.id))]
       .map(([ns, tip]) => ({ name: ns, git_ref: `refs/notes/${ns}`, tip, notes: counts.get(ns) ?? 0 }))
       .sort((a, b) => a.name.localeCompare(b.name));
-    return { data };
+    return ok({ data });
   }
 
-  async search(caller: Caller, owner: string, name: string, q: { q: string; namespace?: string; commits_only?: boolean; limit?: number }): Promise<SearchResponse> {
-    const repo = await this.deps.access.visibleRepo(owner, name, caller);
+  async search(caller: Caller, owner: string, name: string, q: { q: string; namespace?: string; commits_only?: boolean; limit?: number }): Promise<NotesOutcome<SearchResponse>> {
+    const visible = await this.visibleRepo(caller, owner, name);
+    if (visible.kind !== 'ok') return visible;
+    const repo = visible.value;
     let query: NotesQuery;
     try {
       query = parseQuery(q.q);
     } catch (err) {
-      if (err instanceof QueryError) throw new HttpError(400, err.message);
+      if (err instanceof QueryError) return { kind: 'bad_query', reason: err.message };
       throw err;
     }
     if (q.namespace !== undefined) {
       const c = checkNamespace(q.namespace);
       // A filter naming no possible namespace is a malformed query, not a missing repository.
-      if (!c.ok && !c.reserved) throw new HttpError(400, `namespace: ${c.reason}`);
+      if (!c.ok && !c.reserved) return { kind: 'bad_namespace_filter', reason: c.reason };
     }
     await this.deps.indexer.ensureCurrent(this.hosted(repo));
     const limit = Math.min(q.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
     const hits = await this.deps.index.search(repo.id, query, { namespace: q.namespace, commitsOnly: q.commits_only === true, limit });
-    return {
+    return ok({
       data: hits.map((h) => ({ ...h, git_ref: `refs/notes/${h.namespace}` })),
       indexed: await this.deps.indexer.isIndexed(repo.id),
       total: hits.length,
-    };
+    });
   }
 
-  async get(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; attribution?: boolean }): Promise<NoteResponse> {
-    const repo = await this.deps.access.visibleRepo(owner, name, caller);
-    const target = this.target(rawTarget, repo);
-    const ns = this.readNamespace(q.namespace);
+  async get(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; attribution?: boolean }): Promise<NotesOutcome<NoteResponse>> {
+    const visible = await this.visibleRepo(caller, owner, name);
+    if (visible.kind !== 'ok') return visible;
+    const repo = visible.value;
+    const checked = this.target(rawTarget, repo);
+    if (checked.kind !== 'ok') return checked;
+    const target = checked.value;
+    const readable = this.readNamespace(q.namespace);
+    if (readable.kind !== 'ok') return readable;
+    const ns = readable.value;
     const hosted = this.hosted(repo);
     await this.deps.indexer.ensureRefCurrent(hosted, ns);
-    if (!(await this.deps.indexer.tips(repo.id)).has(ns)) throw new HttpError(404, `namespace ${ns} not found in ${repo.owner}/${repo.name}`);
+    if (!(await this.deps.indexer.tips(repo.id)).has(ns)) return { kind: 'no_namespace', namespace: ns, repo: `${repo.owner}/${repo.name}` };
     const note = await this.deps.indexer.note(repo.id, ns, target);
-    if (!note) throw new HttpError(404, `no note on ${target} in namespace ${ns}`);
+    if (!note) return { kind: 'no_note', target, namespace: ns };
     const res: NoteResponse = { target, object_type: note.object_type, namespace: ns, git_ref: `refs/notes/${ns}`, content: note.content, blob: note.blob };
     if (q.attribution) {
       const tip = readRef(hosted.dir, `refs/notes/${ns}`);
       const a = tip ? await noteAttribution(hosted.dir, tip, target, note.blob, ATTRIBUTION_WALK_LIMIT) : undefined;
       if (a) res.attribution = a;
     }
-    return res;
+    return ok(res);
   }
 
   /** Shared by put and delete: credential, visibility, push right, namespace, existing commit. */
-  private async writable(caller: Caller, owner: string, name: string, rawTarget: string, ns: string) {
-    if (!caller.user) throw new HttpError(401, 'writing notes needs a personal access token with push scope', { 'www-authenticate': 'Bearer realm="mkt"' });
-    const repo = await this.deps.access.visibleRepo(owner, name, caller);
-    const user = await this.deps.access.requirePush(repo, caller);
-    const target = this.target(rawTarget, repo);
+  private async writable(caller: Caller, owner: string, name: string, rawTarget: string, ns: string): Promise<NotesOutcome<Writable>> {
+    if (!caller.user) return { kind: 'unauthenticated' };
+    const visible = await this.visibleRepo(caller, owner, name);
+    if (visible.kind !== 'ok') return visible;
+    const repo = visible.value;
+    const right = await this.deps.access.pushRight(repo, caller);
+    if (right.kind !== 'ok') return right;
+    const checked = this.target(rawTarget, repo);
+    if (checked.kind !== 'ok') return checked;
+    const target = checked.value;
     const c = checkNamespace(ns);
-    if (!c.ok) throw new HttpError(422, c.reason);
+    if (!c.ok) return { kind: 'unwritable_namespace', reason: c.reason };
     const hosted = this.hosted(repo);
-    await this.requireCommit(hosted, target, repo);
-    return { repo, user, target, hosted };
+    const commit = await this.requireCommit(hosted, target, repo);
+    if (commit.kind !== 'ok') return commit;
+    return ok({ repo, user: right.user, target, hosted });
   }
 
-  private async requireCommit(hosted: { id: string; dir: string; objectFormat: 'sha1' | 'sha256' }, target: string, repo: Repo): Promise<void> {
+  private async requireCommit(hosted: Hosted, target: string, repo: Repo): Promise<NotesOutcome<undefined>> {
     const known = this.knownCommits.get(hosted.id);
-    if (known?.has(target)) return;
+    if (known?.has(target)) return ok(undefined);
     const type = (await this.deps.git.get(hosted.dir, hosted.objectFormat).info(target))?.type;
-    if (type !== 'commit') throw new HttpError(404, type ? `${target} is a ${type}, not a commit` : `no commit ${target} in ${repo.owner}/${repo.name}`);
+    if (type !== 'commit') return { kind: 'not_a_commit', target, type, repo: `${repo.owner}/${repo.name}` };
     const set = known ?? new Set<string>();
     if (set.size >= 100_000) set.clear();
     set.add(target);
     this.knownCommits.set(hosted.id, set);
+    return ok(undefined);
   }
 
-  async put(caller: Caller, owner: string, name: string, rawTarget: string, body: { content: string; namespace?: string; message?: string }, queryNs: string | undefined): Promise<WriteResponse> {
-    if (body.namespace !== undefined && queryNs !== undefined && body.namespace !== queryNs) throw new HttpError(400, 'namespace given in both the body and the query, with different values');
+  async put(caller: Caller, owner: string, name: string, rawTarget: string, body: { content: string; namespace?: string; message?: string }, queryNs: string | undefined): Promise<NotesOutcome<WriteResponse>> {
+    if (body.namespace !== undefined && queryNs !== undefined && body.namespace !== queryNs) return { kind: 'namespace_twice' };
     const ns = body.namespace ?? queryNs ?? DEFAULT_NAMESPACE;
-    const { user, target, hosted } = await this.writable(caller, owner, name, rawTarget, ns);
-    if (body.content.length === 0) throw new HttpError(422, 'content is empty; to remove a note use DELETE');
-    if (Buffer.byteLength(body.content, 'utf8') > MAX_NOTE_BYTES) throw new HttpError(422, `content is larger than the maximum note size (${MAX_NOTE_BYTES} bytes)`);
+    const w = await this.writable(caller, owner, name, rawTarget, ns);
+    if (w.kind !== 'ok') return w;
+    const { user, target, hosted } = w.value;
+    if (body.content.length === 0) return { kind: 'empty_content' };
+    if (Buffer.byteLength(body.content, 'utf8') > MAX_NOTE_BYTES) return { kind: 'content_too_large', maxBytes: MAX_NOTE_BYTES };
     // git commit-tree refuses a message holding NUL; say so instead of failing the write.
-    if (body.message?.includes('\0')) throw new HttpError(422, 'message holds a NUL character, which git does not allow in a commit message');
+    if (body.message?.includes('\0')) return { kind: 'nul_in_message' };
     // A lone surrogate has no UTF-8 form: git stores U+FFFD for it, and so must the index.
     const content = Buffer.from(body.content, 'utf8').toString('utf8');
-    try {
-      const out = await this.deps.writer.write(hosted, { namespace: ns, target, content, author: { name: user.name, email: user.email }, message: body.message });
-      return { target, namespace: ns, git_ref: `refs/notes/${ns}`, action: out.action as WriteResponse['action'], commit: out.commit, blob: out.blob! };
-    } catch (err) {
-      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError) throw new HttpError(422, err.message);
-      throw err;
-    }
+    const out = await this.write(hosted, { namespace: ns, target, content, author: { name: user.name, email: user.email }, message: body.message });
+    if (out.kind !== 'ok') return out;
+    return ok({ target, namespace: ns, git_ref: `refs/notes/${ns}`, action: out.value.action as WriteResponse['action'], commit: out.value.commit, blob: out.value.blob! });
   }
 
-  async delete(caller: Caller, owner: string, name: string, rawTarget: string, queryNs: string | undefined): Promise<void> {
+  async delete(caller: Caller, owner: string, name: string, rawTarget: string, queryNs: string | undefined): Promise<NotesOutcome<undefined>> {
     const ns = queryNs ?? DEFAULT_NAMESPACE;
-    const { user, target, hosted } = await this.writable(caller, owner, name, rawTarget, ns);
+    const w = await this.writable(caller, owner, name, rawTarget, ns);
+    if (w.kind !== 'ok') return w;
+    const { user, target, hosted } = w.value;
+    const out = await this.write(hosted, { namespace: ns, target, content: null, author: { name: user.name, email: user.email } });
+    return out.kind === 'ok' ? ok(undefined) : out;
+  }
+
+  /** The writer's refusals (the ref kept moving, cannot exist, or is not a notes commit) as an outcome. */
+  private async write(hosted: Hosted, input: Parameters<NoteWriter['write']>[1]): Promise<NotesOutcome<WriteOutcome>> {
     try {
-      await this.deps.writer.write(hosted, { namespace: ns, target, content: null, author: { name: user.name, email: user.email } });
+      return ok(await this.deps.writer.write(hosted, input));
     } catch (err) {
-      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError) throw new HttpError(422, err.message);
+      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError) return { kind: 'write_refused', reason: err.message };
       throw err;
     }
   }

@@ -1,5 +1,6 @@
 // The git-notes routes (spec "Git notes"): list_namespaces, search_notes, get_note, put_note,
 // delete_note under /api/git/{owner}/{repo}/notes, with their schemas for the OpenAPI document.
+// Each calls the notes service and answers its outcome (refusals.ts says refusals in HTTP).
 import type { FastifyInstance } from 'fastify';
 import {
   GetNoteQuerySchema,
@@ -15,8 +16,9 @@ import {
   type PutNoteRequest,
 } from '../../../../src/schemas/notes.js';
 import { ErrorSchema } from '../../../../src/schemas/license.js';
-import type { Access } from './access.js';
+import type { Callers } from './callers.js';
 import type { NotesApi } from './notes.js';
+import { answer } from './refusals.js';
 
 const TAGS = ['notes'];
 /** Reads declare no credential requirement (spec Authentication); a token or cookie widens visibility. */
@@ -26,8 +28,8 @@ const PUSH = [{ bearer: [] }];
 type RepoParams = { owner: string; repo: string };
 type NoteParams = RepoParams & { target: string };
 
-export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; access: Access }): Promise<void> {
-  const { api, access } = deps;
+export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; callers: Callers }): Promise<void> {
+  const { api, callers } = deps;
 
   app.get<{ Params: RepoParams }>(
     '/api/git/:owner/:repo/notes',
@@ -41,7 +43,7 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; a
         response: { 200: NamespacesResponseSchema, 401: ErrorSchema, 404: ErrorSchema },
       },
     },
-    async (req) => api.listNamespaces(await access.caller(req), req.params.owner, req.params.repo),
+    async (req) => answer(await api.listNamespaces(await callers.caller(req), req.params.owner, req.params.repo)),
   );
 
   app.get<{ Params: RepoParams; Querystring: { q: string; namespace?: string; commits_only?: boolean; limit?: number } }>(
@@ -58,7 +60,7 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; a
         response: { 200: SearchResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
       },
     },
-    async (req) => api.search(await access.caller(req), req.params.owner, req.params.repo, req.query),
+    async (req) => answer(await api.search(await callers.caller(req), req.params.owner, req.params.repo, req.query)),
   );
 
   app.get<{ Params: NoteParams; Querystring: { namespace?: string; attribution?: boolean } }>(
@@ -74,7 +76,7 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; a
         response: { 200: NoteResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
       },
     },
-    async (req) => api.get(await access.caller(req), req.params.owner, req.params.repo, req.params.target, req.query),
+    async (req) => answer(await api.get(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.query)),
   );
 
   app.put<{ Params: NoteParams; Querystring: { namespace?: string }; Body: PutNoteRequest }>(
@@ -92,7 +94,7 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; a
         response: { 200: WriteResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 403: ErrorSchema, 404: ErrorSchema, 422: ErrorSchema },
       },
     },
-    async (req) => api.put(await access.caller(req), req.params.owner, req.params.repo, req.params.target, req.body, req.query.namespace),
+    async (req) => answer(await api.put(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.body, req.query.namespace)),
   );
 
   app.delete<{ Params: NoteParams; Querystring: { namespace?: string } }>(
@@ -109,7 +111,7 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; a
       },
     },
     async (req, reply) => {
-      await api.delete(await access.caller(req), req.params.owner, req.params.repo, req.params.target, req.query.namespace);
+      answer(await api.delete(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.query.namespace));
       return reply.code(204).send();
     },
   );
