@@ -17,8 +17,9 @@ describe('documented body limits', () => {
     expect(row).toMatch(new RegExp(`tickets ${mib(PUSH_LIMIT.bytes)}\\b`));
   });
 
-  it('docs/tickets.md and the README give the same push limit', () => {
+  // The README's tickets overview moved to the top of docs/tickets.md (issue 29: the README is a tour).
+  it("docs/tickets.md's table and its overview (once the README's) give the same push limit", () => {
     expect(read('docs/tickets.md')).toMatch(new RegExp(`\\| body size \\| ${mib(PUSH_LIMIT.bytes)} \\|`));
-    expect(read('README.md')).toContain(`in a body of at most ${mib(PUSH_LIMIT.bytes)}`);
+    expect(read('docs/tickets.md')).toContain(`in a body of at most ${mib(PUSH_LIMIT.bytes)}`);
   });
 });
