@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startService, type RunningService } from '../../daemon/start.js';
-import { AccountsAdmin } from '../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../daemon/services/marketplace/accounts/admin.js';
 import { LicenseAdmin } from '../../daemon/services/marketplace/license/admin.js';
 import { SyncAdmin } from '../../daemon/services/marketplace/sync/admin.js';
 import { captureLog } from '../helpers/log-capture.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { captureLog } from './log-capture.js';
 import type { Clock } from '../../src/util/clock.js';
-import { AccountsAdmin } from '../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../daemon/services/marketplace/accounts/admin.js';
 import { tempDir } from './tmp.js';
 import { marketplaceDatabaseUrl } from './pg.js';
 

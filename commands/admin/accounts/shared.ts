@@ -5,14 +5,14 @@
 import type { AdminFlags } from '../flags.js';
 import { NegativeError } from '../../../src/cli/errors.js';
 import { dataDir } from '../../../src/config/paths.js';
-import type { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import type { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 
 export type { AdminFlags } from '../flags.js';
 
 /** Runs `fn` with the accounts administration, closing the stores afterwards. */
 export async function withAccounts<T>(opts: AdminFlags, fn: (admin: AccountsAdmin, dir: string) => Promise<T>): Promise<T> {
   const dir = dataDir(opts.dataDir, opts.factory.io.env, opts.factory.io.cwd);
-  const { AccountsAdmin, AdminInputError } = await import('../../../daemon/services/marketplace/notes/admin.js');
+  const { AccountsAdmin, AdminInputError } = await import('../../../daemon/services/marketplace/accounts/admin.js');
   const stores = await opts.factory.marketplaceStores(opts);
   try {
     return await fn(new AccountsAdmin(stores, dir), dir);

@@ -9,7 +9,7 @@ import { adminCli, type AdminCli } from '../../helpers/admin-cli.js';
 import { ENGINES } from '../../helpers/engines.js';
 import { freshDatabaseUrl } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 import { verifyPassword } from '../../../src/crypto/password.js';
 
 for (const engine of ENGINES) {

@@ -11,7 +11,7 @@ import { startS3rver, type StandInS3 } from '../../helpers/s3rver.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { GIT_ENV, gitIn, localRepo } from '../../helpers/notes-server.js';
 import { LicenseAdmin } from '../../../daemon/services/marketplace/license/admin.js';
-import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 import { SyncAdmin } from '../../../daemon/services/marketplace/sync/admin.js';
 import { repoDir } from '../../../src/git/hosting.js';
 import { serve, type Served } from '../crash/harness.js';

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
-import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 import { GIT_ENV, gitIn } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { send, serve, writeUntilKilled } from './harness.js';

@@ -3,7 +3,7 @@
 // each under one seq.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SyncAdmin } from '../../../daemon/services/marketplace/sync/admin.js';
-import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { send, serve, writeUntilKilled } from './harness.js';
 import { marketplaceEnvFor } from '../../helpers/pg.js';

@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type RunningService } from '../../../daemon/start.js';
-import { AccountsAdmin } from '../../../daemon/services/marketplace/notes/admin.js';
+import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 import { repoDir } from '../../../src/git/hosting.js';
 import { apiCall, gitIn, GIT_ENV, localRepo } from '../../helpers/notes-server.js';
 import { captureLog } from '../../helpers/log-capture.js';
