@@ -9,7 +9,8 @@
 // `import('...')` included: src/ is what both faces share and must load without either.
 //
 // Imports are read with TypeScript's own parser (already a dev dependency), so an import inside
-// a comment or a string is never mistaken for a real one.
+// a comment or a string is never mistaken for a real one. An `import(name)` whose name is computed
+// (src/store/sqlite-worker.ts loads its driver package so) cannot be followed and is skipped.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
