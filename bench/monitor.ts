@@ -11,7 +11,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { SqliteMonitorStore } from '../src/store/monitor.js';
+import { SqliteMonitorStore } from '../src/store/monitor-sqlite.js';
 import { LatencyHistogram } from '../src/store/latency-histogram.js';
 import { parseMonitorConfig } from '../src/config/monitor.js';
 import { StatusCache } from '../daemon/services/monitor/status-cache.js';

@@ -1,15 +1,16 @@
-// The rollup arithmetic both monitor stores share (SQLite, monitor.ts; PostgreSQL, monitor-pg.ts):
-// how a window splits into raw edges, whole hours and whole days; the per-hour and per-day
-// accumulators; and the compound statements that read a status's windows in one round trip.
+// The monitor store's rollup arithmetic (monitor-sql.ts): how a window splits into raw edges,
+// whole hours and whole days; the per-hour and per-day accumulators; and the compound statements
+// that read a status's windows in one round trip. Checks are classified by src/monitor/uptime.ts.
 import type { Incident, LatencyStats, Snapshot } from '../schemas/monitor.js';
 import { LatencyHistogram } from './latency-histogram.js';
-import type { CheckCounts, RollupGrain, TestRun } from './monitor.js';
+import { OUTCOMES, OWN_STATUSES, outcomeOf, type CheckCounts } from '../monitor/uptime.js';
+import type { RollupGrain, TestRun } from './monitor.js';
 import type { Engine } from './sql.js';
 
 /**
  * Running totals on each hourly row: the target's checks by outcome in every hourly row up to and
  * including this one, pruned rows included. The checks in a run of hours are then a difference
- * of two rows however long the run (a year is 8,760 rows), see `SqliteMonitorStore.countsMany`.
+ * of two rows however long the run (a year is 8,760 rows), see `CountsQuery`.
  */
 export const CUM_COLUMNS = ['cum_operational', 'cum_degraded', 'cum_down', 'cum_maintenance'];
 
@@ -28,14 +29,9 @@ export class RollupAcc {
   readonly hist = new LatencyHistogram();
 
   add(status: string, responseMs: number, maintenance: boolean): void {
-    if (maintenance) {
-      this.maintenance++;
-      return;
-    }
-    if (status === 'operational') this.operational++;
-    else if (status === 'degraded') this.degraded++;
-    else this.down++;
-    if (responseMs > 0) this.hist.add(responseMs);
+    this[outcomeOf(status, maintenance)]++;
+    // Latency is of timed checks outside maintenance, as the raw statements read it (latencySql).
+    if (!maintenance && responseMs > 0) this.hist.add(responseMs);
   }
 
   outcomes(): Outcomes {
@@ -71,22 +67,16 @@ export function accFromRow(r: RollupRow): RollupAcc {
   return a;
 }
 
-export const UPSERT_ROLLUP = (g: RollupGrain): string => {
-  const cols = ['target', 'start', 'operational', 'degraded', 'down', 'maintenance', 'rt_count', 'rt_sum', 'rt_min', 'rt_max', 'hist', ...(g === 'hour' ? CUM_COLUMNS : [])];
-  return `INSERT OR REPLACE INTO rollup_${g} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
-};
-
 /** Checks by outcome, in the order of the rollup columns: operational, degraded, down, maintenance. */
 export type Outcomes = [number, number, number, number];
 export const ZERO: Outcomes = [0, 0, 0, 0];
 export const plus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]];
 const minus = (a: Outcomes, b: Outcomes): Outcomes => [a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3]];
 
-/** The one-check Outcomes of a check: its column gets 1. */
-export function outcomeOf(status: string, maintenance: boolean): Outcomes {
-  if (maintenance) return [0, 0, 0, 1];
-  if (status === 'operational') return [1, 0, 0, 0];
-  return status === 'degraded' ? [0, 1, 0, 0] : [0, 0, 1, 0];
+/** The Outcomes of one check: its outcome's column gets 1. */
+export function oneCheck(status: string, maintenance: boolean): Outcomes {
+  const k = OUTCOMES.indexOf(outcomeOf(status, maintenance));
+  return [k === 0 ? 1 : 0, k === 1 ? 1 : 0, k === 2 ? 1 : 0, k === 3 ? 1 : 0];
 }
 
 export interface IncidentRow {
@@ -208,9 +198,14 @@ function wholeHours(p: WindowPlan): [number, number] | null {
   return [Math.min(...runs.map((r) => r[0])), Math.max(...runs.map((r) => r[1]))];
 }
 
-/** The four outcome counts of raw rows; SQLite sums booleans, PostgreSQL filters a count. */
+/**
+ * The four outcome counts of raw rows, in OUTCOMES order, by uptime.ts's classification (its own
+ * statuses by name, any other status down, maintenance whatever the status); SQLite sums
+ * booleans, PostgreSQL filters a count.
+ */
 function rawCounts(engine: Engine): string {
-  const when = [`status = 'operational'`, `status = 'degraded'`, `status NOT IN ('operational', 'degraded')`];
+  const own = OWN_STATUSES.map((s) => `'${s}'`);
+  const when = [...own.map((s) => `status = ${s}`), `status NOT IN (${own.join(', ')})`];
   if (engine === 'sqlite') return [...when.map((w) => `coalesce(sum(maintenance = 0 AND ${w}), 0)`), 'coalesce(sum(maintenance), 0)'].map((e, k) => `${e} AS c${k}`).join(', ');
   return [...when.map((w) => `count(*) FILTER (WHERE maintenance = 0 AND ${w})`), 'count(*) FILTER (WHERE maintenance = 1)'].map((e, k) => `${e} AS c${k}`).join(', ');
 }
@@ -225,8 +220,7 @@ function rawCounts(engine: Engine): string {
 function countsSql(raw: number, boundaries: number, engine: Engine = 'sqlite'): string {
   const arms: string[] = [];
   for (let i = 0; i < raw; i++) arms.push(`SELECT ${i} AS arm, ${rawCounts(engine)} FROM snapshots WHERE target = ? AND ts >= ? AND ts < ?`);
-  const own = ['operational', 'degraded', 'down', 'maintenance'];
-  const before = CUM_COLUMNS.map((c, k) => `${c} - ${own[k]} AS c${k}`).join(', ');
+  const before = CUM_COLUMNS.map((c, k) => `${c} - ${OUTCOMES[k]} AS c${k}`).join(', ');
   for (let i = raw; i < raw + boundaries; i++) arms.push(`SELECT * FROM (SELECT ${i} AS arm, ${before} FROM rollup_hour WHERE target = ? AND start >= ? ORDER BY start LIMIT 1) AS b${i}`);
   arms.push(`SELECT * FROM (SELECT -1 AS arm, ${CUM_COLUMNS.map((c, k) => `${c} AS c${k}`).join(', ')} FROM rollup_hour WHERE target = ? ORDER BY start DESC LIMIT 1) AS total`);
   return arms.join(' UNION ALL ');
@@ -234,14 +228,15 @@ function countsSql(raw: number, boundaries: number, engine: Engine = 'sqlite'): 
 
 /**
  * One statement reading the latency of each piece: raw rows as (response time, 1, ...) and
- * rollups as (count, sum, min, max, histogram), told apart by the first column.
+ * rollups as (count, sum, min, max, histogram), told apart by the first column. Every arm names its
+ * columns: a statement of rollups only takes its names from its first arm.
  */
 export function latencySql(sources: readonly (keyof WindowPlan)[]): string {
   return sources
     .map((src) =>
       src === 'raw'
         ? `SELECT 0 AS k, response_time_ms AS n, NULL AS s, NULL AS lo, NULL AS hi, NULL AS h FROM snapshots WHERE target = ? AND ts >= ? AND ts < ? AND response_time_ms > 0 AND maintenance = 0`
-        : `SELECT 1, rt_count, rt_sum, rt_min, rt_max, hist FROM rollup_${src} WHERE target = ? AND start >= ? AND start < ?`,
+        : `SELECT 1 AS k, rt_count AS n, rt_sum AS s, rt_min AS lo, rt_max AS hi, hist AS h FROM rollup_${src} WHERE target = ? AND start >= ? AND start < ?`,
     )
     .join(' UNION ALL ');
 }

@@ -1,8 +1,8 @@
 // What the dashboard reads per target besides its status: 90 daily uptime cells and 24 hourly
 // latency means, both straight from the rollups (a row per day or hour, no raw rows).
-import { upAndTotal, type MonitorStore, type Rollup, type RollupGrain } from '../../../src/store/monitor.js';
+import type { MonitorStore, Rollup, RollupGrain } from '../../../src/store/monitor.js';
+import { pct, upAndTotal } from '../../../src/monitor/uptime.js';
 import type { DayCell } from './dashboard.js';
-import { pct } from './status.js';
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;

@@ -3,10 +3,10 @@
 // latency percentiles, and the maintenance that was excluded. The accounting rules are in
 // docs/monitor.md ("SLA reports"); this module is their only implementation.
 import type { TargetConfig } from '../../../src/config/monitor.js';
-import { upAndTotal, type CheckCounts, type MonitorStore } from '../../../src/store/monitor.js';
+import type { CheckCounts, MonitorStore } from '../../../src/store/monitor.js';
+import { OUTCOMES, pct, upAndTotal } from '../../../src/monitor/uptime.js';
 import type { ReportIncident, ReportMinutes, SlaReport } from '../../../src/schemas/monitor.js';
 import type { MaintenanceSchedule } from './maintenance.js';
-import { pct } from './status.js';
 import { parseTimestamp } from '../../../src/util/time.js';
 
 const HOUR = 3_600_000;
@@ -57,7 +57,7 @@ export async function buildReport(store: MonitorStore, schedule: MaintenanceSche
   const h0 = Math.ceil(fromMs / HOUR) * HOUR;
   const h1 = Math.floor(toMs / HOUR) * HOUR;
   const add = (c: CheckCounts, span: number): void => {
-    for (const k of ['operational', 'degraded', 'down', 'maintenance'] as const) checks[k] += c[k];
+    for (const k of OUTCOMES) checks[k] += c[k];
     share(minutes, c, span / 60_000);
   };
   if (h0 > h1) {

@@ -5,6 +5,7 @@
 // only for incidents and results.
 import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import { countCheck, outcomeOf } from '../../../src/monitor/uptime.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { buildTargetStatus, RECENT_LIMIT, windowStats, type TargetStatus, type WindowStats } from './status.js';
 
@@ -92,11 +93,8 @@ export class StatusCache {
     else this.recent.delete(target);
     const w = this.windows.get(target);
     if (w && !snap.maintenance) {
-      const up = snap.status === 'operational' || snap.status === 'degraded' ? 1 : 0;
-      for (const c of Object.values(w.value.uptime)) {
-        c.total++;
-        c.up += up;
-      }
+      const outcome = outcomeOf(snap.status, false);
+      for (const c of Object.values(w.value.uptime)) countCheck(c, outcome);
       if (snap.response_time_ms > 0) w.stale = true;
     }
   }

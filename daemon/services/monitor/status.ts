@@ -2,7 +2,8 @@
 // exactly when the spec says (not configured, nothing recorded, or empty). Built per target
 // from the store; status-cache.ts keeps them.
 import type { TargetConfig } from '../../../src/config/monitor.js';
-import { upAndTotal, type LatencyStats, type MonitorStore, type Snapshot } from '../../../src/store/monitor.js';
+import type { LatencyStats, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import { pct, upAndTotal, type Uptime } from '../../../src/monitor/uptime.js';
 import { durationDrift, staleness } from './checks/tests.js';
 import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
 
@@ -11,12 +12,6 @@ export const INCIDENT_LIMIT = 10;
 const DAY = 86_400_000;
 
 export type TargetStatus = Record<string, unknown> & { label: string; latest: Snapshot | null; recent: Snapshot[] };
-
-/** Percent with two decimals, rounded down: one failed check in 100,000 is 99.99, never 100. */
-export function pct(u: { total: number; up: number }): number | null {
-  if (u.total === 0) return null;
-  return u.up === u.total ? 100 : Math.floor((u.up * 10000) / u.total) / 100;
-}
 
 /** The uptime windows of a status, by field name and length in days (from rollups plus raw edges). */
 export const UPTIME_WINDOWS = [
@@ -29,7 +24,7 @@ export const UPTIME_WINDOWS = [
 export type UptimeField = (typeof UPTIME_WINDOWS)[number][0];
 
 export interface WindowStats {
-  uptime: Record<UptimeField, { total: number; up: number }>;
+  uptime: Record<UptimeField, Uptime>;
   latency_24h: LatencyStats | null;
 }
 

@@ -1,8 +1,9 @@
 // Opening the monitor's store: one SQLite file in the data dir (the embedded default), or, with
 // --database-url / MKT_DATABASE_URL, PostgreSQL shared by a cluster of instances, which also
-// brings the cluster's leases and the notices of checks recorded by the other instances.
+// brings the cluster's leases and the notices of checks recorded by the other instances. Each
+// engine's driver is loaded only when chosen: the PostgreSQL path never loads better-sqlite3.
 import { join } from 'node:path';
-import { SqliteMonitorStore, type MonitorStore } from '../../../src/store/monitor.js';
+import type { MonitorStore } from '../../../src/store/monitor.js';
 import type { LimiterWindows } from '../../../src/store/limiter-windows.js';
 import type { MonitorLeases } from '../../../src/store/monitor-leases.js';
 import type { PgMonitorStore } from '../../../src/store/monitor-pg.js';
@@ -18,6 +19,7 @@ export interface OpenedMonitorStore {
 export async function openMonitorStore(opts: { dataDir: string; databaseUrl?: string | undefined; instanceId: string }): Promise<OpenedMonitorStore> {
   if (!opts.databaseUrl) {
     const file = join(opts.dataDir, 'monitor.db');
+    const { SqliteMonitorStore } = await import('../../../src/store/monitor-sqlite.js');
     return { store: new SqliteMonitorStore(file), label: file };
   }
   const { PgDatabase } = await import('../../../src/store/sql-pg.js');

@@ -3,7 +3,8 @@
 // hand each transition's alert to exactly one of many concurrent claimants.
 import { afterEach, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { SqliteMonitorStore, type MonitorStore } from '../../../src/store/monitor.js';
+import type { MonitorStore } from '../../../src/store/monitor.js';
+import { SqliteMonitorStore } from '../../../src/store/monitor-sqlite.js';
 import { PgMonitorStore } from '../../../src/store/monitor-pg.js';
 import { PgDatabase } from '../../../src/store/sql-pg.js';
 import { ENGINES } from '../../helpers/engines.js';

@@ -4,7 +4,10 @@
 // made before rollups existed (the migration folds its raw rows).
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { MONITOR_MIGRATIONS, planWindow, SqliteMonitorStore, type CheckCounts, type MonitorStore } from '../../../src/store/monitor.js';
+import type { CheckCounts, MonitorStore } from '../../../src/store/monitor.js';
+import { planWindow } from '../../../src/store/monitor-rollups.js';
+import { MONITOR_MIGRATIONS } from '../../../src/store/monitor-migrations-sqlite.js';
+import { SqliteMonitorStore } from '../../../src/store/monitor-sqlite.js';
 import { PgMonitorStore } from '../../../src/store/monitor-pg.js';
 import { PgDatabase } from '../../../src/store/sql-pg.js';
 import type { Engine } from '../../../src/store/sql.js';

@@ -11,7 +11,7 @@ import { CheckEngine } from '../../../../daemon/services/monitor/engine.js';
 import { AlertSender } from '../../../../daemon/services/monitor/alerts.js';
 import { createLogger } from '../../../../daemon/logger.js';
 import { parseMonitorConfig } from '../../../../src/config/monitor.js';
-import { SqliteMonitorStore } from '../../../../src/store/monitor.js';
+import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
 import { systemClock } from '../../../../src/util/clock.js';
 import { tempDir } from '../../../helpers/tmp.js';
 import { waitFor } from '../../../helpers/wait.js';

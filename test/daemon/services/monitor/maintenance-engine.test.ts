@@ -9,7 +9,7 @@ import { AlertSender, type AlertEvent } from '../../../../daemon/services/monito
 import { MaintenanceSchedule } from '../../../../daemon/services/monitor/maintenance.js';
 import { createLogger } from '../../../../daemon/logger.js';
 import { parseMonitorConfig } from '../../../../src/config/monitor.js';
-import { SqliteMonitorStore } from '../../../../src/store/monitor.js';
+import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
 import { ManualClock } from '../../../../src/util/clock.js';
 import { tempDir } from '../../../helpers/tmp.js';
 

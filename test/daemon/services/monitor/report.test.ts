@@ -3,7 +3,7 @@
 // and after the raw rows are pruned; the period's parsing and its limits.
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { SqliteMonitorStore } from '../../../../src/store/monitor.js';
+import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
 import type { TargetConfig } from '../../../../src/config/monitor.js';
 import { MaintenanceSchedule } from '../../../../daemon/services/monitor/maintenance.js';
 import { buildReport, parseInstant, reportRange } from '../../../../daemon/services/monitor/report.js';

@@ -3,7 +3,8 @@
 // the background refresh so a request reads none, and a read racing a check not cached as current.
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMonitorConfig } from '../../../../src/config/monitor.js';
-import { SqliteMonitorStore, type Snapshot } from '../../../../src/store/monitor.js';
+import type { Snapshot } from '../../../../src/store/monitor.js';
+import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
 import { StatusCache, withRecent } from '../../../../daemon/services/monitor/status-cache.js';
 import { buildTargetStatus } from '../../../../daemon/services/monitor/status.js';
 import { waitFor } from '../../../helpers/wait.js';

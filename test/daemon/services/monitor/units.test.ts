@@ -5,8 +5,9 @@ import { parseDuration, parseMonitorConfig } from '../../../../src/config/monito
 import { configProblems } from '../../../helpers/monitor-config.js';
 import { bodyStatus } from '../../../../daemon/services/monitor/checks/health.js';
 import { parseWhois, parseWhoisDate } from '../../../../daemon/services/monitor/checks/whois.js';
-import { buildTargetStatus, pct } from '../../../../daemon/services/monitor/status.js';
-import { SqliteMonitorStore } from '../../../../src/store/monitor.js';
+import { buildTargetStatus } from '../../../../daemon/services/monitor/status.js';
+import { pct } from '../../../../src/monitor/uptime.js';
+import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
 
 describe('configuration', () => {
   it('reports every problem with its file and line', () => {
