@@ -197,7 +197,7 @@ export async function run(): Promise<void> {
     await admin(dir, ['reindex', `${OWNER}/${REPO}`]);
     console.log(`mkt admin reindex: ${((performance.now() - t) / 1000).toFixed(1)} s`);
 
-    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, flags: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
+    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, options: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
     try {
       // Words taken from real notes, so every query has hits: one word, three words of one note, a phrase.
       // git matches whole words too (\\b, -w), so both sides find the same notes.

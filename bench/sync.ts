@@ -133,7 +133,7 @@ async function upload(api: Api, blob: Buffer, checksums: string[]): Promise<numb
 
 export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-sync-'));
-  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, flags: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir, options: {}, env: {}, logger: quiet, out: { write: () => true } as unknown as NodeJS.WritableStream });
   let token: string | undefined;
   try {
     const api = await signedIn(svc, dir);

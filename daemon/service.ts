@@ -5,21 +5,29 @@ import type { Logger } from './logger.js';
 import type { Clock } from '../src/util/clock.js';
 import type { OpenApiInfo } from './plugins/openapi.js';
 import type { ServerTimeouts } from './timeouts.js';
+import type { ServiceOptionsSpec } from './service-options.js';
 
-export interface ServeOptions {
+/** Where a service runs: the same for every service. */
+export interface ServerPlace {
   host: string;
   port: number;
   dataDir: string;
   configPath?: string;
-  /** Service-specific flags (`--token`, `--peer`, `--sync-interval`, ...). */
-  flags: Record<string, unknown>;
+  /** Read only for secrets and credentials with their own chains (secret files, S3/Stripe, tokens). */
   env: NodeJS.ProcessEnv;
+}
+
+export interface ServeOptions<O> extends ServerPlace {
+  /** The service's own options (`--token`, `--peer`, `--payments`, ...), checked against its schema before it opens. */
+  options: O;
   /** Overrides of the server timeouts (`--idle-timeout` and friends); defaults otherwise. */
   timeouts?: Partial<ServerTimeouts>;
 }
 
-export interface ServiceContext {
-  options: ServeOptions;
+export interface ServiceContext<O> {
+  server: ServerPlace;
+  /** Checked against the service's schema, the environment merged in: typed, no casts. */
+  options: O;
   logger: Logger;
   clock: Clock;
   /** One line for a person at start-up (for example a generated token), printed once. */
@@ -41,6 +49,8 @@ export interface ServiceRuntime {
   close(): Promise<void>;
 }
 
-export interface ServiceModule {
-  open(ctx: ServiceContext): Promise<ServiceRuntime>;
+export interface ServiceModule<O> {
+  /** The schema of the service's options and how the environment fills them. */
+  options: ServiceOptionsSpec<O>;
+  open(ctx: ServiceContext<O>): Promise<ServiceRuntime>;
 }

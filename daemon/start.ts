@@ -6,8 +6,9 @@ import type { ServiceName } from '../src/config/services.js';
 import { systemClock, type Clock } from '../src/util/clock.js';
 import { createLogger, flushLogs, type Logger } from './logger.js';
 import { buildServer } from './server.js';
-import type { ServeOptions, ServiceRuntime } from './service.js';
-import { SERVICE_LOADERS } from './services/registry.js';
+import type { ServeOptions, ServiceModule, ServiceRuntime } from './service.js';
+import { SERVICE_LOADERS, type ServiceOptionsMap } from './services/registry.js';
+import { resolveOptions } from './service-options.js';
 
 export interface RunningService {
   name: ServiceName;
@@ -17,7 +18,7 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export interface StartOptions extends ServeOptions {
+export interface StartOptions<O> extends ServeOptions<O> {
   logger?: Logger;
   clock?: Clock;
   /** Where the `listening on` line and announcements go; default stdout. */
@@ -27,15 +28,18 @@ export interface StartOptions extends ServeOptions {
 /** How long in-flight requests may run on after a stop before their connections are cut. */
 export const STOP_GRACE_MS = 10_000;
 
-export async function startService(name: ServiceName, opts: StartOptions): Promise<RunningService> {
-  const load = SERVICE_LOADERS[name];
+export async function startService<N extends ServiceName>(name: N, opts: StartOptions<ServiceOptionsMap[N]>): Promise<RunningService> {
+  const load: () => Promise<ServiceModule<ServiceOptionsMap[N]>> = SERVICE_LOADERS[name];
   if (!load) throw new Error(`unknown service: ${name}`);
   const logger = (opts.logger ?? createLogger({ level: opts.env.MKT_LOG_LEVEL ?? 'info' })).child({ service: name });
   const out = opts.out ?? process.stdout;
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const mod = await load();
+  // Once, before anything opens: a misspelt key or a bad value is an OptionsError (a usage error of `mkt serve`).
+  const options = resolveOptions(name, mod.options, opts.options, opts.env);
   const runtime = await mod.open({
-    options: opts,
+    server: { host: opts.host, port: opts.port, dataDir: opts.dataDir, configPath: opts.configPath, env: opts.env },
+    options,
     logger,
     clock: opts.clock ?? systemClock,
     announce: (line) => out.write(line + '\n'),

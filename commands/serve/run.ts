@@ -3,7 +3,8 @@ import type { Factory } from '../../src/cli/factory.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { dataDir } from '../../src/config/paths.js';
 import { DEFAULT_PORTS, isServiceName, type ServiceName } from '../../src/config/services.js';
-import type { ServeOptions } from '../../daemon/service.js';
+import type { ServerTimeouts } from '../../daemon/timeouts.js';
+import type { ServiceOptionsMap } from '../../daemon/services/registry.js';
 
 export interface ServeRunOptions {
   factory: Factory;
@@ -21,7 +22,8 @@ export interface ServeRunOptions {
   keepAliveTimeout?: string;
   /** Marketplace: base of signed and checkout URLs; `payments`: the sync payment provider. */
   publicUrl?: string;
-  payments?: string;
+  /** commander refuses other values (`.choices`); the marketplace's schema checks it again. */
+  payments?: 'local' | 'stripe';
   /** Marketplace: PostgreSQL URL (else $MKT_DATABASE_URL, else SQLite). */
   databaseUrl?: string;
 }
@@ -33,8 +35,8 @@ function parsePort(s: string): number {
 }
 
 /** The `--*-timeout` flags (seconds) as ServeOptions.timeouts (milliseconds). */
-function parseTimeouts(opts: ServeRunOptions): ServeOptions['timeouts'] {
-  const out: NonNullable<ServeOptions['timeouts']> = {};
+function parseTimeouts(opts: ServeRunOptions): Partial<ServerTimeouts> {
+  const out: Partial<ServerTimeouts> = {};
   const flags = { headersMs: ['--headers-timeout', opts.headersTimeout], requestMs: ['--request-timeout', opts.requestTimeout], idleMs: ['--idle-timeout', opts.idleTimeout], keepAliveMs: ['--keep-alive-timeout', opts.keepAliveTimeout] } as const;
   for (const [key, [flag, raw]] of Object.entries(flags) as [keyof typeof flags, readonly [string, string | undefined]][]) {
     if (raw === undefined) continue;
@@ -43,6 +45,15 @@ function parseTimeouts(opts: ServeRunOptions): ServeOptions['timeouts'] {
     out[key] = Math.round(s * 1000);
   }
   return out;
+}
+
+/** Each service's options from the flags it reads: the flags another service reads are not its options. */
+function serviceOptions(opts: ServeRunOptions, syncIntervalMs: number | undefined): ServiceOptionsMap {
+  return {
+    marketplace: { publicUrl: opts.publicUrl, syncPayments: opts.payments, databaseUrl: opts.databaseUrl },
+    monitor: { databaseUrl: opts.databaseUrl },
+    tickets: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs },
+  };
 }
 
 export async function serveRun(opts: ServeRunOptions): Promise<void> {
@@ -70,29 +81,31 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: io.env.MKT_LOG_LEVEL ?? 'info' });
   const dir = dataDir(opts.dataDir, io.env, io.cwd);
+  const options = serviceOptions(opts, interval === undefined ? undefined : interval * 1000);
   const started = [];
   try {
     for (const name of names) {
-      started.push(
-        await startService(name, {
-          host: opts.host,
-          port: opts.port !== undefined ? parsePort(opts.port) : DEFAULT_PORTS[name],
-          dataDir: dir,
-          configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
-          flags: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs: interval === undefined ? undefined : interval * 1000, publicUrl: opts.publicUrl, syncPayments: opts.payments, databaseUrl: opts.databaseUrl },
-          env: io.env,
-          timeouts,
-          logger,
-          out: io.stdout,
-        }),
-      );
+      const place = {
+        host: opts.host,
+        port: opts.port !== undefined ? parsePort(opts.port) : DEFAULT_PORTS[name],
+        dataDir: dir,
+        configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
+        env: io.env,
+        timeouts,
+        logger,
+        out: io.stdout,
+      };
+      // One call per name, so that each service is handed its own options' type.
+      if (name === 'marketplace') started.push(await startService(name, { ...place, options: options.marketplace }));
+      else if (name === 'monitor') started.push(await startService(name, { ...place, options: options.monitor }));
+      else started.push(await startService(name, { ...place, options: options.tickets }));
     }
   } catch (err) {
     await Promise.allSettled(started.map((s) => s.close()));
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'EADDRINUSE') throw new UsageError(`cannot listen: address in use (${e.message})`);
-    // A bad configuration file is the operator's input: a usage error listing every problem.
-    if (e.name === 'ConfigError') throw new UsageError(e.message);
+    // A bad configuration file or service option is the operator's input: a usage error listing every problem.
+    if (e.name === 'ConfigError' || e.name === 'OptionsError') throw new UsageError(e.message);
     throw err;
   }
   await runUntilSignalled(started, logger, stopSignal);

@@ -84,7 +84,7 @@ describe('tickets: a 1 MiB status', () => {
   };
   beforeAll(async () => {
     dir = tempDir('mkt-errtext-');
-    svc = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { token: 't0ken' }, env: {}, logger: createLogger({ level: 'silent' }), out: new Writable({ write: (_c, _e, cb) => cb() }) });
+    svc = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: { token: 't0ken' }, env: {}, logger: createLogger({ level: 'silent' }), out: new Writable({ write: (_c, _e, cb) => cb() }) });
   });
   afterAll(async () => {
     await svc.close();

@@ -11,7 +11,7 @@ describe('service stop', () => {
   it('answers the in-flight request, then closes its keep-alive connection promptly', async () => {
     const dir = tempDir('mkt-stop-');
     const logger = createLogger({ level: 'silent' });
-    const svc = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { token: 'secret-token' }, env: {}, logger, out: new Writable({ write: (_c, _e, cb) => cb() }) as unknown as NodeJS.WritableStream });
+    const svc = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: { token: 'secret-token' }, env: {}, logger, out: new Writable({ write: (_c, _e, cb) => cb() }) as unknown as NodeJS.WritableStream });
     const agent = new Agent({ keepAlive: true });
     const body = JSON.stringify({ title: 'in flight', requester: 'ana@example.com' });
     const answered = new Promise<number>((resolve, reject) => {

@@ -25,7 +25,7 @@ async function tickets(timeouts: Partial<ServerTimeouts>): Promise<RunningServic
     host: '127.0.0.1',
     port: 0,
     dataDir: dir.path,
-    flags: { token: TOKEN },
+    options: { token: TOKEN },
     env: {},
     timeouts,
     logger: createLogger({ level: 'silent' }),

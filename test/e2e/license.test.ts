@@ -94,7 +94,7 @@ describe('license keys in `mkt serve marketplace` (startService)', () => {
     const logger = createLogger({ level: 'trace', pretty: false, stream: new Writable({ write: (c: Buffer, _e, cb) => ((log += c.toString()), cb()) }) });
     // The run's engine: MKT_DATABASE_URL for the service, the same database for the admin.
     const dbEnv = await marketplaceEnvFor(dir.path);
-    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: {}, env: dbEnv, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: {}, env: dbEnv, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
     const admin = await LicenseAdmin.open({ dataDir: dir.path, databaseUrl: dbEnv.MKT_DATABASE_URL });
     try {
       await admin.createItem({ id: 'app', name: 'App', licenseTemplate: 'App for {{licensee}}', maxActivations: 2, verification: true });

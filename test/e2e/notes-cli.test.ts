@@ -84,7 +84,7 @@ beforeAll(async () => {
   const { startService } = await import('../../daemon/start.js');
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: 'silent', pretty: false, stream: new Writable({ write: (_c, _e, cb) => cb() }) });
-  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, flags: { databaseUrl: (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, options: { databaseUrl: (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
   url = svc.url;
   close = () => svc.close();
 

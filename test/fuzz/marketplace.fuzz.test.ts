@@ -48,7 +48,7 @@ beforeAll(async () => {
   log = captured.text;
   // The failure windows are raised so fuzzed license and sign-in requests reach the handlers
   // rather than the per-address 429 after the first 10-20 misses.
-  svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { licenseAbuseFailures: 1_000_000, syncSignInFailures: 1_000_000, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, env: {}, logger: captured.logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: { licenseAbuseFailures: 1_000_000, syncSignInFailures: 1_000_000, databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, env: {}, logger: captured.logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
 
   // Accounts: ana owns the seed repository and carol the seed sync data; the fuzzer holds only
   // bo's tokens and session (notes) and dan's sync sign-in.

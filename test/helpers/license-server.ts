@@ -17,6 +17,8 @@ import { openLicenseArea } from '../../daemon/services/marketplace/license/index
 import { LicenseAdmin } from '../../daemon/services/marketplace/license/admin.js';
 import { marketplaceDatabaseUrl } from './pg.js';
 import { tempDir } from './tmp.js';
+import { marketplaceOptions, type MarketplaceOptions } from '../../daemon/services/marketplace/options.js';
+import { resolveOptions } from '../../daemon/service-options.js';
 
 export interface LicenseServer {
   app: FastifyInstance;
@@ -35,7 +37,7 @@ export interface LicenseServer {
 }
 
 export interface LicenseServerOptions {
-  flags?: Record<string, unknown>;
+  flags?: MarketplaceOptions;
   listen?: boolean;
   now?: number;
   /** A data dir to use (and keep); servers given the same one share it as instances share a volume. */
@@ -86,7 +88,7 @@ export async function startLicenseServer(opts: LicenseServerOptions = {}): Promi
   const stores = { sql, license, limiter: await SqlLimiterWindows.open(sql), close: release } as Partial<MarketplaceStores> as MarketplaceStores;
   const env = opts.env ?? {};
   const area = await openLicenseArea({
-    ctx: { options: { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: opts.flags ?? {}, env }, logger, clock, announce: () => undefined },
+    ctx: { server: { host: '127.0.0.1', port: 0, dataDir: dir.path, env }, options: resolveOptions('marketplace', marketplaceOptions, opts.flags ?? {}, env), logger, clock, announce: () => undefined },
     stores,
     dataDir: dir.path,
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { createLogger } from '../../daemon/logger.js';
-import type { MonitorFlags } from '../../daemon/services/monitor/index.js';
+import type { MonitorOptions } from '../../daemon/services/monitor/options.js';
 
 export interface MonitorNode {
   url: string;
@@ -17,7 +17,7 @@ export interface MonitorNode {
   stop(): Promise<void>;
 }
 
-export async function startMonitor(dataDir: string, yaml: string, flags: MonitorFlags = {}, env: NodeJS.ProcessEnv = {}): Promise<MonitorNode> {
+export async function startMonitor(dataDir: string, yaml: string, flags: MonitorOptions = {}, env: NodeJS.ProcessEnv = {}): Promise<MonitorNode> {
   const configPath = join(dataDir, 'monitor.yaml');
   writeFileSync(configPath, yaml);
   const logs: string[] = [];
@@ -27,7 +27,7 @@ export async function startMonitor(dataDir: string, yaml: string, flags: Monitor
       cb();
     },
   });
-  const service = await startService('monitor', { host: '127.0.0.1', port: 0, dataDir, configPath, flags: { ...flags }, env, logger: createLogger({ level: 'debug', stream: sink, pretty: false }), out: sink });
+  const service = await startService('monitor', { host: '127.0.0.1', port: 0, dataDir, configPath, options: { ...flags }, env, logger: createLogger({ level: 'debug', stream: sink, pretty: false }), out: sink });
   return {
     url: service.url,
     dataDir,

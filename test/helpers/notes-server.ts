@@ -29,7 +29,7 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
   // MKT_TEST_ENGINE=postgres: the server and the administration share a fresh PostgreSQL database.
   const databaseUrl = await marketplaceDatabaseUrl();
   const flags = databaseUrl ? { databaseUrl } : {};
-  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags, env: {}, logger, clock: opts.clock, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const svc: RunningService = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: flags, env: {}, logger, clock: opts.clock, out: { write: () => true } as unknown as NodeJS.WritableStream });
   const admin = await AccountsAdmin.open({ dataDir: dir.path, databaseUrl });
   await admin.addUser({ name: 'ana', email: 'ana@example.com' });
   await admin.addUser({ name: 'bo', email: 'bo@example.com' });

@@ -18,6 +18,8 @@ import { captureLog } from './log-capture.js';
 import { tempDir } from './tmp.js';
 import { startS3rver } from './s3rver.js';
 import type { Answer } from './sync-server.js';
+import { marketplaceOptions, type MarketplaceOptions } from '../../daemon/services/marketplace/options.js';
+import { resolveOptions } from '../../daemon/service-options.js';
 
 export interface StorageInstance {
   url: string;
@@ -40,7 +42,7 @@ export interface StorageCluster {
   close(): Promise<void>;
 }
 
-export async function startStorageInstances(opts: { databaseUrl: string; count: number; flags?: Record<string, unknown>; now?: string }): Promise<StorageCluster> {
+export async function startStorageInstances(opts: { databaseUrl: string; count: number; flags?: MarketplaceOptions; now?: string }): Promise<StorageCluster> {
   const dir = tempDir('mkt-storage-instances-');
   const secret = randomBytes(32);
   const start = Date.parse(opts.now ?? '2026-03-01T12:00:00.000Z');
@@ -71,7 +73,7 @@ export async function startStorageInstances(opts: { databaseUrl: string; count: 
   };
 }
 
-async function startInstance(databaseUrl: string, dataDir: string, secret: Buffer, clock: ManualClock, flags: Record<string, unknown>): Promise<StorageInstance> {
+async function startInstance(databaseUrl: string, dataDir: string, secret: Buffer, clock: ManualClock, flags: MarketplaceOptions): Promise<StorageInstance> {
   const sql = await PgDatabase.open(databaseUrl);
   const storage = await SqlSyncStorageStore.open(sql);
   // The storage routes use `sql`, `storage` and, for checkout e-mails, `accounts` only.
@@ -82,7 +84,8 @@ async function startInstance(databaseUrl: string, dataDir: string, secret: Buffe
     close: () => sql.close(),
   } as unknown as MarketplaceStores;
   const { logger, text } = captureLog('debug');
-  const ctx = { options: { host: '127.0.0.1', port: 0, dataDir, flags, env: {} }, logger, clock, announce: () => undefined };
+  // Checked and filled as `mkt serve` would (with an empty environment).
+  const ctx = { server: { host: '127.0.0.1', port: 0, dataDir, env: {} }, options: resolveOptions('marketplace', marketplaceOptions, flags, {}), logger, clock, announce: () => undefined };
   let storageHandle: { close(): Promise<void> } | undefined;
   let app: FastifyInstance;
   try {
@@ -134,7 +137,7 @@ export interface ListingS3 {
   bucket: string;
   credentials: { accessKeyId: string; secretAccessKey: string };
   /** The `syncS3` flags of a marketplace on it. */
-  flags: Record<string, unknown>;
+  flags: MarketplaceOptions;
   close(): Promise<void>;
 }
 

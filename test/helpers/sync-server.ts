@@ -14,6 +14,7 @@ import { hashPassword } from '../../src/crypto/password.js';
 import type { SyncAppPricing } from '../../src/store/sync.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { tempDir } from './tmp.js';
+import type { MarketplaceOptions } from '../../daemon/services/marketplace/options.js';
 
 export interface Answer<T = Record<string, unknown>> {
   status: number;
@@ -38,7 +39,7 @@ export interface SyncServer {
 }
 
 export interface SyncServerOptions {
-  flags?: Record<string, unknown>;
+  flags?: MarketplaceOptions;
   now?: string;
   /** The data dir (the caller's to remove); default a fresh temp dir. */
   dataDir?: string;
@@ -58,7 +59,7 @@ export async function startSyncServer(opts: SyncServerOptions = {}): Promise<Syn
   try {
     databaseUrl = opts.databaseUrl ?? (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL;
     const flags = { ...opts.flags, ...(databaseUrl ? { databaseUrl } : {}) };
-    svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags, env: opts.env ?? {}, logger, clock, out: new Writable({ write: (_c, _e, cb) => cb() }) });
+    svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: flags, env: opts.env ?? {}, logger, clock, out: new Writable({ write: (_c, _e, cb) => cb() }) });
   } catch (err) {
     dir.remove();
     throw err;

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { createLogger } from '../../daemon/logger.js';
 import type { Clock } from '../../src/util/clock.js';
-import type { TicketsFlags } from '../../daemon/services/tickets/index.js';
+import type { TicketsOptions } from '../../daemon/services/tickets/options.js';
 import { tempDir } from './tmp.js';
 
 export interface TicketNode {
@@ -19,7 +19,7 @@ export interface TicketNode {
 
 export const TOKEN = 'shared-test-token-0123456789';
 
-export async function startNode(dataDir: string, flags: TicketsFlags = {}, opts: { clock?: Clock; env?: NodeJS.ProcessEnv; token?: string | null; port?: number } = {}): Promise<TicketNode> {
+export async function startNode(dataDir: string, flags: TicketsOptions = {}, opts: { clock?: Clock; env?: NodeJS.ProcessEnv; token?: string | null; port?: number } = {}): Promise<TicketNode> {
   const logs: string[] = [];
   const announced: string[] = [];
   const sink = new Writable({
@@ -39,7 +39,7 @@ export async function startNode(dataDir: string, flags: TicketsFlags = {}, opts:
     host: '127.0.0.1',
     port: opts.port ?? 0,
     dataDir,
-    flags: { token, ...flags },
+    options: { token, ...flags },
     env: opts.env ?? {},
     logger: createLogger({ level: 'debug', stream: sink, pretty: false }),
     clock: opts.clock,
@@ -77,7 +77,7 @@ export async function startNode(dataDir: string, flags: TicketsFlags = {}, opts:
  * startNode in a new temporary data directory; `bin` takes the cleanups (the node's stop, then
  * the directory's removal, in the order a test's cleanup stack runs them: last in, first out).
  */
-export async function startTempNode(bin: (cleanup: () => Promise<void> | void) => void, flags: TicketsFlags = {}, opts: Parameters<typeof startNode>[2] = {}): Promise<TicketNode> {
+export async function startTempNode(bin: (cleanup: () => Promise<void> | void) => void, flags: TicketsOptions = {}, opts: Parameters<typeof startNode>[2] = {}): Promise<TicketNode> {
   const dir = tempDir();
   bin(() => dir.remove());
   const n = await startNode(dir.path, flags, opts);

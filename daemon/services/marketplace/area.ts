@@ -2,10 +2,11 @@
 // each area registers its routes into the one marketplace server and uses the shared stores.
 import type { FastifyInstance } from 'fastify';
 import type { ServiceContext } from '../../service.js';
+import type { MarketplaceOptions } from './options.js';
 import type { MarketplaceStores } from '../../../src/store/marketplace.js';
 
 export interface MarketplaceShared {
-  ctx: ServiceContext;
+  ctx: ServiceContext<MarketplaceOptions>;
   /** Every marketplace store, on one database (SQLite in the data dir, or PostgreSQL). */
   stores: MarketplaceStores;
   /** Repositories, secrets and local blobs live here (a volume every instance mounts when there are several). */

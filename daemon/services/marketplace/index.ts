@@ -1,17 +1,18 @@
 // `mkt serve marketplace`: one server, one database (SQLite `marketplace.db` in the data dir, or
 // PostgreSQL from --database-url / MKT_DATABASE_URL) shared by its areas (notes, license keys,
 // sync), each registering its routes over the shared stores.
-import type { ServiceModule, ServiceRuntime } from '../../service.js';
-import { databaseUrlFrom } from '../../../src/store/open.js';
+import type { ServiceContext, ServiceRuntime } from '../../service.js';
 import { openMarketplaceStores } from '../../../src/store/marketplace.js';
 import { VERSION } from '../../../src/version.js';
 import type { MarketplaceArea } from './area.js';
 import { AREAS } from './areas.js';
+import { marketplaceOptions, type MarketplaceOptions } from './options.js';
 
-export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<ServiceRuntime> {
-  const dataDir = ctx.options.dataDir;
-  const databaseUrl = databaseUrlFrom(ctx.options.flags.databaseUrl, ctx.options.env);
-  const stores = await openMarketplaceStores({ dataDir, databaseUrl });
+export const options = marketplaceOptions;
+
+export async function open(ctx: ServiceContext<MarketplaceOptions>): Promise<ServiceRuntime> {
+  const dataDir = ctx.server.dataDir;
+  const stores = await openMarketplaceStores({ dataDir, databaseUrl: ctx.options.databaseUrl });
   ctx.logger.info({ database: stores.sql.label, engine: stores.sql.engine }, 'database open');
   const areas: MarketplaceArea[] = [];
   try {

@@ -3,9 +3,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CronJob } from 'cron';
-import type { ServiceModule, ServiceRuntime } from '../../service.js';
+import type { ServiceContext, ServiceRuntime } from '../../service.js';
 import { emptyMonitorConfig, loadMonitorConfig, type MonitorConfig } from '../../../src/config/monitor.js';
-import { databaseUrlFrom } from '../../../src/store/open.js';
 import { VERSION } from '../../../src/version.js';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import { AlertSender } from './alerts.js';
@@ -18,13 +17,9 @@ import { MonitorMetrics } from './metrics.js';
 import { MaintenanceSchedule } from './maintenance.js';
 import { ClusterCoordinator, newInstanceId } from './cluster.js';
 import { openMonitorStore } from './stores.js';
+import { monitorOptions, type MonitorOptions } from './options.js';
 
-export interface MonitorFlags {
-  /** Trusted CA (PEM) for TLS checks in addition to the system's; tests use a generated one. */
-  tlsCa?: string;
-  /** Alert retry delays; tests shorten them. */
-  alertBackoffMs?: number[];
-}
+export const options = monitorOptions;
 
 function readConfig(configPath: string | undefined, dataDir: string): MonitorConfig | undefined {
   const file = configPath ?? join(dataDir, 'monitor.yaml');
@@ -43,18 +38,17 @@ function secretsReadableByAll(c: MonitorConfig): boolean {
   }
 }
 
-export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<ServiceRuntime> {
-  const { options, logger, clock } = ctx;
-  const flags = options.flags as MonitorFlags;
+export async function open(ctx: ServiceContext<MonitorOptions>): Promise<ServiceRuntime> {
+  const { server, options, logger, clock } = ctx;
   const now = (): number => clock.now();
-  let config = readConfig(options.configPath, options.dataDir) ?? emptyMonitorConfig();
-  if (!config.file || config.file === '(defaults)') logger.warn({ file: join(options.dataDir, 'monitor.yaml') }, 'no monitor configuration; running with no targets');
+  let config = readConfig(server.configPath, server.dataDir) ?? emptyMonitorConfig();
+  if (!config.file || config.file === '(defaults)') logger.warn({ file: join(server.dataDir, 'monitor.yaml') }, 'no monitor configuration; running with no targets');
   const tokenOf = (c: MonitorConfig): string | undefined => {
-    const env = options.env.MKT_MONITOR_TOKEN?.trim();
+    const env = server.env.MKT_MONITOR_TOKEN?.trim();
     return env ? env : c.token?.trim() || undefined;
   };
   const instanceId = newInstanceId();
-  const opened = await openMonitorStore({ dataDir: options.dataDir, databaseUrl: databaseUrlFrom(options.flags.databaseUrl, options.env), instanceId });
+  const opened = await openMonitorStore({ dataDir: server.dataDir, databaseUrl: options.databaseUrl, instanceId });
   const store = opened.store;
   // The window lives in the store (monitor.db, or the cluster's database): a restart does not hand
   // out a fresh allowance, and a cluster shares one.
@@ -64,11 +58,11 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
   // Windows are evaluated lazily at each check: nothing is precomputed, so a reload is free.
   let schedule = new MaintenanceSchedule(config.maintenance);
   const cache = new StatusCache(store, now, () => schedule);
-  const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), flags.alertBackoffMs);
+  const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), options.alertBackoffMs);
   const metrics = new MonitorMetrics(() => cache.all(config));
   // Mesh confirmation reads the mesh poller's cache (the mesh is built below).
   const confirm = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: logger.child({ component: 'confirm' }), now });
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: flags.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snap, kind) => {
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: options.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snap, kind) => {
     cache.invalidate(t, snap);
     metrics.observe(t, kind, snap);
     confirm.observe(t, snap);
@@ -118,7 +112,7 @@ export async function open(ctx: Parameters<ServiceModule['open']>[0]): Promise<S
       mesh.start();
     },
     async reload() {
-      const next = readConfig(options.configPath, options.dataDir);
+      const next = readConfig(server.configPath, server.dataDir);
       if (!next) throw new Error('the configuration file is gone; keeping the running configuration');
       if (next.dashboard !== config.dashboard) logger.warn('turning the dashboard on or off takes a restart');
       const limitChanged = next.rateLimit.requests !== config.rateLimit.requests || next.rateLimit.windowMs !== config.rateLimit.windowMs;

@@ -12,25 +12,16 @@ import { loadTicketsConfig } from './config.js';
 import { DEFAULT_MAX_SKEW_MS, MAX_STAMP_MS, formatStamp } from './stamp.js';
 import { VERSION } from '../../../src/version.js';
 import { PUSH_LIMIT } from '../../../src/schemas/tickets.js';
+import { ticketsOptions, type TicketsOptions } from './options.js';
 
-export interface TicketsFlags {
-  token?: string;
-  peers?: string[];
-  syncIntervalMs?: number;
-  /** Tests shorten the overlap window; see replication.ts. */
-  syncOverlapMs?: number;
-  /** Tests ask for small pull pages, to follow many of them. */
-  syncPullLimit?: number;
-}
-
-const tickets: ServiceModule = {
+const tickets: ServiceModule<TicketsOptions> = {
+  options: ticketsOptions,
   async open(ctx): Promise<ServiceRuntime> {
-    const { options, logger } = ctx;
-    const flags = options.flags as TicketsFlags;
-    const config = loadTicketsConfig(options.configPath, options.dataDir);
-    const peersFrom = (cfg: typeof config): string[] => (flags.peers && flags.peers.length > 0 ? flags.peers : cfg.peers);
-    const resolved = resolveToken({ flag: flags.token, env: options.env.MKT_TICKETS_TOKEN, file: join(options.dataDir, 'token') });
-    const store = new SqliteTicketStore(join(options.dataDir, 'tickets.db'));
+    const { server, options, logger } = ctx;
+    const config = loadTicketsConfig(server.configPath, server.dataDir);
+    const peersFrom = (cfg: typeof config): string[] => (options.peers && options.peers.length > 0 ? options.peers : cfg.peers);
+    const resolved = resolveToken({ flag: options.token, env: server.env.MKT_TICKETS_TOKEN, file: join(server.dataDir, 'token') });
+    const store = new SqliteTicketStore(join(server.dataDir, 'tickets.db'));
     const nodeId = await store.nodeId();
     const maxSkewMs = (config.maxClockSkewSeconds ?? DEFAULT_MAX_SKEW_MS / 1000) * 1000;
     // A stored stamp beyond the skew (left by an older version) must not drag the clock along.
@@ -38,7 +29,7 @@ const tickets: ServiceModule = {
     if (resolved.source === 'generated') {
       // Spec: printed once, on the start that generated it, and only on this line: the
       // announcement goes to the terminal that started the server, never into the pino log.
-      ctx.announce(`generated API token (shown only this once; saved 0600 in ${join(options.dataDir, 'token')}): ${resolved.token}`);
+      ctx.announce(`generated API token (shown only this once; saved 0600 in ${join(server.dataDir, 'token')}): ${resolved.token}`);
     }
     logger.info({ node_id: nodeId, token_source: resolved.source }, 'ticket tracker ready');
     const replicator = new Replicator({
@@ -49,10 +40,10 @@ const tickets: ServiceModule = {
       token: resolved.token,
       logger: logger.child({ component: 'sync' }),
       peers: peersFrom(config),
-      intervalMs: flags.syncIntervalMs ?? (config.syncIntervalSeconds ?? 30) * 1000,
-      overlapMs: flags.syncOverlapMs,
-      pullLimit: flags.syncPullLimit,
-      snapshotDir: options.dataDir,
+      intervalMs: options.syncIntervalMs ?? (config.syncIntervalSeconds ?? 30) * 1000,
+      overlapMs: options.syncOverlapMs,
+      pullLimit: options.syncPullLimit,
+      snapshotDir: server.dataDir,
       nodeId,
     });
     return {
@@ -62,13 +53,13 @@ const tickets: ServiceModule = {
       async register(app) {
         installTokenCheck(app, resolved.token);
         await app.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: resolved.token, clock: ctx.clock, maxSkewMs }));
-        await app.register(async (scope) => snapshotRoute(scope, { store, dataDir: options.dataDir }));
+        await app.register(async (scope) => snapshotRoute(scope, { store, dataDir: server.dataDir }));
       },
       start() {
         replicator.start();
       },
       async reload() {
-        const next = loadTicketsConfig(options.configPath, options.dataDir);
+        const next = loadTicketsConfig(server.configPath, server.dataDir);
         replicator.setPeers(peersFrom(next));
       },
       async close() {
@@ -79,5 +70,6 @@ const tickets: ServiceModule = {
   },
 };
 
+export const options = tickets.options;
 export const open = tickets.open;
 export default tickets;

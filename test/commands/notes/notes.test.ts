@@ -109,7 +109,7 @@ describe('mkt notes against a real marketplace', () => {
     read = tokenIn(await admin('token', 'create', 'bo', '--scope', 'read'));
     await admin('repo', 'create', 'bo/gadgets');
     const logger = createLogger({ level: 'silent', pretty: false });
-    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, flags: { databaseUrl: (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir, options: { databaseUrl: (await marketplaceEnvFor(dataDir)).MKT_DATABASE_URL }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
     url = svc.url;
     close = () => svc.close();
     execFileSync('git', ['init', '-q', '-b', 'main', hosted]);

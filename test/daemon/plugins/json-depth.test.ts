@@ -99,7 +99,7 @@ describe('tickets: deep JSON', () => {
   const auth = { authorization: 'Bearer t0ken', 'content-type': 'application/json' };
   beforeAll(async () => {
     dir = tempDir('mkt-depth-');
-    svc = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { token: 't0ken' }, env: {}, logger: createLogger({ level: 'silent' }), out: new Writable({ write: (_c, _e, cb) => cb() }) });
+    svc = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: { token: 't0ken' }, env: {}, logger: createLogger({ level: 'silent' }), out: new Writable({ write: (_c, _e, cb) => cb() }) });
   });
   afterAll(async () => {
     await svc.close();

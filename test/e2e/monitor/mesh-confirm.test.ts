@@ -78,7 +78,7 @@ async function mesh(health: string, hook: string, start: readonly Name[] = NAMES
         cb();
       },
     });
-    const service = await startService('monitor', { host: '127.0.0.1', port: ports[name], dataDir: dir.path, configPath: `${dir.path}/monitor.yaml`, flags: { alertBackoffMs: [50, 50] }, env: {}, logger: createLogger({ level: 'debug', stream: sink, pretty: false }), out: sink });
+    const service = await startService('monitor', { host: '127.0.0.1', port: ports[name], dataDir: dir.path, configPath: `${dir.path}/monitor.yaml`, options: { alertBackoffMs: [50, 50] }, env: {}, logger: createLogger({ level: 'debug', stream: sink, pretty: false }), out: sink });
     let stopped: Promise<void> | undefined;
     const stop = (): Promise<void> => (stopped ??= service.close());
     cleanups.push(stop);

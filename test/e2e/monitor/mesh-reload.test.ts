@@ -57,7 +57,7 @@ describe('mesh', () => {
       const { createLogger } = await import('../../../daemon/logger.js');
       const { Writable } = await import('node:stream');
       const sink = new Writable({ write: (_c, _e, cb) => cb() });
-      const svc = await startService('monitor', { host: '127.0.0.1', port: ports[i]!, dataDir: dir.path, configPath: `${dir.path}/monitor.yaml`, flags: {}, env: {}, logger: createLogger({ level: 'silent', stream: sink }), out: sink });
+      const svc = await startService('monitor', { host: '127.0.0.1', port: ports[i]!, dataDir: dir.path, configPath: `${dir.path}/monitor.yaml`, options: {}, env: {}, logger: createLogger({ level: 'silent', stream: sink }), out: sink });
       cleanups.push(() => svc.close());
       nodes.push({ url: svc.url, get: async (p: string, t = `tok-${names[i]}`) => {
         const r = await fetch(svc.url + p, { headers: { authorization: `Bearer ${t}` } });

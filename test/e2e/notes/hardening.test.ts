@@ -83,7 +83,7 @@ describe('note size limit on git push (defect 7)', () => {
     expect(existsSync(hook)).toBe(true);
     rmSync(hook);
     const { logger } = captureLog('debug');
-    const second = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: s.dataDir, flags: s.databaseUrl ? { databaseUrl: s.databaseUrl } : {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+    const second = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: s.dataDir, options: s.databaseUrl ? { databaseUrl: s.databaseUrl } : {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
     try {
       expect(existsSync(hook)).toBe(true);
       const local = await localRepo(work.path, 'old', 1);

@@ -31,7 +31,7 @@ beforeAll(async () => {
   const databaseUrl = await freshDatabaseUrl();
   for (let i = 0; i < INSTANCES; i++) {
     const { logger } = captureLog('debug');
-    instances.push(await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dataDir.path, flags: { databaseUrl }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream }));
+    instances.push(await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dataDir.path, options: { databaseUrl }, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream }));
   }
   admin = await AccountsAdmin.open({ dataDir: dataDir.path, databaseUrl });
   await admin.addUser({ name: 'ana', email: 'ana@example.com' });

@@ -63,7 +63,7 @@ it('a private repository created and pushed to under umask 022 holds nothing gro
 it('a start makes `repos/` 0700 again, hiding repositories an earlier version made with the umask', async () => {
   chmodSync(reposRoot(s.dataDir), 0o755);
   const { logger } = captureLog('debug');
-  const second = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: s.dataDir, flags: s.databaseUrl ? { databaseUrl: s.databaseUrl } : {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
+  const second = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: s.dataDir, options: s.databaseUrl ? { databaseUrl: s.databaseUrl } : {}, env: {}, logger, out: { write: () => true } as unknown as NodeJS.WritableStream });
   try {
     expect(statSync(reposRoot(s.dataDir)).mode & 0o777).toBe(0o700);
   } finally {

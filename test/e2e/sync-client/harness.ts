@@ -15,6 +15,7 @@ import type { Clock } from '../../../src/util/clock.js';
 import type { SqlDatabase } from '../../../src/store/sql.js';
 import { openSqlDatabase } from '../../../src/store/open.js';
 import { marketplaceEnvFor } from '../../helpers/pg.js';
+import type { MarketplaceOptions } from '../../../daemon/services/marketplace/options.js';
 
 export interface SyncWorld {
   url: string;
@@ -50,7 +51,7 @@ export async function admin(dataDir: string, args: string[], stdin?: string): Pr
   return { code, out: io.out(), err: io.err() };
 }
 
-export async function startSyncWorld(opts: { password?: string; appArgs?: string[]; clock?: Clock; flags?: Record<string, unknown> } = {}): Promise<SyncWorld> {
+export async function startSyncWorld(opts: { password?: string; appArgs?: string[]; clock?: Clock; flags?: MarketplaceOptions } = {}): Promise<SyncWorld> {
   const dir = tempDir('mkt-sync-e2e-');
   const dataDir = join(dir.path, 'data');
   mkdirSync(dataDir, { recursive: true });
@@ -67,7 +68,7 @@ export async function startSyncWorld(opts: { password?: string; appArgs?: string
     host: '127.0.0.1',
     port: 0,
     dataDir,
-    flags: { ...opts.flags, ...(databaseUrl ? { databaseUrl } : {}) },
+    options: { ...opts.flags, ...(databaseUrl ? { databaseUrl } : {}) },
     env: {},
     logger: createLogger({ level: 'trace', pretty: false, stream: sink }),
     out: sink,

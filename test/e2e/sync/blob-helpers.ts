@@ -2,6 +2,7 @@
 // raw HTTP PUT/GET to pre-signed URLs, and SHA-256 helpers.
 import { createHash, randomBytes } from 'node:crypto';
 import { startSyncServer, type SyncServer } from '../../helpers/sync-server.js';
+import type { MarketplaceOptions } from '../../../daemon/services/marketplace/options.js';
 
 export interface BlobEnv {
   srv: SyncServer;
@@ -13,7 +14,7 @@ export interface BlobEnv {
   otherToken: string;
 }
 
-export async function blobEnv(opts: { flags?: Record<string, unknown>; pricing?: Record<string, number> } = {}): Promise<BlobEnv> {
+export async function blobEnv(opts: { flags?: MarketplaceOptions; pricing?: Record<string, number> } = {}): Promise<BlobEnv> {
   const srv = await startSyncServer({ flags: opts.flags });
   const app = await srv.createApp('Notes App', opts.pricing);
   const userId = await srv.addUser('ada', 'ada@example.com', 'correct horse battery');

@@ -10,6 +10,7 @@ import { captureLog } from '../../helpers/log-capture.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { blobEnv, randomHash, type BlobEnv } from './blob-helpers.js';
+import type { MarketplaceOptions } from '../../../daemon/services/marketplace/options.js';
 
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -25,9 +26,9 @@ async function serveCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ 
   return { code, err: io.err() };
 }
 
-async function start(host: string, flags: Record<string, unknown>): Promise<RunningService> {
+async function start(host: string, flags: MarketplaceOptions): Promise<RunningService> {
   const dir = tempDir('mkt-exposure-');
-  const svc = await startService('marketplace', { host, port: 0, dataDir: dir.path, flags, env: {}, logger: captureLog().logger, out: sink() }).catch((err: unknown) => {
+  const svc = await startService('marketplace', { host, port: 0, dataDir: dir.path, options: flags, env: {}, logger: captureLog().logger, out: sink() }).catch((err: unknown) => {
     dir.remove();
     throw err;
   });

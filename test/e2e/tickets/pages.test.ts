@@ -3,7 +3,7 @@
 // splitting tickets that share one updated_at, the push bounds, and a peer that follows
 // many small pages to catch up, then pushes back only what the other side lacks.
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TicketsFlags } from '../../../daemon/services/tickets/index.js';
+import type { TicketsOptions } from '../../../daemon/services/tickets/options.js';
 import { startTempNode, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
 
@@ -12,7 +12,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const node = (flags: TicketsFlags = {}): Promise<TicketNode> => startTempNode((c) => cleanups.push(c), { syncIntervalMs: 60_000, ...flags });
+const node = (flags: TicketsOptions = {}): Promise<TicketNode> => startTempNode((c) => cleanups.push(c), { syncIntervalMs: 60_000, ...flags });
 
 type T = { id: string; updated_at: string; title: string; status: string };
 

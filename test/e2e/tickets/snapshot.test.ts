@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import type { TicketsFlags } from '../../../daemon/services/tickets/index.js';
+import type { TicketsOptions } from '../../../daemon/services/tickets/options.js';
 import { startNode, startTempNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
 import { waitFor } from '../../helpers/wait.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -20,7 +20,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-const node = (flags: TicketsFlags = {}): Promise<TicketNode> => startTempNode((c) => cleanups.push(c), { syncIntervalMs: 60_000, ...flags });
+const node = (flags: TicketsOptions = {}): Promise<TicketNode> => startTempNode((c) => cleanups.push(c), { syncIntervalMs: 60_000, ...flags });
 
 const N = SNAPSHOT_MIN_TICKETS + 500;
 const BASE = Date.now() - 3_600_000;

@@ -9,17 +9,6 @@ import { FailureWindow } from '../../../plugins/failure-window.js';
 import { Licenses } from './licenses.js';
 import { licenseRoutes } from './routes.js';
 
-/** Service flags this area reads (all optional). */
-export interface LicenseFlags {
-  /** `iss` claim of offline tokens; default `mkt-marketplace`. */
-  licenseIssuer?: string;
-  /** Failed key lookups per address and window before 429 (default 20 per 600 s). */
-  licenseAbuseFailures?: number;
-  licenseAbuseWindowSeconds?: number;
-  /** How often the signing keys' version row is checked (ms; default 2000); tests shorten it. */
-  licenseKeysPollMs?: number;
-}
-
 /**
  * The abuse limit of the key endpoints: failed lookups (malformed or unknown keys, the signs of
  * guessing) per client address in a fixed window.
@@ -28,8 +17,8 @@ export const DEFAULT_ABUSE_LIMIT = { failures: 20, windowSeconds: 600 };
 
 export const openLicenseArea: OpenArea = async (shared) => {
   const { ctx, stores, dataDir } = shared;
-  const flags = ctx.options.flags as LicenseFlags;
-  const env = ctx.options.env;
+  const options = ctx.options;
+  const env = ctx.server.env;
   const store = stores.license;
   const clock = ctx.clock;
   // A provisioned file open to other users is refused (readProvisionedSecretFile).
@@ -42,7 +31,7 @@ export const openLicenseArea: OpenArea = async (shared) => {
     now: () => clock.now(),
     keepMs: TOKEN_LIFETIME_SECONDS * 1000,
     dataDir,
-    pollMs: flags.licenseKeysPollMs,
+    pollMs: options.licenseKeysPollMs,
     onRefreshError: (err) => {
       // Once per outage: the loaded keys keep signing meanwhile.
       if (!warned) log.warn({ err: (err as Error).message }, 'cannot check the signing keys for a rotation; signing with the loaded key');
@@ -54,13 +43,13 @@ export const openLicenseArea: OpenArea = async (shared) => {
     clock,
     hashSecret,
     keyring,
-    issuer: flags.licenseIssuer ?? env.MKT_LICENSE_ISSUER ?? 'mkt-marketplace',
+    issuer: options.licenseIssuer ?? 'mkt-marketplace',
   });
   const guard = new FailureWindow(stores.limiter, clock, {
     scope: 'license-abuse',
     limit: {
-      failures: flags.licenseAbuseFailures ?? DEFAULT_ABUSE_LIMIT.failures,
-      windowSeconds: flags.licenseAbuseWindowSeconds ?? DEFAULT_ABUSE_LIMIT.windowSeconds,
+      failures: options.licenseAbuseFailures ?? DEFAULT_ABUSE_LIMIT.failures,
+      windowSeconds: options.licenseAbuseWindowSeconds ?? DEFAULT_ABUSE_LIMIT.windowSeconds,
     },
     refusal: (s) => `too many failed license key lookups from this address; retry after ${s} s`,
   });

@@ -5,42 +5,25 @@ import type { OpenArea } from '../area.js';
 import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
 import { dummyPasswordHash } from '../../../../src/crypto/password.js';
 import { loadSyncSecret, rememberExisting, requireSyncAuth } from './auth.js';
-import { appRoutes } from './routes-app.js';
-import { changelogRoutes } from './routes-changelog.js';
-import { deviceRoutes } from './routes-devices.js';
-import { accountRoutes } from './routes-account.js';
-import { keyRoutes } from './routes-keys.js';
-import { rotationRoutes } from './routes-rotation.js';
+import { appRoutes } from './routes/app.js';
+import { changelogRoutes } from './routes/changelog.js';
+import { deviceRoutes } from './routes/devices.js';
+import { accountRoutes } from './routes/account.js';
+import { keyRoutes } from './routes/keys.js';
+import { rotationRoutes } from './routes/rotation.js';
 import { registerStorageRoutes } from './storage.js';
 import { FailureWindow } from '../../../plugins/failure-window.js';
-
-/** Service flags this area reads (all optional). */
-export interface SyncFlags {
-  /** Lifetime of sync access tokens in seconds; default $MKT_SYNC_TOKEN_LIFETIME_SECONDS, else 3600. */
-  syncTokenLifetimeSeconds?: number;
-  /** Failed sign-ins per client address and window before 429 (default 10 per 900 s). */
-  syncSignInFailures?: number;
-  syncSignInWindowSeconds?: number;
-}
 
 /** The sign-in limit of sync_auth: failed sign-ins (wrong password or unknown email) per client address and window. */
 export const DEFAULT_SIGN_IN_LIMIT = { failures: 10, windowSeconds: 900 };
 
-function tokenLifetime(flags: SyncFlags, env: NodeJS.ProcessEnv): number {
-  const raw = flags.syncTokenLifetimeSeconds ?? env.MKT_SYNC_TOKEN_LIFETIME_SECONDS;
-  if (raw === undefined || raw === '') return SYNC_TOKEN_LIFETIME_SECONDS;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 60 || n > 30 * 86400) throw new Error(`MKT_SYNC_TOKEN_LIFETIME_SECONDS must be a whole number of seconds from 60 to 2592000, not ${JSON.stringify(raw)}`);
-  return n;
-}
-
 export const openSyncArea: OpenArea = async (shared) => {
   const { ctx, stores, dataDir } = shared;
   const { accounts } = stores;
-  const flags = ctx.options.flags as SyncFlags;
-  const lifetime = tokenLifetime(flags, ctx.options.env);
+  const options = ctx.options;
+  const lifetime = options.syncTokenLifetimeSeconds ?? SYNC_TOKEN_LIFETIME_SECONDS;
   const store = stores.sync;
-  const secret = loadSyncSecret(dataDir, ctx.options.env);
+  const secret = loadSyncSecret(dataDir, ctx.server.env);
   // Made now, in the background, so the first unknown email does not pay for it (timing).
   void dummyPasswordHash();
   const clock = ctx.clock;
@@ -54,8 +37,8 @@ export const openSyncArea: OpenArea = async (shared) => {
   const guard = new FailureWindow(stores.limiter, clock, {
     scope: 'sync-sign-in',
     limit: {
-      failures: flags.syncSignInFailures ?? DEFAULT_SIGN_IN_LIMIT.failures,
-      windowSeconds: flags.syncSignInWindowSeconds ?? DEFAULT_SIGN_IN_LIMIT.windowSeconds,
+      failures: options.syncSignInFailures ?? DEFAULT_SIGN_IN_LIMIT.failures,
+      windowSeconds: options.syncSignInWindowSeconds ?? DEFAULT_SIGN_IN_LIMIT.windowSeconds,
     },
     refusal: (s) => `too many failed sign-ins from this address; retry after ${s} s`,
   });

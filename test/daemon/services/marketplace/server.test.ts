@@ -14,7 +14,7 @@ const sink = new Writable({ write: (_c, _e, cb) => cb() });
 let svc: RunningService;
 
 beforeAll(async () => {
-  svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, flags: { databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, env: {}, logger: createLogger({ level: 'silent', stream: sink }), out: sink });
+  svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: { databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, env: {}, logger: createLogger({ level: 'silent', stream: sink }), out: sink });
 });
 afterAll(async () => {
   await svc.close();
