@@ -1,0 +1,125 @@
+// Parse-level tests of `mkt admin` (gh's runF): each flag reaches its verb's options (UserAddOptions,
+// ItemCreateOptions, ...) under its name, with the parent's --data-dir and --database-url before or
+// after the verb; defaults hold; usage errors exit 2.
+import { describe, expect, it } from 'vitest';
+import type { reindexRun } from '../../../commands/admin/accounts/reindex.js';
+import type { repoCreateRun } from '../../../commands/admin/accounts/repo-create.js';
+import type { repoGrantRun } from '../../../commands/admin/accounts/repo-grant.js';
+import type { sessionCreateRun } from '../../../commands/admin/accounts/session-create.js';
+import type { tokenCreateRun } from '../../../commands/admin/accounts/token-create.js';
+import type { tokenRevokeRun } from '../../../commands/admin/accounts/token-revoke.js';
+import type { userAddRun } from '../../../commands/admin/accounts/user-add.js';
+import type { appCreateRun } from '../../../commands/admin/app/app-create.js';
+import type { appListRun } from '../../../commands/admin/app/app-list.js';
+import type { billingRenewRun } from '../../../commands/admin/billing/renew.js';
+import type { itemCreateRun } from '../../../commands/admin/license/item-create.js';
+import type { keyIssueRun } from '../../../commands/admin/license/key-issue.js';
+import type { keyListRun } from '../../../commands/admin/license/key-list.js';
+import type { keyRevokeRun } from '../../../commands/admin/license/key-revoke.js';
+import type { signingKeyRotateRun } from '../../../commands/admin/license/signing-key-rotate.js';
+import type { migrateRun } from '../../../commands/admin/migrate/run.js';
+import { leafPaths, parse, parseSuite } from '../../helpers/parse-cli.js';
+
+const cli = parseSuite('admin');
+const TARGET = ['--data-dir', '/var/lib/mkt', '--database-url', 'postgres://mkt@db/mkt'];
+const target = { dataDir: '/var/lib/mkt', databaseUrl: 'postgres://mkt@db/mkt' };
+
+describe('mkt admin: parsing', () => {
+  it('--data-dir and --database-url of `mkt admin` reach the verb, before the verb as after it', async () => {
+    const p = await parse(['admin', ...TARGET, 'migrate', '--json']);
+    expect(p.code).toBe(0);
+    expect(p.path).toEqual(['admin', 'migrate']);
+    const { factory: _f, ...rest } = p.opts!;
+    expect(rest).toStrictEqual({ ...target, json: true });
+    await cli.verb<typeof migrateRun>('admin migrate', [...TARGET, '--json'], { ...target, json: true });
+    await cli.verb<typeof migrateRun>('admin migrate', [], {});
+  });
+
+  it('user add: <name>, --email required', async () => {
+    await cli.verb<typeof userAddRun>('admin user add', ['ana', '--email', 'ana@example.com', '--json', ...TARGET], { name: 'ana', email: 'ana@example.com', json: true, ...target });
+    await cli.usage(['admin', 'user', 'add', 'ana'], /required option '--email <email>' not specified/);
+    await cli.usage(['admin', 'user', 'add', '--email', 'a@b'], /missing required argument 'name'/);
+  });
+
+  it('token create <user> --scope (required) --name; token revoke <token>', async () => {
+    await cli.verb<typeof tokenCreateRun>('admin token create', ['ana', '--scope', 'push', '--name', 'laptop', '--json'], { user: 'ana', scope: 'push', name: 'laptop', json: true });
+    await cli.usage(['admin', 'token', 'create', 'ana'], /required option '--scope <scope>' not specified/);
+    await cli.verb<typeof tokenRevokeRun>('admin token revoke', ['-', ...TARGET], { token: '-', ...target });
+    await cli.usage(['admin', 'token', 'revoke'], /missing required argument 'token'/);
+  });
+
+  it('session create <user>', async () => {
+    await cli.verb<typeof sessionCreateRun>('admin session create', ['ana', '--json'], { user: 'ana', json: true });
+  });
+
+  it('repo create <owner/repo> --private --object-format (default sha1); repo grant --read --push', async () => {
+    await cli.verb<typeof repoCreateRun>('admin repo create', ['ana/app'], { repo: 'ana/app', objectFormat: 'sha1' });
+    await cli.verb<typeof repoCreateRun>('admin repo create', ['ana/secret', '--private', '--object-format', 'sha256', '--json'], { repo: 'ana/secret', private: true, objectFormat: 'sha256', json: true });
+    await cli.verb<typeof repoGrantRun>('admin repo grant', ['ana/app', 'bo', '--read', '--push'], { repo: 'ana/app', user: 'bo', read: true, push: true });
+    await cli.usage(['admin', 'repo', 'grant', 'ana/app'], /missing required argument 'user'/);
+  });
+
+  it('reindex [owner/repo]', async () => {
+    await cli.verb<typeof reindexRun>('admin reindex', [], { repo: undefined });
+    await cli.verb<typeof reindexRun>('admin reindex', ['ana/app', '--json'], { repo: 'ana/app', json: true });
+  });
+
+  it('item create <id> --name (required), --license-template, --max-activations, --verification (default off)', async () => {
+    await cli.verb<typeof itemCreateRun>('admin item create', ['font-pro', '--name', 'Font Pro'], { id: 'font-pro', name: 'Font Pro', verification: 'off' });
+    await cli.verb<typeof itemCreateRun>('admin item create', ['cli', '--name', 'CLI', '--license-template', 'L.tmpl', '--max-activations', '3', '--verification', 'on', '--json'], {
+      id: 'cli',
+      name: 'CLI',
+      licenseTemplate: 'L.tmpl',
+      maxActivations: '3',
+      verification: 'on',
+      json: true,
+    });
+    await cli.usage(['admin', 'item', 'create', 'font-pro'], /required option '--name <name>' not specified/);
+  });
+
+  it('key issue <item> (--count default 1), key list <item>, key revoke <key>', async () => {
+    await cli.verb<typeof keyIssueRun>('admin key issue', ['font-pro'], { itemId: 'font-pro', count: '1' });
+    await cli.verb<typeof keyIssueRun>('admin key issue', ['font-pro', '--count', '10', '--max-activations', 'unlimited', '--expires', '2027-01-01', '--licensee', 'ACME Corp', '--json'], {
+      itemId: 'font-pro',
+      count: '10',
+      maxActivations: 'unlimited',
+      expires: '2027-01-01',
+      licensee: 'ACME Corp',
+      json: true,
+    });
+    await cli.verb<typeof keyListRun>('admin key list', ['font-pro', '--json'], { itemId: 'font-pro', json: true });
+    await cli.verb<typeof keyRevokeRun>('admin key revoke', ['lk_3f9a'], { key: 'lk_3f9a' });
+    await cli.usage(['admin', 'key', 'revoke', 'lk_1', '--json'], /unknown option '--json'/);
+  });
+
+  it('signing-key rotate', async () => {
+    await cli.verb<typeof signingKeyRotateRun>('admin signing-key rotate', ['--json', ...TARGET], { json: true, ...target });
+  });
+
+  it('app create <name> with its pricing defaults; app list', async () => {
+    await cli.verb<typeof appCreateRun>('admin app create', ['Notes'], {
+      name: 'Notes',
+      minChargeCents: '100',
+      perGbTenthsOfCent: '25',
+      annualMultiplier: '10',
+      minCap: '1GiB',
+      maxCap: '1TiB',
+      free: '1GiB',
+    });
+    await cli.verb<typeof appCreateRun>(
+      'admin app create',
+      ['Photos', '--min-charge-cents', '200', '--per-gb-tenths-of-cent', '40', '--annual-multiplier', '12', '--min-cap', '5GiB', '--max-cap', '2TiB', '--free', '2GiB', '--json'],
+      { name: 'Photos', minChargeCents: '200', perGbTenthsOfCent: '40', annualMultiplier: '12', minCap: '5GiB', maxCap: '2TiB', free: '2GiB', json: true },
+    );
+    await cli.verb<typeof appListRun>('admin app list', ['--json', ...TARGET], { json: true, ...target });
+  });
+
+  it('billing renew --app --user --early', async () => {
+    await cli.verb<typeof billingRenewRun>('admin billing renew', [], {});
+    await cli.verb<typeof billingRenewRun>('admin billing renew', ['--app', 'Notes App', '--user', 'ada@example.com', '--early', '--json'], { app: 'Notes App', user: 'ada@example.com', early: true, json: true });
+  });
+
+  it('every verb of mkt admin has its parse case', () => {
+    expect(cli.covered()).toEqual(leafPaths('admin'));
+  });
+});

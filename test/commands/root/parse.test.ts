@@ -1,0 +1,127 @@
+// Parse-level tests over the whole command tree (STYLE "tests": gh's runF): every leaf command
+// hands each of its flags to its verb under the flag's name, refuses unknown flags, missing
+// arguments, missing required options and values outside its choices with a usage error (exit
+// 2), and every noun has its own parse cases in test/commands/<noun>/<noun>.parse.test.ts.
+import type { Command, Option } from 'commander';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createFactory } from '../../../src/cli/factory.js';
+import { NOUNS } from '../../../commands/root/nouns.js';
+import { buildProgram } from '../../../commands/root/program.js';
+import { fakeIO } from '../../helpers/fake-io.js';
+import { parse } from '../../helpers/parse-cli.js';
+
+interface Leaf {
+  path: string[];
+  cmd: Command;
+}
+
+function leaves(): Leaf[] {
+  const out: Leaf[] = [];
+  const walk = (cmd: Command, path: string[]): void => {
+    if (cmd.commands.length === 0 && path.length > 0) out.push({ path, cmd });
+    for (const sub of cmd.commands) walk(sub, [...path, sub.name()]);
+  };
+  walk(buildProgram(createFactory(fakeIO())), []);
+  return out;
+}
+
+/** Values for the leaf's arguments: one per argument, so every required one is there. */
+function args(cmd: Command): string[] {
+  return cmd.registeredArguments.map((a, i) => `arg${i}`);
+}
+
+/** A value the option accepts, the argv that gives it, and what the verb should then receive. */
+function given(o: Option): { argv: string[]; value: unknown } {
+  if (!o.required && !o.optional) return { argv: [o.long!], value: true };
+  const raw = o.argChoices ? o.argChoices[o.argChoices.length - 1] : `v-${o.attributeName()}`;
+  // A parser without choices is a repeatable flag's collect(): one occurrence, one element.
+  return { argv: [o.long!, raw], value: o.parseArg && !o.argChoices ? [raw] : raw };
+}
+
+const all = leaves();
+const mandatory = (cmd: Command): string[] => cmd.options.filter((o) => o.mandatory).flatMap((o) => given(o).argv);
+
+describe('parse: every leaf command of the tree', () => {
+  it('the tree has the verbs this suite walks', () => {
+    expect(all.length).toBeGreaterThan(60);
+    for (const noun of NOUNS) expect(all.some((l) => l.path[0] === noun.name), noun.name).toBe(true);
+  });
+
+  it('every noun has its own parse cases', () => {
+    for (const noun of NOUNS) {
+      const file = join(import.meta.dirname, '..', noun.name, `${noun.name}.parse.test.ts`);
+      expect(existsSync(file), file).toBe(true);
+    }
+  });
+
+  it('each flag reaches the verb under its own name with its value', async () => {
+    for (const { path, cmd } of all) {
+      const argv = [...path, ...args(cmd)];
+      const expected: Record<string, unknown> = {};
+      for (const o of cmd.options) {
+        const g = given(o);
+        argv.push(...g.argv);
+        expected[o.attributeName()] = g.value;
+      }
+      const p = await parse(argv);
+      expect(p.err, argv.join(' ')).toBe('');
+      expect(p.code, argv.join(' ')).toBe(0);
+      expect(p.path, argv.join(' ')).toEqual(path);
+      expect(p.opts, argv.join(' ')).toMatchObject(expected);
+    }
+  });
+
+  it('an unknown flag is a usage error and runs nothing', async () => {
+    for (const { path, cmd } of all) {
+      const argv = [...path, ...args(cmd), ...mandatory(cmd), '--frobnicate'];
+      const p = await parse(argv);
+      expect(p.code, argv.join(' ')).toBe(2);
+      expect(p.path, argv.join(' ')).toBeUndefined();
+      expect(p.err, argv.join(' ')).toMatch(/^error: unknown option '--frobnicate'/);
+    }
+  });
+
+  it('a missing required argument is a usage error and runs nothing', async () => {
+    let seen = 0;
+    for (const { path, cmd } of all) {
+      if (!cmd.registeredArguments.some((a) => a.required)) continue;
+      seen++;
+      const p = await parse([...path, ...mandatory(cmd)]);
+      expect(p.code, path.join(' ')).toBe(2);
+      expect(p.path, path.join(' ')).toBeUndefined();
+      expect(p.err, path.join(' ')).toMatch(/^error: missing required argument '/);
+    }
+    expect(seen).toBeGreaterThan(20);
+  });
+
+  it('a missing required option is a usage error and runs nothing', async () => {
+    let seen = 0;
+    for (const { path, cmd } of all) {
+      for (const o of cmd.options.filter((x) => x.mandatory)) {
+        seen++;
+        const others = cmd.options.filter((x) => x.mandatory && x !== o).flatMap((x) => given(x).argv);
+        const p = await parse([...path, ...args(cmd), ...others]);
+        expect(p.code, path.join(' ')).toBe(2);
+        expect(p.path, path.join(' ')).toBeUndefined();
+        expect(p.err, path.join(' ')).toContain(`error: required option '${o.flags}' not specified`);
+      }
+    }
+    expect(seen).toBeGreaterThan(5);
+  });
+
+  it('a value outside a flag\'s choices is a usage error and runs nothing', async () => {
+    let seen = 0;
+    for (const { path, cmd } of all) {
+      for (const o of cmd.options.filter((x) => x.argChoices)) {
+        seen++;
+        const p = await parse([...path, ...args(cmd), ...mandatory(cmd), o.long!, 'frobnicate']);
+        expect(p.code, path.join(' ')).toBe(2);
+        expect(p.path, path.join(' ')).toBeUndefined();
+        expect(p.err, path.join(' ')).toContain(`error: option '${o.flags}' argument 'frobnicate' is invalid. Allowed choices are ${o.argChoices!.join(', ')}.`);
+      }
+    }
+    expect(seen).toBeGreaterThanOrEqual(3);
+  });
+});
