@@ -1,7 +1,7 @@
 // Service options (the @fastify/env idea): each service declares a TypeBox schema of what it
 // accepts, and the harness checks the given options and the environment against it once, before opening it.
 import { Type, type TSchema, type Static } from '@sinclair/typebox';
-import { Value, ValueErrorType } from '@sinclair/typebox/value';
+import { Value, ValueErrorType, type ValueError } from '@sinclair/typebox/value';
 import { databaseUrlFrom } from '../src/store/open.js';
 
 /** A service option that is missing, misspelt or of the wrong type: the operator's (or the caller's) input. */
@@ -32,13 +32,21 @@ function describe(value: unknown): string {
   return value === undefined ? 'nothing' : JSON.stringify(value) ?? String(value);
 }
 
+/** "expected one of "local", "s3"" for a union of literals; TypeBox's own words otherwise. */
+function expectation(error: ValueError): string {
+  const choices = (error.schema.anyOf as { const?: unknown }[] | undefined)?.map((s) => s.const);
+  if (choices && choices.every((c) => c !== undefined)) return `expected one of ${choices.map((c) => JSON.stringify(c)).join(', ')}`;
+  return error.message.toLowerCase();
+}
+
 /** Throws an OptionsError naming the first problem (one line), else returns the value as the schema's type. */
 export function checkOptions<S extends TSchema>(service: string, schema: S, value: unknown): Static<S> {
   if (Value.Check(schema, value)) return value;
   const first = Value.Errors(schema, value).First();
-  const key = first ? first.path.replace(/^\//, '').replaceAll('/', '.') : '';
-  if (first?.type === ValueErrorType.ObjectAdditionalProperties) throw new OptionsError(`unknown ${service} option ${JSON.stringify(key)}`);
-  throw new OptionsError(`${service} option ${JSON.stringify(key)}: ${first?.message.toLowerCase() ?? 'invalid'}, not ${describe(first?.value)}`);
+  if (!first) throw new OptionsError(`invalid ${service} options`);
+  const key = first.path.replace(/^\//, '').replaceAll('/', '.');
+  if (first.type === ValueErrorType.ObjectAdditionalProperties) throw new OptionsError(`unknown ${service} option ${JSON.stringify(key)}`);
+  throw new OptionsError(`${service} option ${JSON.stringify(key)}: ${expectation(first)}, not ${describe(first.value)}`);
 }
 
 /** Drops keys whose value is undefined, so that "not given" has one spelling. */
