@@ -14,6 +14,7 @@ import type { IndexedNote, NotesIndex, NoteUpsert } from '../store/notes.js';
 import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { checkNamespace, namespaceOfRef } from './namespace.js';
 import { RepoLocks, type RefLock } from './locks.js';
+import { BadRefs, type IndexerLog } from './bad-refs.js';
 
 export interface HostedRepo {
   id: string;
@@ -34,20 +35,8 @@ const CATCH_UP_ROUNDS = 5;
 /** Note blobs read by one `cat-file --batch` process at most, in bytes (each blob is at most MAX_NOTE_BYTES). */
 const READ_BATCH_BYTES = 64 * 1024 * 1024;
 
-/**
- * How long a notes ref found unreadable at a tip is left out before it is looked at again (a tip
- * that is a blob stays one; a read that failed for want of a process may not fail next time).
- */
-const BAD_TIP_RECHECK_MS = 60_000;
-const BAD_TIP_ENTRIES = 10_000;
-
 /** The singleton job (SqlDatabase.exclusive) of a server's start-up catch-up and `mkt admin reindex`. */
 export const CATCH_UP_JOB = 'notes-index-catch-up';
-
-/** Where the indexer says it skipped a notes ref (the daemon's pino logger fits). */
-export interface IndexerLog {
-  warn(fields: Record<string, unknown>, msg: string): void;
-}
 
 export interface NotesIndexerOptions {
   /** Defaults to the index's own lock (NotesIndex.holdRef: the database the instances share). */
@@ -84,15 +73,6 @@ export class NotesIndexer {
   /** Per repository and namespace: the tip last read from disk and when. */
   private readonly diskTips = new Map<string, { tip: string | undefined; at: number }>();
   /**
-   * Per repository and namespace: a tip that is not a readable notes commit (a blob, a tree, a tag,
-   * a commit whose tree is missing), why, and when that was found. Such a ref is left out of the
-   * index as if it did not exist: one bad ref must not break every read and write of the repository.
-   */
-  private readonly badTips = new Map<string, { tip: string; reason: string; at: number }>();
-  /** Bad tips already logged (`repo\0namespace\0tip`), so each is logged once, not once a request. */
-  private readonly warned = new Set<string>();
-
-  /**
    * Repositories the index has been fully built for. The flag only ever turns on (markIndexed)
    * until dropRepo, which announces itself like every change, so only `true` is remembered.
    */
@@ -104,11 +84,15 @@ export class NotesIndexer {
   private epoch = 0;
   private readonly unwatch: Promise<(() => void) | undefined>;
 
+  /** Refs left out because their tip is not a readable notes commit. */
+  private readonly badRefs: BadRefs;
+
   constructor(
     private readonly index: NotesIndex,
-    private readonly log?: IndexerLog,
+    log?: IndexerLog,
     opts: NotesIndexerOptions = {},
   ) {
+    this.badRefs = new BadRefs(log);
     this.refLock = opts.refLock ?? ((repoId, ref, fn) => index.holdRef(repoId, ref, fn));
     // Another instance's write moves the ref on the shared volume and updates the shared index;
     // its notification drops what this one remembers, so reads need not wait out REF_READ_TTL_MS.
@@ -247,7 +231,7 @@ export class NotesIndexer {
   async isCurrent(repo: HostedRepo, namespace: string): Promise<boolean> {
     const disk = await this.diskTip(repo, namespace);
     // A ref left out as unreadable is current when the index holds nothing of it.
-    if (disk !== undefined && this.freshlyBad(repo.id, namespace, disk)) return !(await this.tips(repo.id)).has(namespace);
+    if (disk !== undefined && this.badRefs.fresh(repo.id, namespace, disk)) return !(await this.tips(repo.id)).has(namespace);
     return (await this.tips(repo.id)).get(namespace) === disk;
   }
 
@@ -257,26 +241,9 @@ export class NotesIndexer {
    * such a tip.
    */
   badTipReason(repoId: string, namespace: string, tip: string): string | undefined {
-    const hit = this.badTips.get(`${repoId}\0${namespace}`);
-    return hit?.tip === tip ? hit.reason : undefined;
+    return this.badRefs.reason(repoId, namespace, tip);
   }
 
-  private freshlyBad(repoId: string, namespace: string, tip: string): boolean {
-    const hit = this.badTips.get(`${repoId}\0${namespace}`);
-    return hit?.tip === tip && performance.now() - hit.at < BAD_TIP_RECHECK_MS;
-  }
-
-  /** Leaves the ref out until it moves (or BAD_TIP_RECHECK_MS pass), and says so once per tip. */
-  private markBad(repo: HostedRepo, namespace: string, tip: string, reason: string): void {
-    const key = `${repo.id}\0${namespace}`;
-    if (this.badTips.size >= BAD_TIP_ENTRIES && !this.badTips.has(key)) this.badTips.clear();
-    this.badTips.set(key, { tip, reason, at: performance.now() });
-    const said = `${key}\0${tip}`;
-    if (this.warned.has(said)) return;
-    if (this.warned.size >= BAD_TIP_ENTRIES) this.warned.clear();
-    this.warned.add(said);
-    this.log?.warn({ repo: repo.id, dir: repo.dir, ref: `refs/notes/${namespace}`, tip, reason }, 'notes ref skipped: it is not a readable notes commit; the API leaves it out until it is deleted or moved');
-  }
 
   /**
    * Marks the refs whose tips are not commits (one `cat-file --batch-check` for all of them) and
@@ -289,7 +256,7 @@ export class NotesIndexer {
     for (const [ns, tip] of refs) {
       const type = info.get(tip)?.type;
       if (type === 'commit') ok.add(ns);
-      else this.markBad(repo, ns, tip, type ? `${tip} is a ${type}, not a commit` : `${tip} is missing from the repository`);
+      else this.badRefs.mark(repo, ns, tip, type ? `${tip} is a ${type}, not a commit` : `${tip} is missing from the repository`);
     }
     return ok;
   }
@@ -321,7 +288,7 @@ export class NotesIndexer {
       const ns = namespaceOfRef(ref);
       const c = checkNamespace(ns);
       // Reserved namespaces pushed with git are still indexed (readable, not writable here).
-      if ((c.ok || c.reserved) && !this.freshlyBad(repo.id, ns, tip)) out.set(ns, tip);
+      if ((c.ok || c.reserved) && !this.badRefs.fresh(repo.id, ns, tip)) out.set(ns, tip);
     }
     return out;
   }
@@ -392,10 +359,10 @@ export class NotesIndexer {
     try {
       const out = await read();
       // Read now: a failure remembered of this tip (a process that could not start) is forgotten.
-      if (this.badTips.get(`${repo.id}\0${ns}`)?.tip === tip) this.badTips.delete(`${repo.id}\0${ns}`);
+      this.badRefs.readable(repo.id, ns, tip);
       return out;
     } catch (err) {
-      this.markBad(repo, ns, tip, `its notes cannot be read: ${err instanceof Error ? err.message : String(err)}`);
+      this.badRefs.mark(repo, ns, tip, `its notes cannot be read: ${err instanceof Error ? err.message : String(err)}`);
       return undefined;
     }
   }
