@@ -22,7 +22,7 @@ vi.mock('../../../daemon/start.js', async (importOriginal) => {
     startService: vi.fn(async (name: ServiceName, opts: Parameters<typeof real.startService>[1]) => {
       calls.push({ name, options: opts.options, host: opts.host, port: opts.port });
       if (!stub) return real.startService(name, opts);
-      return { name, url: 'http://stub', close: async () => undefined };
+      return { name, url: 'http://stub', close: async (): Promise<void> => undefined } as unknown as Awaited<ReturnType<typeof real.startService>>;
     }),
     trapStopSignals: () => new Promise<string>(() => undefined),
     runUntilSignalled: vi.fn(async () => undefined),
