@@ -7,9 +7,9 @@ import { LIMITER_MIGRATIONS, SqlLimiterWindows } from './limiter-windows-sql.js'
 import { MONITOR_MIGRATIONS } from './monitor-migrations-sqlite.js';
 import { SqlMonitorStore } from './monitor-sql.js';
 
-/** The file opened and migrated, with its raw floor: what the adapter needs. */
-function opened(file: string): [SqliteDatabase, SqlLimiterWindows, number] {
-  const sql = new SqliteDatabase(file);
+/** The file (or a database opened on it) migrated, with its raw floor: what the adapter needs. */
+function opened(file: string | SqliteDatabase): [SqliteDatabase, SqlLimiterWindows, number] {
+  const sql = typeof file === 'string' ? new SqliteDatabase(file) : file;
   try {
     migrate(sql.db, 'monitor', MONITOR_MIGRATIONS);
     migrate(sql.db, 'limiter', LIMITER_MIGRATIONS.sqlite.map((m) => {
@@ -20,13 +20,14 @@ function opened(file: string): [SqliteDatabase, SqlLimiterWindows, number] {
     // The limiter's windows share this connection and its turns: a transaction of either waits for the other's.
     return [sql, SqlLimiterWindows.migrated(sql), floor ?? 0];
   } catch (err) {
-    sql.db.close();
+    if (typeof file === 'string') sql.db.close();
     throw err;
   }
 }
 
 export class SqliteMonitorStore extends SqlMonitorStore {
-  constructor(file: string) {
+  /** Opens the file, or takes over a database already open on it (closed with the store). */
+  constructor(file: string | SqliteDatabase) {
     super(...opened(file));
   }
 }
