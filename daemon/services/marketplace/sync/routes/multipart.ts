@@ -1,7 +1,8 @@
 // Multipart blob routes (spec: blob_multipart_start/parts/complete/abort). They only move bytes:
 // deterministic part geometry, bounded windows of exact-length part URLs, completion against
-// what the object store holds. A session reserves its full size against the cap from start until
-// it is confirmed, aborted or reaped (../uploads.ts); its parts assemble into its own object.
+// what the object store holds (the rules: ../multipart.ts). A session reserves its full size
+// against the cap from start until it is confirmed, aborted or reaped (../uploads.ts); its parts
+// assemble into its own object.
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance, preHandlerHookHandler } from 'fastify';
 import {
@@ -24,6 +25,7 @@ import { syncCaller, type SyncCaller } from '../auth.js';
 import type { StorageContext } from '../storage-context.js';
 import { BEARER, TAGS } from './common.js';
 import { moveUpload, reserveUpload, touchUpload, uploadObject } from '../uploads.js';
+import { completion, listedParts, ownSession, partsWindow } from '../multipart.js';
 
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 410: ErrorSchema, 413: ErrorSchema };
 const NO_CONTENT = { type: 'null', description: 'done' };
@@ -42,15 +44,11 @@ interface CompleteBody {
   parts: { part_number: number; etag: string }[];
 }
 
-const unquote = (etag: string): string => etag.trim().replace(/^"|"$/g, '');
-
 export async function multipartRoutes(app: FastifyInstance, c: StorageContext, auth: preHandlerHookHandler): Promise<void> {
   /** The caller's session for this hash: 404 when there is none, 410 once aborted or reaped. */
   async function session(caller: SyncCaller, hash: string, uploadId: string): Promise<UploadSession> {
-    const s = await c.store.upload(uploadId);
-    if (!s || s.app_id !== caller.appId || s.user_id !== caller.userId || s.hash !== hash || s.state === 'single') {
-      throw new HttpError(404, `no multipart upload ${uploadId} for blob ${hash}`);
-    }
+    const s = ownSession(await c.store.upload(uploadId), caller, hash);
+    if (!s) throw new HttpError(404, `no multipart upload ${uploadId} for blob ${hash}`);
     if (s.state === 'aborted') throw new HttpError(410, `multipart upload ${uploadId} was aborted: start a new one`);
     if (s.state === 'reaped') throw new HttpError(410, `multipart upload ${uploadId} was idle too long and has been reaped: start a new one`);
     return s;
@@ -129,11 +127,19 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
       const caller = syncCaller(req);
       const b = req.body;
       const s = await session(caller, b.hash, b.upload_id);
-      if (s.state !== 'open') throw new HttpError(409, `multipart upload ${s.id} is already completed`);
-      if (b.size_bytes !== s.size_bytes) throw new HttpError(409, `size_bytes ${b.size_bytes} differs from the ${s.size_bytes} given at start`);
-      const last = b.first_part + b.count - 1;
-      if (b.count > 0 && (b.first_part < 1 || last > s.part_count)) throw new HttpError(400, `parts ${b.first_part}..${last} are outside 1..${s.part_count}`);
-      if (b.checksums && b.checksums.length !== b.count) throw new HttpError(400, `checksums has ${b.checksums.length} entries for ${b.count} parts`);
+      const w = partsWindow(s, b);
+      switch (w.kind) {
+        case 'not_open':
+          throw new HttpError(409, `multipart upload ${s.id} is already completed`);
+        case 'size_differs':
+          throw new HttpError(409, `size_bytes ${b.size_bytes} differs from the ${s.size_bytes} given at start`);
+        case 'outside':
+          throw new HttpError(400, `parts ${b.first_part}..${w.last} are outside 1..${s.part_count}`);
+        case 'checksum_count':
+          throw new HttpError(400, `checksums has ${b.checksums?.length} entries for ${b.count} parts`);
+        case 'ok':
+          break;
+      }
       const key = uploadObject(s);
       // Billing follows what is stored: refresh the session's parts while it is active.
       const stored = await c.objects.listParts(key, s.store_upload_id!);
@@ -175,28 +181,16 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
         if (s.state === 'rejected') throw new HttpError(409, `multipart upload ${s.id} was refused at confirm: start a new one`);
         return reply.code(204).send();
       }
-      const listed = new Map<number, string>();
-      for (const p of b.parts) {
-        if (p.part_number > s.part_count) throw new HttpError(400, `part ${p.part_number} is outside 1..${s.part_count}`);
-        if (listed.has(p.part_number)) throw new HttpError(400, `part ${p.part_number} is listed twice`);
-        listed.set(p.part_number, unquote(p.etag));
-      }
+      const listed = listedParts(s, b.parts);
+      if (listed.kind === 'outside') throw new HttpError(400, `part ${listed.part} is outside 1..${s.part_count}`);
+      if (listed.kind === 'twice') throw new HttpError(400, `part ${listed.part} is listed twice`);
       const key = uploadObject(s);
       const stored = new Map((await c.objects.listParts(key, s.store_upload_id!)).map((p) => [p.partNumber, p]));
       await touchUpload(c.store, s.id, c.clock.now(), [...stored.values()].map((p) => ({ part_number: p.partNumber, size_bytes: p.size, etag: p.etag })));
-      const missing: number[] = [];
-      const mismatched: number[] = [];
-      const geometry = { part_size: s.part_size, part_count: s.part_count };
-      for (let n = 1; n <= s.part_count; n++) {
-        const have = stored.get(n);
-        const etag = listed.get(n);
-        if (!have || etag === undefined) missing.push(n);
-        else if (unquote(have.etag) !== etag || have.size !== partLength(s.size_bytes, geometry, n)) mismatched.push(n);
-      }
-      if (missing.length > 0) throw new HttpError(409, `cannot complete: ${missing.length} of ${s.part_count} parts are not uploaded or not listed (${listParts(missing)})`);
-      if (mismatched.length > 0) throw new HttpError(409, `cannot complete: the ETag or size of parts ${listParts(mismatched)} does not match what is stored (uploaded again since?)`);
-      const order = [...Array(s.part_count).keys()].map((i) => ({ partNumber: i + 1, etag: stored.get(i + 1)!.etag, checksum: stored.get(i + 1)!.checksum }));
-      await c.objects.completeMultipart(key, s.store_upload_id!, order);
+      const done = completion(s, listed.etags, stored);
+      if (done.kind === 'missing') throw new HttpError(409, `cannot complete: ${done.parts.length} of ${s.part_count} parts are not uploaded or not listed (${listParts(done.parts)})`);
+      if (done.kind === 'mismatched') throw new HttpError(409, `cannot complete: the ETag or size of parts ${listParts(done.parts)} does not match what is stored (uploaded again since?)`);
+      await c.objects.completeMultipart(key, s.store_upload_id!, done.order);
       await moveUpload(c.store, s.id, ['open'], 'completed', c.clock.now());
       return reply.code(204).send();
     },
@@ -218,10 +212,8 @@ export async function multipartRoutes(app: FastifyInstance, c: StorageContext, a
     },
     async (req, reply) => {
       const caller = syncCaller(req);
-      const s = await c.store.upload(req.body.upload_id);
-      if (!s || s.app_id !== caller.appId || s.user_id !== caller.userId || s.hash !== req.body.hash || s.state === 'single') {
-        throw new HttpError(404, `no multipart upload ${req.body.upload_id} for blob ${req.body.hash}`);
-      }
+      const s = ownSession(await c.store.upload(req.body.upload_id), caller, req.body.hash);
+      if (!s) throw new HttpError(404, `no multipart upload ${req.body.upload_id} for blob ${req.body.hash}`);
       if (s.state === 'aborted' || s.state === 'reaped') return reply.code(204).send();
       if (s.state !== 'open') throw new HttpError(409, `multipart upload ${s.id} is already completed`);
       if (await moveUpload(c.store, s.id, ['open'], 'aborted', c.clock.now())) {
