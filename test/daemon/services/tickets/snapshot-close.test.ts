@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { tempDir } from '../../../helpers/tmp.js';
 
-const root = join(import.meta.dirname, '../../..');
+const root = join(import.meta.dirname, '../../../..');
 
 /** The child: a raw TCP peer answering 8 MiB then FIN, and three downloads from it. */
 const SCRIPT = `
