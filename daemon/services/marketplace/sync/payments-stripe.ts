@@ -6,7 +6,7 @@ import Stripe from 'stripe';
 import type { BillingEvent, CheckoutRecord, SubscriptionRecord } from '../../../../src/store/sync-billing.js';
 import { verifyWebhook } from '../../../../src/crypto/webhook-signature.js';
 import { formatBytes } from '../../../../src/sync/pricing.js';
-import { CHECKOUT_PAGE_PATH, parseEventBody, reduceEvent, WebhookRejected, type PaymentProvider } from './payments.js';
+import { CHECKOUT_PAGE_PATH, CURRENCY, parseEventBody, reduceEvent, WebhookRejected, type PaymentProvider } from './payments.js';
 
 export interface StripeProviderOptions {
   /** `sk_live_...` / `sk_test_...` (MKT_STRIPE_SECRET_KEY or STRIPE_SECRET_KEY). */
@@ -23,7 +23,6 @@ export interface StripeProviderOptions {
 }
 
 export const CHECKOUT_RETURN_PATH = `${CHECKOUT_PAGE_PATH}/return`;
-const CURRENCY = 'usd';
 
 export function stripeOptionsFrom(given: Partial<StripeProviderOptions> | undefined, env: NodeJS.ProcessEnv): StripeProviderOptions {
   const secretKey = given?.secretKey ?? env.MKT_STRIPE_SECRET_KEY ?? env.STRIPE_SECRET_KEY;

@@ -8,6 +8,8 @@ import { deriveSyncKey } from './auth.js';
 
 export const WEBHOOK_PATH = '/api/v1/sync/webhook';
 export const CHECKOUT_PAGE_PATH = '/api/v1/sync/checkout';
+/** What every price is in: quotes answer it, and the Stripe provider charges in it. */
+export const CURRENCY = 'usd';
 
 export interface PaymentProvider {
   readonly kind: string;

@@ -21,10 +21,10 @@ import { timestampNow } from '../../../../../src/util/time.js';
 import { HttpError } from '../../../../plugins/errors.js';
 import { syncCaller, type SyncCaller } from '../auth.js';
 import type { StorageContext } from '../storage-context.js';
+import { CURRENCY } from '../payments.js';
 import { BEARER, TAGS } from './common.js';
 
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 409: ErrorSchema };
-export const CURRENCY = 'usd';
 
 export function subscriptionStatus(sub: SubscriptionRecord | undefined): SyncSubscriptionStatus {
   if (!sub) {
