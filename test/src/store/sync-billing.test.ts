@@ -10,7 +10,8 @@ import { PgDatabase } from '../../../src/store/sql-pg.js';
 import type { SqlDatabase } from '../../../src/store/sql.js';
 import { SqlSyncStorageStore } from '../../../src/store/sync-billing-sql.js';
 import type { BillingEvent, SubscriptionRecord, SyncStorageStore, UploadSession } from '../../../src/store/sync-billing.js';
-import { moveUpload, recordParts, reserveUpload, settleConfirm, touchUpload } from '../../../daemon/services/marketplace/sync/uploads.js';
+import { moveUpload, recordParts, settleConfirm, touchUpload } from '../../../daemon/services/marketplace/sync/uploads.js';
+import { reserveUpload } from '../../../daemon/services/marketplace/sync/routes/uploads.js';
 import { applyEvent } from '../../../daemon/services/marketplace/sync/subscriptions.js';
 import { HttpError } from '../../../daemon/plugins/errors.js';
 

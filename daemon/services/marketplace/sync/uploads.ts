@@ -5,8 +5,8 @@
 import { ownerLockKey } from './owner-lock.js';
 import type { BlobRecord, ConfirmOutcome, StoredPartRow, SyncStorageStore, UploadSession, UploadState } from '../../../../src/store/sync-billing.js';
 import { blobKey, stagingKey } from '../../../../src/sync-objects/store.js';
-import { HttpError } from '../../../plugins/errors.js';
-import { fits, MAX_PENDING_PER_BLOB, overCap } from './quota.js';
+import type { Usage } from '../../../../src/store/sync-usage.js';
+import { fits, MAX_PENDING_PER_BLOB } from './quota.js';
 import type { StorageContext } from './storage-context.js';
 import { timestampNow } from '../../../../src/util/time.js';
 
@@ -29,25 +29,24 @@ export const ownerLock = (appId: string, userId: string): string => ownerLockKey
 /** The lock of one upload's parts and state moves. */
 export const uploadLock = (id: string): string => `sync-upload:${id}`;
 
+export type Reservation = { kind: 'reserved' } | { kind: 'exists' } | { kind: 'too_many' } | { kind: 'over_cap'; usage: Usage };
+
 /**
  * Records a new upload if it fits: what is stored plus every pending upload's signed size must
  * stay within the cap, and one blob has at most MAX_PENDING_PER_BLOB pending uploads. Decided in
  * one transaction holding the owner's lock, so concurrent requests (on any instance) never
  * reserve past the cap. 'exists' when the blob was confirmed meanwhile.
  */
-export async function reserveUpload(c: Pick<StorageContext, 'store'>, u: UploadSession): Promise<'reserved' | 'exists'> {
-  const r = await c.store.transaction(async (tx) => {
+export async function reserve(c: Pick<StorageContext, 'store'>, u: UploadSession): Promise<Reservation> {
+  return c.store.transaction(async (tx): Promise<Reservation> => {
     await tx.lock(ownerLock(u.app_id, u.user_id));
-    if (await tx.blob(u.app_id, u.user_id, u.hash)) return { kind: 'exists' as const };
-    if ((await tx.pendingUploads(u.app_id, u.user_id, u.hash)) >= MAX_PENDING_PER_BLOB) return { kind: 'too_many' as const };
+    if (await tx.blob(u.app_id, u.user_id, u.hash)) return { kind: 'exists' };
+    if ((await tx.pendingUploads(u.app_id, u.user_id, u.hash)) >= MAX_PENDING_PER_BLOB) return { kind: 'too_many' };
     const usage = await tx.usage(u.app_id, u.user_id);
-    if (!fits(usage, u.size_bytes)) return { kind: 'over_cap' as const, usage };
+    if (!fits(usage, u.size_bytes)) return { kind: 'over_cap', usage };
     await tx.insertUpload(u);
-    return { kind: 'reserved' as const };
+    return { kind: 'reserved' };
   });
-  if (r.kind === 'too_many') throw new HttpError(409, `blob ${u.hash} already has ${MAX_PENDING_PER_BLOB} pending uploads: confirm one, abort its multipart sessions, or wait until their URLs expire`);
-  if (r.kind === 'over_cap') throw overCap(r.usage, u.size_bytes);
-  return r.kind;
 }
 
 /**
@@ -121,8 +120,18 @@ export async function settleConfirm(
  * reads the authoritative size there, and records the blob if the cap allows. The blob's object
  * is never a signed URL's target, so its bytes and recorded size stay equal.
  */
-export async function confirmUpload(c: StorageContext, appId: string, userId: string, hash: string): Promise<void> {
-  if (await c.store.blob(appId, userId, hash)) return;
+export type Confirmation =
+  | { kind: 'recorded' }
+  /** No stored object for the hash (or its multipart upload was not completed). */
+  | { kind: 'no_object' }
+  /** Another request is promoting the chosen upload. */
+  | { kind: 'busy' }
+  | { kind: 'over_cap'; usage: Usage; size: number }
+  /** The upload was reaped while confirming. */
+  | { kind: 'gone' };
+
+export async function confirmUpload(c: StorageContext, appId: string, userId: string, hash: string): Promise<Confirmation> {
+  if (await c.store.blob(appId, userId, hash)) return { kind: 'recorded' };
   let chosen: UploadSession | undefined;
   for (const u of await c.store.confirmable(appId, userId, hash)) {
     const where = u.state === 'single' ? grantTarget(u) : uploadObject(u);
@@ -131,22 +140,23 @@ export async function confirmUpload(c: StorageContext, appId: string, userId: st
       break;
     }
   }
-  if (!chosen) throw new HttpError(409, `no object was uploaded for blob ${hash}: upload it (or complete its multipart upload) before confirming`);
+  if (!chosen) return { kind: 'no_object' };
   if (!(await moveUpload(c.store, chosen.id, [chosen.state], 'promoting', c.clock.now()))) {
-    if (await c.store.blob(appId, userId, hash)) return;
-    throw new HttpError(409, `blob ${hash} is being confirmed by another request: try again`);
+    if (await c.store.blob(appId, userId, hash)) return { kind: 'recorded' };
+    return { kind: 'busy' };
   }
   const object = uploadObject(chosen);
   if (chosen.state === 'single' && chosen.object_key) await c.objects.promote(grantTarget(chosen), object);
   const head = await c.objects.head(object);
   if (!head) {
     await moveUpload(c.store, chosen.id, ['promoting'], chosen.state, c.clock.now());
-    throw new HttpError(409, `no object was uploaded for blob ${hash}: upload it (or complete its multipart upload) before confirming`);
+    return { kind: 'no_object' };
   }
   const res = await settleConfirm(c.store, { upload_id: chosen.id, app_id: appId, user_id: userId, hash, size_bytes: head.size, object_key: object, at: timestampNow(c.clock), now_ms: c.clock.now() });
-  if (res.kind === 'created') return;
+  if (res.kind === 'created') return { kind: 'recorded' };
   // Unrecorded bytes are neither reachable nor billed: do not keep them (legacy objects may be the blob's own).
   if (chosen.object_key) await c.objects.delete(object);
-  if (res.kind === 'over_cap') throw overCap(res.usage, head.size, `blob ${hash}`);
-  if (res.kind === 'gone') throw new HttpError(409, `the upload of blob ${hash} was reaped while confirming: upload it again`);
+  if (res.kind === 'over_cap') return { kind: 'over_cap', usage: res.usage, size: head.size };
+  if (res.kind === 'gone') return { kind: 'gone' };
+  return { kind: 'recorded' };
 }

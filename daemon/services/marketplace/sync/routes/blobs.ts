@@ -17,7 +17,8 @@ import { HttpError } from '../../../../plugins/errors.js';
 import { syncCaller } from '../auth.js';
 import type { StorageContext } from '../storage-context.js';
 import { BEARER, TAGS } from './common.js';
-import { blobObject, confirmUpload, grantTarget, reserveUpload } from '../uploads.js';
+import { blobObject, grantTarget } from '../uploads.js';
+import { confirmBlob, reserveUpload } from './uploads.js';
 
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 413: ErrorSchema };
 
@@ -71,7 +72,7 @@ export async function blobRoutes(app: FastifyInstance, c: StorageContext, auth: 
     },
     async (req, reply) => {
       const { userId, appId } = syncCaller(req);
-      await confirmUpload(c, appId, userId, req.body.hash);
+      await confirmBlob(c, appId, userId, req.body.hash);
       return reply.code(204).send();
     },
   );

@@ -6,7 +6,8 @@ import { PullRequestSchema, PullResponseSchema, PushRequestSchema, PushResponseS
 import { ErrorSchema } from '../../../../../src/schemas/common.js';
 import { timestampNow } from '../../../../../src/util/time.js';
 import { HttpError } from '../../../../plugins/errors.js';
-import { fits, overCap } from '../quota.js';
+import { fits } from '../quota.js';
+import { overCap } from './uploads.js';
 import { pull, push } from '../changelog.js';
 import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 

@@ -20,11 +20,11 @@ import { MAX_BLOB_BYTES, partGeometry, partLength } from '../../../../../src/syn
 import type { UploadSession } from '../../../../../src/store/sync-billing.js';
 import { timestampNow } from '../../../../../src/util/time.js';
 import { HttpError } from '../../../../plugins/errors.js';
-import { assertRoom } from '../quota.js';
 import { syncCaller, type SyncCaller } from '../auth.js';
 import type { StorageContext } from '../storage-context.js';
 import { BEARER, TAGS } from './common.js';
-import { moveUpload, reserveUpload, touchUpload, uploadObject } from '../uploads.js';
+import { moveUpload, touchUpload, uploadObject } from '../uploads.js';
+import { assertRoom, reserveUpload } from './uploads.js';
 import { completion, listedParts, ownSession, partsWindow } from '../multipart.js';
 
 const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 410: ErrorSchema, 413: ErrorSchema };
