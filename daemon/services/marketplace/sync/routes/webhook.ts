@@ -1,5 +1,5 @@
 // The payment webhook (POST /api/v1/sync/webhook): verifies the Stripe-Signature of the raw
-// body, then applies the event at most once (subscriptions.ts); replays by event id and stale,
+// body, then applies the event at most once (../subscriptions.ts); replays by event id and stale,
 // out-of-order events are acknowledged with 200 and change nothing, so the processor stops
 // retrying them.
 import type { FastifyInstance } from 'fastify';
