@@ -20,7 +20,9 @@ const S3Settings = optionsObject({
   endpoint: Type.Optional(Type.String()),
   forcePathStyle: Type.Optional(Type.Boolean()),
   prefix: Type.Optional(Type.String()),
-  credentials: Type.Optional(optionsObject({ accessKeyId: Type.String(), secretAccessKey: Type.String() })),
+  // Open: the AWS SDK writes its own fields (`$source`) into the credentials object it is handed,
+  // so the same settings given to a second start carry them.
+  credentials: Type.Optional(Type.Object({ accessKeyId: Type.String(), secretAccessKey: Type.String() })),
 });
 
 /** Settings of the stripe provider; unset fields come from MKT_STRIPE_* (see stripeOptionsFrom). */
