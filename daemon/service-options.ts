@@ -14,8 +14,8 @@ export class OptionsError extends Error {
 
 /** What a service module says about its options. */
 export interface ServiceOptionsSpec<O> {
-  /** Every key the service reads; unknown keys are refused (`additionalProperties: false`). */
-  schema: TSchema;
+  /** Every key the service reads; unknown keys are refused (`additionalProperties: false`). Its `Static` is O. */
+  schema: TSchema & { static: O };
   /**
    * Fills the options the environment may give too, with the precedence the service has always
    * had (an option given > its variable > the service's default), and checks their values.
