@@ -6,7 +6,7 @@ import type { EventOutcome } from '../../../../src/store/sync-billing.js';
 import { quoteCents } from '../../../../src/sync/pricing.js';
 import type { MarketplaceStores } from '../../../../src/store/marketplace.js';
 import { localRenewalEvent, reduceEvent } from './payments.js';
-import { applyEvent } from './webhook.js';
+import { applyEvent } from './subscriptions.js';
 
 export interface RenewResult {
   app: string;
