@@ -1,7 +1,7 @@
 // The status cache against a status built straight from the store: recent snapshots kept in
 // memory (late ones in the store's order), uptime counted in as checks arrive, windows warmed by
 // the background refresh so a request reads none, and a read racing a check not cached as current.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseMonitorConfig } from '../../../../src/config/monitor.js';
 import type { Snapshot } from '../../../../src/store/monitor.js';
 import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
@@ -14,6 +14,7 @@ const snap = (ms: number, status = 'operational', rt = 12): Snapshot => ({ statu
 
 const stores: SqliteMonitorStore[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   for (const s of stores.splice(0)) await s.close();
 });
 
@@ -117,8 +118,15 @@ describe('StatusCache', () => {
       reads++;
       return countsMany(...args);
     };
-    // Quiet for 20 ticks of the 10 ms refresh: long enough for a pass nobody asked for to show.
-    const quiet = (): Promise<void> => new Promise((r) => setTimeout(r, 200));
+    // The refresh's interval runs on a fake clock stepped by the test: with a real 10 ms timer a
+    // loaded machine let a tick land inside the reader's get() below (the reader had just made the
+    // refresh due), which rebuilt b early and made the counts race. Other timers stay real.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    /** 20 ticks of the 10 ms refresh: enough for a pass nobody asked for to show. */
+    const quiet = async (): Promise<void> => {
+      vi.advanceTimersByTime(200);
+      await new Promise((r) => setTimeout(r, 50));
+    };
     cache.start(() => config.targets, (e) => {
       throw e;
     });
@@ -129,6 +137,7 @@ describe('StatusCache', () => {
     await cache.get(config.targets[0]!); // a reader: a's windows were 60 s old, rebuilt inline
     expect(reads).toBe(3);
     now += 25_000; // older than the refresh age: the background pass rebuilds both
+    vi.advanceTimersByTime(10);
     await waitFor(async () => reads === 5, 'the refresh of both targets');
     now += 10 * 60_000; // the reader has gone
     await quiet();
