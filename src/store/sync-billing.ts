@@ -103,7 +103,7 @@ export interface StoredPartRow {
 /**
  * Row operations of the storage tables: reads, inserts and conditional updates, no rules. The
  * rules (quota at reserve and confirm, pending-upload limits, webhook events applied once and
- * never back in time) live in the sync area's domain modules (uploads.ts, webhook.ts), which run
+ * never back in time) live in the sync area's domain modules (uploads.ts, subscriptions.ts), which run
  * them inside `SyncStorageStore.transaction` on the rows of that transaction.
  */
 export interface StorageRows {

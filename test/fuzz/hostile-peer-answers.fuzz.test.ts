@@ -3,7 +3,7 @@
 // fast-check chooses: oversized (streamed past the cap, or announced by Content-Length),
 // malformed (not JSON, truncated, wrong shape, wrong types, nested thousands deep), forged
 // (tickets with invalid fields, stamps in year 9999, 200,000-character descriptions) and slow
-// (trickled in pieces). The real PeerSync and Mesh run in-process; the node's own API is served
+// (trickled in pieces). The real Replicator and Mesh run in-process; the node's own API is served
 // from the same store. Properties: no invalid ticket is ever stored, the node's API answers
 // during and after every round, and every refused answer is reported as a warning.
 import fc from 'fast-check';
@@ -17,7 +17,7 @@ import { createLogger, type Logger } from '../../daemon/logger.js';
 import { buildServer } from '../../daemon/server.js';
 import { HybridClock } from '../../daemon/services/tickets/hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from '../../daemon/services/tickets/routes.js';
-import { Replicator as PeerSync } from '../../daemon/services/tickets/replication.js';
+import { Replicator } from '../../daemon/services/tickets/replication.js';
 import { DEFAULT_MAX_SKEW_MS, formatStamp } from '../../daemon/services/tickets/stamp.js';
 import { Mesh, PEER_STATUS_MAX_BYTES } from '../../daemon/services/monitor/mesh.js';
 import { parseMonitorConfig } from '../../src/config/monitor.js';
@@ -230,8 +230,8 @@ const logLines: { level: number; msg: string; peer?: string | unknown }[] = [];
 let logger: Logger;
 let store: SqliteTicketStore;
 let emptyStore: SqliteTicketStore;
-let sync: PeerSync;
-let emptySync: PeerSync;
+let sync: Replicator;
+let emptySync: Replicator;
 let api: FastifyInstance;
 let apiUrl: string;
 let mesh: Mesh;
@@ -251,10 +251,10 @@ beforeAll(async () => {
   store = new SqliteTicketStore(join(dir.path, 'tickets.db'));
   const hlc = new HybridClock(systemClock);
   // A one-millisecond overlap: each round pushes only what this run wrote, not every earlier run's.
-  sync = new PeerSync({ store, hlc, token: TOKEN, logger, peers: [peerUrl], intervalMs: 3_600_000, overlapMs: 1, nodeId: 'node-under-test' });
+  sync = new Replicator({ store, hlc, token: TOKEN, logger, peers: [peerUrl], intervalMs: 3_600_000, overlapMs: 1, nodeId: 'node-under-test' });
   // A node that stays empty (its pulls are empty): its rounds ask the peer's count first (bootstrap).
   emptyStore = new SqliteTicketStore(join(dir.path, 'empty.db'));
-  emptySync = new PeerSync({ store: emptyStore, hlc: new HybridClock(systemClock), token: TOKEN, logger, peers: [peerUrl], intervalMs: 3_600_000, snapshotDir: dir.path, nodeId: 'empty-node' });
+  emptySync = new Replicator({ store: emptyStore, hlc: new HybridClock(systemClock), token: TOKEN, logger, peers: [peerUrl], intervalMs: 3_600_000, snapshotDir: dir.path, nodeId: 'empty-node' });
   api = await buildServer({
     logger,
     service: {

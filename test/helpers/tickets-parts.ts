@@ -23,7 +23,7 @@ export interface PartsNode {
   /** Sends a request with the shared token; the body parsed as JSON. */
   req(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test bodies are inspected field by field
   /** One replication round of this node with `peer` (pull, merge, push), built on first use. */
-  syncWith(peer: PartsNode): Promise<PeerRound>;
+  replicateFrom(peer: PartsNode): Promise<PeerRound>;
   /** Every ticket as a peer pulls it (field stamps included), oldest change first. */
   snapshot(): Promise<Ticket[]>;
   close(): Promise<void>;
@@ -77,7 +77,7 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
       const text = await res.text();
       return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
     },
-    syncWith(peer) {
+    replicateFrom(peer) {
       let replicator = replicators.get(peer.url);
       if (!replicator) {
         replicator = new Replicator({ store, hlc, clock: opts.clock, maxSkewMs: opts.maxSkewMs, token: PARTS_TOKEN, logger: silent, peers: [peer.url], intervalMs: 3_600_000, overlapMs: opts.overlapMs, nodeId, pullLimit: opts.pullLimit });

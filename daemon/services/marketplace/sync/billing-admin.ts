@@ -1,6 +1,6 @@
 // Local administration of sync subscriptions (`mkt admin billing renew`) on the marketplace's
 // stores (SQLite or PostgreSQL): renews subscriptions of the local payment provider through the
-// same event path as the webhook (a renewal invoice reduced and applied once, webhook.ts),
+// same event path as the webhook (a renewal invoice reduced and applied once, subscriptions.ts),
 // promoting any pending storage cap. One renewal run at a time across every instance and admin.
 import type { EventOutcome } from '../../../../src/store/sync-billing.js';
 import { quoteCents } from '../../../../src/sync/pricing.js';

@@ -3,7 +3,7 @@
 // included) once every pair has synced; each field holds the edit with the greatest
 // [stamp, node id], and each tag is present iff its latest add or remove is an add.
 // A peer that follows only the spec (copies without field stamps) is settled by whole-ticket
-// last-writer-wins. Real stores, routes and PeerSync over HTTP; only the clocks are fake.
+// last-writer-wins. Real stores, routes and the Replicator over HTTP; only the clocks are fake.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { composeNode, type PartsNode } from '../helpers/tickets-parts.js';
@@ -198,7 +198,7 @@ async function edit(w: World, s: Extract<Step, { kind: 'edit' }>): Promise<void>
 
 async function sync(w: World, node: number, peer: number): Promise<void> {
   if (w.cut.has(pairKey(node, peer))) return;
-  const round = await w.nodes[node]!.syncWith(w.nodes[peer]!);
+  const round = await w.nodes[node]!.replicateFrom(w.nodes[peer]!);
   expect(round.ok, round.error).toBe(true);
 }
 
