@@ -19,36 +19,31 @@ function markdownUnder(dir: string): string[] {
 // depend on the order in which the files were written.
 const documents = [join(root, 'README.md'), join(root, 'CONTRIBUTING.md'), ...markdownUnder(join(root, 'docs'))].filter((f) => existsSync(f));
 
-/** The text outside fenced code blocks and inline code, where a `](` is prose, not a link. */
-function prose(text: string): string[] {
-  const lines: string[] = [];
+/** Each line of the text, or null inside a fenced code block (its fences included). */
+function outsideFences(text: string): (string | null)[] {
   let fence: string | null = null;
-  for (const line of text.split('\n')) {
+  return text.split('\n').map((line) => {
     const open = /^\s*(`{3,}|~{3,})/.exec(line);
     if (open) {
       if (fence === null) fence = open[1]!;
       else if (line.trim().startsWith(fence)) fence = null;
-      lines.push('');
-      continue;
+      return null;
     }
-    lines.push(fence === null ? line.replace(/`+[^`]*`+/g, '``') : '');
-  }
-  return lines;
+    return fence === null ? line : null;
+  });
+}
+
+/** The text outside fenced code blocks and inline code, where a `](` is prose, not a link. */
+function prose(text: string): string[] {
+  return outsideFences(text).map((line) => (line === null ? '' : line.replace(/`+[^`]*`+/g, '``')));
 }
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
 function anchors(text: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
-  let fence: string | null = null;
-  for (const line of text.split('\n')) {
-    const open = /^\s*(`{3,}|~{3,})/.exec(line);
-    if (open) {
-      if (fence === null) fence = open[1]!;
-      else if (line.trim().startsWith(fence)) fence = null;
-      continue;
-    }
-    if (fence !== null) continue;
+  for (const line of outsideFences(text)) {
+    if (line === null) continue;
     const heading = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
     const base = heading[1]!
