@@ -1,11 +1,7 @@
 // `mkt serve <service>`: the daemon face. Declares the shared server flags; the work is in run.ts.
 import { Command, Option } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
-
-function collect(value: string, previous: string[] = []): string[] {
-  return [...previous, value];
-}
+import { collect, runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   program
