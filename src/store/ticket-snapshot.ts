@@ -48,9 +48,12 @@ function sameJson(a: unknown, b: unknown): boolean {
   return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }
 
-/** Tags are a set: a node stores them in the order they came, a pull's screening sorts them. */
+/**
+ * Tags are a set: a node stores them in the order they came, a pull's screening sorts them. The
+ * screened tags hold no repeat, so a stored array of another length repeats one (or lacks one).
+ */
 function sameSet(screened: string[], stored: unknown): boolean {
-  if (!Array.isArray(stored)) return false;
+  if (!Array.isArray(stored) || stored.length !== screened.length) return false;
   const a = new Set(screened);
   const b = new Set(stored as unknown[]);
   return a.size === b.size && [...b].every((t) => typeof t === 'string' && a.has(t));

@@ -92,6 +92,8 @@ describe('ticket snapshots', () => {
     ['a view of its own', (db) => db.exec('CREATE VIEW v AS SELECT 1'), /schema differs/],
     ['a status no node stores', (db) => db.exec("UPDATE tickets SET status = 'hacked' WHERE rowid = (SELECT min(rowid) FROM tickets)"), /would refuse from a pull/],
     ['tags that are not JSON', (db) => db.exec("UPDATE tickets SET tags = '[' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /not JSON/],
+    // Found by `npm run fuzz` (seed 954337264): a set compare let a repeated tag stand, which a pull never stores.
+    ['a tag twice', (db) => db.exec(`UPDATE tickets SET tags = '["a","a"]' WHERE rowid = (SELECT min(rowid) FROM tickets)`), /tags is not as this node would store it/],
     ['a stamp beyond the clock skew', (db) => db.exec("UPDATE tickets SET updated_at = '2027-01-01T00:00:00.000Z', created_at = '2027-01-01T00:00:00.000Z', field_stamps = '{\"base\":[\"2027-01-01T00:00:00.000Z\",\"node-a\"]}' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /.+/],
     ['a row under another stamp than its own', (db) => db.exec("UPDATE tickets SET updated_at = '2026-01-01T00:00:00.000Z', field_stamps = '{\"base\":[\"2026-01-01T00:00:00.000Z\",\"node-a\"]}' WHERE rowid = (SELECT max(rowid) FROM tickets)"), /another stamp/],
     ['a schema version of its own', (db) => db.exec("UPDATE schema_migrations SET version = 99; CREATE TABLE extra (x)"), /schema differs/],
