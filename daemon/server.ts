@@ -51,7 +51,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installErrorHandling(app);
   installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs });
   installRequestLog(app);
-  installOpenApi(app, opts.service.openapi, opts.service.securitySchemes);
+  const { openapi: info, securitySchemes, operationSecurity: security, publicUrl } = opts.service;
+  installOpenApi(app, { info, securitySchemes, security, publicUrl });
   await opts.service.register(app);
   await app.ready();
   return app;

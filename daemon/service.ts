@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from './logger.js';
 import type { Clock } from '../src/util/clock.js';
-import type { OpenApiInfo } from './plugins/openapi.js';
+import type { OpenApiInfo, OpenApiOptions } from './plugins/openapi.js';
 import type { ServerTimeouts } from './timeouts.js';
 import type { ServiceOptionsSpec } from './service-options.js';
 
@@ -37,6 +37,10 @@ export interface ServiceContext<O> {
 export interface ServiceRuntime {
   openapi: OpenApiInfo;
   securitySchemes?: Record<string, unknown>;
+  /** The `security` of operations that declare none, from the rule the service's auth hook applies. */
+  operationSecurity?: OpenApiOptions['security'];
+  /** The address clients reach the service at (`--public-url`), named in the document's `servers`. */
+  publicUrl?: string;
   /** Largest accepted request body in bytes; default 1 MiB. */
   bodyLimit?: number;
   /** Registers the routes (an encapsulated plugin) onto the app. */

@@ -4,6 +4,7 @@
 import type { ServiceContext, ServiceRuntime } from '../../service.js';
 import { openMarketplaceStores } from '../../../src/store/marketplace.js';
 import { VERSION } from '../../../src/version.js';
+import { BEARER_SCHEME } from '../../plugins/openapi.js';
 import type { MarketplaceArea } from './area.js';
 import { AREAS } from './areas.js';
 import { marketplaceOptions, type MarketplaceOptions } from './options.js';
@@ -24,7 +25,9 @@ export async function open(ctx: ServiceContext<MarketplaceOptions>): Promise<Ser
   }
   return {
     openapi: { title: 'mkt marketplace', version: VERSION, description: 'Git notes, license keys and end-to-end-encrypted app sync.' },
-    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    // Each route declares its own `security`: the areas authenticate in their own ways (notes reads optional, license keys in the body).
+    securitySchemes: BEARER_SCHEME,
+    publicUrl: ctx.options.publicUrl,
     bodyLimit: 8 * 1024 * 1024,
     async register(app) {
       // For load balancers: 200 while this instance can reach its database, else 503 {"error"}

@@ -7,11 +7,12 @@ import type { ServiceContext, ServiceRuntime } from '../../service.js';
 import { emptyMonitorConfig, loadMonitorConfig, type MonitorConfig } from '../../../src/config/monitor.js';
 import { VERSION } from '../../../src/version.js';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
+import { BEARER, BEARER_SCHEME } from '../../plugins/openapi.js';
 import { AlertSender } from './alerts.js';
 import { CheckEngine } from './engine.js';
 import { Mesh } from './mesh.js';
 import { ConfirmGate } from './confirm.js';
-import { installMonitorGuard, monitorRoutes } from './routes.js';
+import { installMonitorGuard, monitorRoutes, tokenRequired } from './routes.js';
 import { StatusCache } from './status-cache.js';
 import { MonitorMetrics } from './metrics.js';
 import { MaintenanceSchedule } from './maintenance.js';
@@ -94,12 +95,15 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   };
   const pruneJob = CronJob.from({ cronTime: '17 3 * * *', onTick: () => void prune(), start: false });
 
+  // Read live by the guard and by the document, so a SIGHUP that changes the token or badges changes both.
+  const guard = { token: () => tokenOf(config), limiter: () => limiter, badgesPublic: () => config.badges === 'public' };
   return {
     openapi: { title: 'mkt monitor', version: VERSION, description: 'Health checks, uptime, latency, incidents and the peer mesh (spec service A).' },
-    securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+    securitySchemes: BEARER_SCHEME,
+    operationSecurity: (route) => (tokenRequired(route, guard) ? BEARER : []),
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
-      installMonitorGuard(app, { token: () => tokenOf(config), limiter: () => limiter, badgesPublic: () => config.badges === 'public' });
+      installMonitorGuard(app, guard);
       await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster }));
     },
     async start() {

@@ -2,7 +2,7 @@
 // trends, peer and mesh views, metrics, and the optional dashboard page.
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import { VERSION } from '../../../src/version.js';
@@ -107,10 +107,7 @@ function unauthorized(problem: Problem): HttpError {
  * token every request passes the token check.
  */
 export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void {
-  const limited = (req: FastifyRequest): boolean => {
-    const c = req.routeOptions.config;
-    return req.routeOptions.url !== undefined && c.public !== true && !(c.badge === true && deps.badgesPublic());
-  };
+  const limited = (req: FastifyRequest): boolean => req.routeOptions.url !== undefined && guardedRoute(req.routeOptions.config, deps);
   let matcher: { token: string; matches: (t: string) => boolean } | undefined;
   const auth = new Authenticator<true>({
     schemes: ['Bearer'],
@@ -132,7 +129,17 @@ export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void
       throw new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`);
     }
   });
-  installAuth(app, auth, { required: true, applies: (req) => limited(req) && deps.token() !== undefined });
+  installAuth(app, auth, { required: true, applies: (req) => req.routeOptions.url !== undefined && tokenRequired(req.routeOptions.config, deps) });
+}
+
+/** Whether a route is behind the rate limit and the token: not public, and not a badge while `badges: public`. */
+function guardedRoute(config: FastifyContextConfig, deps: Pick<GuardDeps, 'badgesPublic'>): boolean {
+  return config.public !== true && !(config.badge === true && deps.badgesPublic());
+}
+
+/** The guard's token rule, which the OpenAPI document's `security` reads too: a guarded route, once a token is configured. */
+export function tokenRequired(config: FastifyContextConfig, deps: Pick<GuardDeps, 'token' | 'badgesPublic'>): boolean {
+  return guardedRoute(config, deps) && deps.token() !== undefined;
 }
 
 export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Promise<void> {
@@ -148,7 +155,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     return t;
   };
 
-  app.get('/api/health', { config: { public: true }, schema: { operationId: 'health', summary: 'Liveness and version (public)', security: [], response: { 200: HealthSchema } } }, async () => ({ status: 'operational', version: VERSION }));
+  app.get('/api/health', { config: { public: true }, schema: { operationId: 'health', summary: 'Liveness and version (public)', response: { 200: HealthSchema } } }, async () => ({ status: 'operational', version: VERSION }));
 
   // Statuses with the mesh's vantage points, added at response time from the mesh cache.
   const withVantage = (cfg: MonitorConfig, statuses: Record<string, TargetStatus>): Record<string, TargetStatus> => {
@@ -284,7 +291,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
       // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
       return { html, gzip: await gzipAsync(html, { level: 6 }) };
     };
-    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', security: [] } }, async (req, reply) => {
+    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)' } }, async (req, reply) => {
       const now = deps.now();
       if (!page || now - page.at >= DASHBOARD_TTL_MS) {
         const body = render(now);

@@ -6,6 +6,7 @@ import { SqliteTicketStore } from '../../../src/store/tickets.js';
 import { snapshotRoute } from './snapshot-route.js';
 import { HybridClock } from './hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from './routes.js';
+import { BEARER, BEARER_SCHEME } from '../../plugins/openapi.js';
 import { Replicator } from './replication.js';
 import { resolveToken } from './token.js';
 import { loadTicketsConfig } from './config.js';
@@ -48,7 +49,9 @@ const tickets: ServiceModule<TicketsOptions> = {
     });
     return {
       openapi: { title: 'mkt ticket tracker', version: VERSION, description: 'Tickets with peer-to-peer last-writer-wins sync (spec service B).' },
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: BEARER_SCHEME,
+      // installTokenCheck (below) guards every route on the root instance: each one needs the token.
+      operationSecurity: () => BEARER,
       bodyLimit: PUSH_LIMIT.bytes,
       async register(app) {
         installTokenCheck(app, resolved.token);

@@ -4,6 +4,7 @@
 import type { FastifyRequest } from 'fastify';
 import { ConfigError } from '../../../../src/config/yaml-reader.js';
 import { isLoopbackHost } from '../../../../src/util/loopback.js';
+import { socketUrl } from '../../../plugins/server-url.js';
 
 export interface Exposure {
   /** `local` or `stripe` (or another name the caller rejects). */
@@ -26,13 +27,7 @@ function parsePublicUrl(raw: string): string {
   return u.href.replace(/\/+$/, '');
 }
 
-/** This server as reached over the connection of `req` (mkt serves plain HTTP itself). */
-export function socketUrl(req: FastifyRequest): string {
-  let addr = req.socket.localAddress ?? '127.0.0.1';
-  // An IPv4 client on a dual-stack socket shows as ::ffff:a.b.c.d.
-  if (addr.startsWith('::ffff:') && addr.includes('.')) addr = addr.slice('::ffff:'.length);
-  return `http://${addr.includes(':') ? `[${addr}]` : addr}:${req.socket.localPort}`;
-}
+export { socketUrl };
 
 /**
  * Decides the payment provider and public address from the flags (`--payments`, `--public-url`)
