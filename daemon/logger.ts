@@ -5,8 +5,16 @@ import { Writable } from 'node:stream';
 
 export type { Logger };
 
+/**
+ * The words of the start-up line (`listening on http://HOST:PORT`), printed plain on stdout by
+ * daemon/start.ts and logged as a record too (fastify's own, for JSON logs and journald).
+ */
+export const LISTENING_ON = 'listening on';
+
 function prettyLine(obj: Record<string, unknown>): string {
   const { level, time, msg, pid: _pid, hostname: _h, ...rest } = obj;
+  // On a terminal the plain line already says it: one `listening on`, not two.
+  if (typeof msg === 'string' && msg.startsWith(`${LISTENING_ON} `)) return '';
   const names: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
   const t = new Date(Number(time)).toISOString().slice(11, 23);
   const extra = Object.keys(rest).length ? ' ' + JSON.stringify(rest) : '';
@@ -77,7 +85,8 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
           for (const line of chunk.toString('utf8').split('\n')) {
             if (!line) continue;
             try {
-              dest.write(prettyLine(JSON.parse(line) as Record<string, unknown>));
+              const text = prettyLine(JSON.parse(line) as Record<string, unknown>);
+              if (text) dest.write(text);
             } catch {
               dest.write(line + '\n');
             }

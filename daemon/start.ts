@@ -2,9 +2,10 @@
 // and handle SIGTERM/SIGINT (graceful shutdown) and SIGHUP (reload).
 import type { FastifyInstance } from 'fastify';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import type { ServiceName } from '../src/config/services.js';
 import { systemClock, type Clock } from '../src/util/clock.js';
-import { createLogger, flushLogs, type Logger } from './logger.js';
+import { createLogger, flushLogs, LISTENING_ON, type Logger } from './logger.js';
 import { buildServer } from './server.js';
 import type { ServeOptions, ServiceModule, ServiceRuntime } from './service.js';
 import { SERVICE_LOADERS, type ServiceOptionsMap } from './services/registry.js';
@@ -28,11 +29,55 @@ export interface StartOptions<O> extends ServeOptions<O> {
 /** How long in-flight requests may run on after a stop before their connections are cut. */
 export const STOP_GRACE_MS = 10_000;
 
+/** The address a service cannot listen on, and why (the socket's error code: EADDRINUSE, EACCES, ...). */
+export class ListenError extends Error {
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    readonly code: string,
+  ) {
+    super(`cannot listen on ${hostPort(host, port)}: ${LISTEN_REASONS[code] ?? code}`);
+    this.name = 'ListenError';
+  }
+}
+
+const LISTEN_REASONS: Record<string, string> = {
+  EADDRINUSE: 'address in use',
+  EACCES: 'permission denied',
+  EADDRNOTAVAIL: 'address not available on this machine',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'the host name cannot be resolved now',
+};
+
+function hostPort(host: string, port: number): string {
+  return `${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+function asListenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code && (code in LISTEN_REASONS || (err as NodeJS.ErrnoException).syscall === 'listen') ? new ListenError(host, port, code) : err;
+}
+
+/**
+ * Binds HOST:PORT and lets it go again, so a taken port is found before a service opens its
+ * store and logs that it is ready (and, for `serve all`, before any service starts). Port 0 is
+ * always free. A port taken in the moment between this and the real listen still fails there.
+ */
+export async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  await new Promise<void>((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (err) => reject(asListenError(err, host, port)));
+    probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
+  });
+}
+
 export async function startService<N extends ServiceName>(name: N, opts: StartOptions<ServiceOptionsMap[N]>): Promise<RunningService> {
   const load: () => Promise<ServiceModule<ServiceOptionsMap[N]>> = SERVICE_LOADERS[name];
   if (!load) throw new Error(`unknown service: ${name}`);
   const logger = (opts.logger ?? createLogger({ level: opts.env.MKT_LOG_LEVEL ?? 'info' })).child({ service: name });
   const out = opts.out ?? process.stdout;
+  await checkPortFree(opts.host, opts.port);
   mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const mod = await load();
   // Once, before anything opens: a misspelt key or a bad value is an OptionsError (a usage error of `mkt serve`).
@@ -47,16 +92,15 @@ export async function startService<N extends ServiceName>(name: N, opts: StartOp
   let app: FastifyInstance;
   try {
     app = await buildServer({ service: runtime, logger, timeouts: opts.timeouts });
-    await app.listen({ host: opts.host, port: opts.port, listenTextResolver: (address) => `listening on ${address}` });
+    await app.listen({ host: opts.host, port: opts.port, listenTextResolver: (address) => `${LISTENING_ON} ${address}` });
   } catch (err) {
     await runtime.close();
-    throw err;
+    throw asListenError(err, opts.host, opts.port);
   }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-  const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
-  const url = `http://${host}:${port}`;
-  out.write(`listening on ${url}\n`);
+  const url = `http://${hostPort(opts.host, port)}`;
+  out.write(`${LISTENING_ON} ${url}\n`);
   await runtime.start?.(app);
   let closed: Promise<void> | undefined;
   return {

@@ -1,6 +1,6 @@
 // serveRun: validates the serve flags, starts the service(s), and waits for a signal.
 import type { Factory } from '../../src/cli/factory.js';
-import { UsageError } from '../../src/cli/errors.js';
+import { UnreachableError, UsageError, type CliError } from '../../src/cli/errors.js';
 import { dataDir } from '../../src/config/paths.js';
 import { DEFAULT_PORTS, isServiceName, type ServiceName } from '../../src/config/services.js';
 import type { ServerTimeouts } from '../../daemon/timeouts.js';
@@ -56,6 +56,19 @@ function serviceOptions(opts: ServeRunOptions, syncIntervalMs: number | undefine
   };
 }
 
+/**
+ * A socket the server cannot listen on, with what to do about it. The machine refusing (port
+ * taken, privileged port) is exit 3, like a database it cannot reach; a --host that is not an
+ * address of this machine is the command line's mistake, exit 2 (docs/running.md).
+ */
+function listenFailure(err: { message: string; code: string }, all: boolean): CliError {
+  if (err.code === 'EADDRINUSE') {
+    return new UnreachableError(err.message, all ? 'another process holds the port; stop it, or start the services one by one with `mkt serve SERVICE --port N`' : 'another process holds the port; pick one with --port N (or --port 0 for a free one)');
+  }
+  if (err.code === 'EACCES') return new UnreachableError(err.message, 'ports below 1024 need privileges; pick one with --port N');
+  return new UsageError(err.message, '--host must name an address of this machine (127.0.0.1, ::1, 0.0.0.0, ...)');
+}
+
 export async function serveRun(opts: ServeRunOptions): Promise<void> {
   const { io } = opts.factory;
   const { availableServices } = await import('../../daemon/services/registry.js');
@@ -76,7 +89,8 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
     throw new UsageError(`${(err as Error).message} (--database-url or MKT_DATABASE_URL)`);
   }
 
-  const { startService, runUntilSignalled, trapStopSignals } = await import('../../daemon/start.js');
+  const port = opts.port !== undefined ? parsePort(opts.port) : undefined;
+  const { startService, runUntilSignalled, trapStopSignals, checkPortFree } = await import('../../daemon/start.js');
   const stopSignal = trapStopSignals();
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: io.env.MKT_LOG_LEVEL ?? 'info' });
@@ -84,10 +98,12 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   const options = serviceOptions(opts, interval === undefined ? undefined : interval * 1000);
   const started = [];
   try {
+    // Every port first: one that is taken stops `serve all` before any service has started.
+    for (const name of names) await checkPortFree(opts.host, port ?? DEFAULT_PORTS[name]);
     for (const name of names) {
       const place = {
         host: opts.host,
-        port: opts.port !== undefined ? parsePort(opts.port) : DEFAULT_PORTS[name],
+        port: port ?? DEFAULT_PORTS[name],
         dataDir: dir,
         configPath: opts.config ?? (io.env.MKT_CONFIG && io.env.MKT_CONFIG.trim() !== '' ? io.env.MKT_CONFIG : undefined),
         env: io.env,
@@ -103,7 +119,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   } catch (err) {
     await Promise.allSettled(started.map((s) => s.close()));
     const e = err as NodeJS.ErrnoException;
-    if (e.code === 'EADDRINUSE') throw new UsageError(`cannot listen: address in use (${e.message})`);
+    if (e.name === 'ListenError') throw listenFailure(e as NodeJS.ErrnoException & { code: string }, opts.service === 'all');
     // A bad configuration file or service option is the operator's input: a usage error listing every problem.
     if (e.name === 'ConfigError' || e.name === 'OptionsError') throw new UsageError(e.message);
     throw err;

@@ -1,7 +1,9 @@
 // `mkt serve` as a daemon: prints `listening on`, answers, and exits 0 on SIGTERM after a
-// graceful shutdown; a taken port is a clear error.
+// graceful shutdown; a taken port is one error line and a hint (exit 3), before anything starts.
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/tmp.js';
 import { waitFor } from '../helpers/wait.js';
@@ -57,12 +59,73 @@ describe('mkt serve', () => {
     expect(await s.exit).toBe(0);
   });
 
-  it('a port in use is a one-line usage error', async () => {
+  it('a port held by a running service: the error and the hint name the address, exit 3', async () => {
     const a = serve(['tickets', '--port', '0']);
     const port = new URL(await a.url).port;
     const b = serve(['tickets', '--port', port]);
-    expect(await b.exit).toBe(2);
-    expect(b.output()).toMatch(/address in use/);
+    expect(await b.exit).toBe(3);
+    expect(b.output().trim().split('\n')).toEqual([`mkt: cannot listen on 127.0.0.1:${port}: address in use`, 'hint: another process holds the port; pick one with --port N (or --port 0 for a free one)']);
+  });
+});
+
+/** Holds a port on 127.0.0.1 (the one asked for, or a free one) until the test ends. */
+async function holdPort(port = 0): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((resolve, reject) => {
+    srv.once('error', reject);
+    srv.listen({ host: '127.0.0.1', port }, resolve);
+  });
+  cleanups.push(() => srv.close());
+  return (srv.address() as AddressInfo).port;
+}
+
+describe('issue 30, item 8: mkt serve on a busy port', () => {
+  it('monitor: says nothing of being ready, opens nothing, prints one error line and its hint, exit 3', async () => {
+    const port = await holdPort();
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const s = serve(['monitor', '--port', String(port)], {}, join(dir.path, 'data'));
+    expect(await s.exit).toBe(3);
+    expect(s.output().trim().split('\n')).toEqual([`mkt: cannot listen on 127.0.0.1:${port}: address in use`, 'hint: another process holds the port; pick one with --port N (or --port 0 for a free one)']);
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+
+  it('serve all with one port taken: no service starts, nothing is left listening', async () => {
+    // 7071 is the monitor's default; if something else on this machine holds it, it is busy all the same.
+    await holdPort(7071).catch(() => undefined);
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const s = serve(['all'], {}, join(dir.path, 'data'));
+    expect(await s.exit).toBe(3);
+    const lines = s.output().trim().split('\n');
+    expect(lines).toHaveLength(2);
+    // The first taken port of 7070, 7071, 7072 is named (7071 at the latest).
+    expect(lines[0]).toMatch(/^mkt: cannot listen on 127\.0\.0\.1:707[01]: address in use$/);
+    expect(lines[1]).toMatch(/^hint: another process holds the port; stop it, or start the services one by one with `mkt serve SERVICE --port N`$/);
+    expect(s.output()).not.toMatch(/listening on|ready/);
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+
+  it.skipIf(!hasScript())('on a terminal, `listening on` is printed once (the log record is not rendered beside the plain line)', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    // script(1) runs the server on a pseudo-terminal; a ^C typed into it is SIGINT, a clean stop.
+    const child = spawn('script', ['-qec', `${process.execPath} ${mkt} serve monitor --port 0 --data-dir ${dir.path}`, '/dev/null'], { env: { ...process.env, MKT_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    cleanups.push(() => child.kill('SIGKILL'));
+    let out = '';
+    let typed = false;
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+      if (!typed && /listening on http/.test(out)) {
+        typed = true;
+        child.stdin.write('\x03');
+      }
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', r));
+    expect(code, out).toBe(0);
+    expect(out).toMatch(/INFO +monitor ready/); // the log is rendered for a person: this is the TTY path
+    expect(out.match(/listening on/g)).toHaveLength(1);
+    expect(out).toMatch(/^listening on http:\/\/127\.0\.0\.1:\d+\r?$/m);
   });
 });
 
@@ -90,3 +153,7 @@ describe('mkt serve monitor and SIGHUP', () => {
     expect(await s.exit).toBe(0);
   });
 });
+
+function hasScript(): boolean {
+  return spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
+}

@@ -24,6 +24,8 @@ vi.mock('../../../daemon/start.js', async (importOriginal) => {
       if (!stub) return real.startService(name, opts);
       return { name, url: 'http://stub', close: async (): Promise<void> => undefined } as unknown as Awaited<ReturnType<typeof real.startService>>;
     }),
+    // The stubbed services listen nowhere: their default ports may be taken on this machine.
+    checkPortFree: vi.fn(async (host: string, port: number) => (stub ? undefined : real.checkPortFree(host, port))),
     trapStopSignals: () => new Promise<string>(() => undefined),
     runUntilSignalled: vi.fn(async () => undefined),
   };
