@@ -7,18 +7,23 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
   const auth = program.command('auth').description('save, show and remove server profiles and tokens');
   auth
     .command('login')
-    .description('save a server URL and its token (token read from stdin or a hidden prompt, never argv)')
+    .description('check a token against its server, then save the server URL and the token (token read from stdin or a hidden prompt, never argv)')
     .argument('<service>', 'marketplace | monitor | tickets')
-    .requiredOption('--server <url>', 'server base URL')
+    .option('--server <url>', 'server base URL (else MKT_<SERVICE>_URL, the saved profile, or http://127.0.0.1:<default port>)')
     .addHelpText(
       'after',
       `
+The token is checked before it is saved: a refused token exits 4 and an unreachable server
+exits 3, and neither saves anything. Checked with: tickets GET /sync/node (prints the node id),
+monitor GET /api/status, marketplace a notes read (GET /api/git/-/-/notes).
+
 Examples:
+  $ mkt auth login tickets < tickets/token
   $ mkt auth login tickets --server http://10.0.0.2:7072
   $ printf '%s\\n' "$TOKEN" | mkt auth login monitor --server https://status.example.com`,
     )
-    .action(async (service: string, opts: { server: string }) => {
-      await runVerb(runF, { factory: f, service, server: opts.server }, async () => (await import('./login.js')).loginRun);
+    .action(async (service: string, opts: { server?: string }) => {
+      await runVerb(runF, { factory: f, service, ...(opts.server !== undefined ? { server: opts.server } : {}) }, async () => (await import('./login.js')).loginRun);
     });
   auth
     .command('status')
@@ -36,7 +41,7 @@ Examples:
     });
   auth
     .command('logout')
-    .description('forget the saved token (and profile) of a service')
+    .description('forget the saved token (and profile) of a service; for the marketplace also the sync sign-in at that server')
     .argument('<service>', 'marketplace | monitor | tickets')
     .addHelpText(
       'after',

@@ -2,6 +2,7 @@
 // then confirm; prints the hash that names the blob.
 import { resolve } from 'node:path';
 import type { Factory } from '../../src/cli/factory.js';
+import { UsageError } from '../../src/cli/errors.js';
 import { printFields, printJson } from '../../src/cli/output.js';
 import { putBlob } from '../../src/sync/blobs.js';
 import { formatBytes } from '../../src/sync/pricing.js';
@@ -15,6 +16,8 @@ export interface BlobPutOptions extends ClientFlags {
 export async function blobPutRun(opts: BlobPutOptions): Promise<void> {
   const f = opts.factory;
   keepWasmOnBaselineTier();
+  // A blob is named by the hash of all of it before any byte is sent (and read again to resume): a pipe cannot be read twice.
+  if (opts.file === '-') throw new UsageError('blob put needs a file, not stdin: the blob is hashed before it is sent (save the stream to a file first)');
   const s = await openSession(f, opts);
   const bar = await progressFor(f);
   let r;

@@ -1,9 +1,11 @@
-// devicesLsRun / devicesAddRun / devicesRmRun: `mkt sync devices ls|add|rm` — the account's
-// registered devices. `add` registers this device (same name updates it).
+// devicesLsRun / devicesRenameRun / devicesRmRun: `mkt sync devices ls|rename|rm` — the account's
+// registered devices. `rename` gives this device a new name; `rm` takes an id or a unique prefix.
+// `add` is the old, misleading name of `rename`: hidden, it warns and renames.
 import type { Factory } from '../../src/cli/factory.js';
 import { NegativeError, UsageError } from '../../src/cli/errors.js';
 import { printFields, printJson, printTable, type Cell } from '../../src/cli/output.js';
 import { ApiError } from '../../src/client/http.js';
+import { matchDevice, MIN_DEVICE_PREFIX, renameThisDevice } from '../../src/sync/devices.js';
 import { call, openSession, type ClientFlags } from './shared.js';
 
 export interface DevicesOptions extends ClientFlags {
@@ -21,23 +23,33 @@ export async function devicesLsRun(opts: DevicesOptions): Promise<void> {
   );
 }
 
-export interface DevicesAddOptions extends DevicesOptions {
+export interface DevicesRenameOptions extends DevicesOptions {
   name: string;
 }
 
-export async function devicesAddRun(opts: DevicesAddOptions): Promise<void> {
+export async function devicesRenameRun(opts: DevicesRenameOptions): Promise<void> {
+  const f = opts.factory;
   if (opts.name.trim() === '') throw new UsageError('the device name must not be empty');
-  const s = await openSession(opts.factory, opts);
-  const d = await call(() => s.client.registerDevice({ name: opts.name }));
-  s.save((p) => {
-    p.device_id = d.id;
-    p.device_name = d.name;
-  });
-  if (opts.json) return printJson(opts.factory.io, d);
-  printFields(opts.factory.io, [
-    ['id', d.id],
-    ['name', d.name],
+  const s = await openSession(f, opts);
+  const r = await call(() => renameThisDevice(s, opts.name));
+  if (opts.json) return printJson(f.io, { ...r.device, previous_id: r.kind === 'renamed' ? r.previous.id : null });
+  printFields(f.io, [
+    ['id', r.device.id],
+    ['name', r.device.name],
   ]);
+  const what =
+    r.kind === 'unchanged'
+      ? `This device is already named ${r.device.name}`
+      : r.kind === 'registered'
+        ? `Registered this device as ${r.device.name}`
+        : `Renamed this device from ${r.previous.name ?? r.previous.id} to ${r.device.name} (new id ${r.device.id}; the old registration ${r.previous.id} is removed)`;
+  f.io.stderr.write(what + '\n');
+}
+
+/** The hidden `devices add`: what it always did was rename this device. */
+export async function devicesAddRun(opts: DevicesRenameOptions): Promise<void> {
+  opts.factory.io.stderr.write('mkt: warning: `mkt sync devices add` is deprecated: it renames this device; use `mkt sync devices rename NAME`\n');
+  await devicesRenameRun(opts);
 }
 
 export interface DevicesRmOptions extends DevicesOptions {
@@ -46,18 +58,23 @@ export interface DevicesRmOptions extends DevicesOptions {
 
 export async function devicesRmRun(opts: DevicesRmOptions): Promise<void> {
   const s = await openSession(opts.factory, opts);
+  const m = matchDevice(await call(() => s.client.listDevices()), opts.id);
+  if (m.kind === 'none') throw new NegativeError(`no device ${opts.id}`, 'see `mkt sync devices ls`');
+  if (m.kind === 'too_short') throw new UsageError(`device id ${opts.id} is too short: give the full id or at least ${MIN_DEVICE_PREFIX} characters of it`);
+  if (m.kind === 'ambiguous') throw new UsageError(`device id ${opts.id} is ambiguous: it starts ${m.candidates.map((d) => `${d.id} (${d.name})`).join(', ')}`);
+  const id = m.device.id;
   await call(async () => {
     try {
-      await s.client.deleteDevice(opts.id);
+      await s.client.deleteDevice(id);
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) throw new NegativeError(`no device ${opts.id}`);
+      if (err instanceof ApiError && err.status === 404) throw new NegativeError(`no device ${id}`);
       throw err;
     }
   });
-  if (opts.id === s.profile.device_id) {
+  if (id === s.profile.device_id) {
     s.save((p) => {
       delete p.device_id;
     });
   }
-  opts.factory.io.stderr.write(`Removed device ${opts.id}\n`);
+  opts.factory.io.stderr.write(`Removed device ${m.device.name} (${id})\n`);
 }

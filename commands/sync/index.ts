@@ -64,9 +64,15 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
     'mkt sync push changes.jsonl --json',
   ).action(async (file: string | undefined, opts: Opts) => runVerb(runF, { factory: f, file, ...opts }, async () => (await import('./push.js')).pushRun));
   examples(
-    client(sync.command('pull').description('print decrypted JSON lines after the saved cursor').option('--since <cursor>', 'start after this cursor instead (the saved cursor stays)'), false),
+    client(
+      sync
+        .command('pull')
+        .description('print decrypted JSON lines after the saved cursor (--json: one document {entries, count, cursor})')
+        .option('--since <cursor>', 'start after this cursor instead (the saved cursor stays)'),
+    ),
     'mkt sync pull',
     'mkt sync pull --since 0 | jq -c "select(.table == \\"notes\\")"',
+    'mkt sync pull --json | jq .cursor',
   ).action(async (opts: Opts) => runVerb(runF, { factory: f, ...opts }, async () => (await import('./pull.js')).pullRun));
 
   const blob = sync.command('blob').description('encrypted blobs named by the SHA-256 of their plaintext');
@@ -75,8 +81,15 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
     async (file: string, opts: Opts) => runVerb(runF, { factory: f, file, ...opts }, async () => (await import('./blob-put.js')).blobPutRun),
   );
   examples(
-    client(blob.command('get').description('download, decrypt and verify a blob into FILE').argument('<hash>', 'SHA-256 of the plaintext').option('-o, --output <file>', 'where to write it')),
+    client(
+      blob
+        .command('get')
+        .description('download, decrypt and verify a blob into FILE (`-o -`: stdout; a blob cut short or altered exits 1)')
+        .argument('<hash>', 'SHA-256 of the plaintext')
+        .option('-o, --output <file>', 'where to write it (`-` for stdout)'),
+    ),
     'mkt sync blob get 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 -o notes.db',
+    'mkt sync blob get "$HASH" -o - | tar -x',
     'mkt sync blob get "$HASH" -o /tmp/restore.bin --json',
   ).action(async (hash: string, opts: Opts) => runVerb(runF, { factory: f, hash, ...opts }, async () => (await import('./blob-get.js')).blobGetRun));
 
@@ -85,10 +98,16 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
   examples(client(devices.command('ls').description('list devices')), 'mkt sync devices ls', 'mkt sync devices ls --json | jq -r ".[].name"').action(async (opts: Opts) =>
     runVerb(runF, { factory: f, ...opts }, async () => (await import('./devices.js')).devicesLsRun),
   );
-  examples(client(devices.command('add').description('register this device under NAME (the same name updates it)').argument('<name>')), 'mkt sync devices add laptop', 'mkt sync devices add "ci runner" --json').action(
-    async (name: string, opts: Opts) => runVerb(runF, { factory: f, name, ...opts }, async () => (await import('./devices.js')).devicesAddRun),
+  examples(
+    client(devices.command('rename').description('rename this device (registers NAME, then removes the old registration: the id changes)').argument('<name>')),
+    'mkt sync devices rename laptop',
+    'mkt sync devices rename "ci runner" --json',
+  ).action(async (name: string, opts: Opts) => runVerb(runF, { factory: f, name, ...opts }, async () => (await import('./devices.js')).devicesRenameRun));
+  // The old name of `rename`, kept hidden for scripts: it warns on stderr, then renames.
+  client(devices.command('add', { hidden: true }).description('deprecated: use `mkt sync devices rename NAME`').argument('<name>')).action(async (name: string, opts: Opts) =>
+    runVerb(runF, { factory: f, name, ...opts }, async () => (await import('./devices.js')).devicesAddRun),
   );
-  examples(client(devices.command('rm').description('remove a device').argument('<id>'), false), 'mkt sync devices rm 3f2a9c1e', 'mkt sync devices ls --json | jq -r ".[0].id" | xargs mkt sync devices rm').action(
+  examples(client(devices.command('rm').description('remove a device, by id or a unique prefix of at least 8 characters').argument('<id>'), false), 'mkt sync devices rm 3f2a9c1e', 'mkt sync devices ls --json | jq -r ".[0].id" | xargs mkt sync devices rm').action(
     async (id: string, opts: Opts) => runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./devices.js')).devicesRmRun),
   );
 

@@ -2,8 +2,7 @@
 // this server on this device. The device stays registered (remove it with `devices rm`).
 import type { Factory } from '../../src/cli/factory.js';
 import { NegativeError } from '../../src/cli/errors.js';
-import { SyncState } from '../../src/sync/state.js';
-import { keyringAccount, tokenAccount } from '../../src/sync/session.js';
+import { forgetSyncSession } from '../../src/sync/local-session.js';
 import type { ClientFlags } from './shared.js';
 
 export interface LogoutOptions extends ClientFlags {
@@ -14,9 +13,6 @@ export async function logoutRun(opts: LogoutOptions): Promise<void> {
   const f = opts.factory;
   const { url } = await f.resolveServer('marketplace', { server: opts.server });
   const creds = await f.credentials();
-  const a = await creds.delete(tokenAccount(url));
-  const b = await creds.delete(keyringAccount(url));
-  const c = new SyncState(f.io.env).removeProfile(url);
-  if (!a && !b && !c) throw new NegativeError(`not logged in to sync at ${url}`);
+  if (!(await forgetSyncSession(f.io.env, creds, url))) throw new NegativeError(`not logged in to sync at ${url}`);
   f.io.stderr.write(`Logged out of sync at ${url}; token and keys removed from this device\n`);
 }

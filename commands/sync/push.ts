@@ -1,5 +1,6 @@
 // pushRun: `mkt sync push [FILE]` — JSON lines {table, op, row_id, data} from FILE or stdin,
-// sealed on this device and pushed in batches; prints the new cursor.
+// sealed on this device and pushed in batches; prints how many the server stored and its cursor
+// (the sequence number of the last one); this device's pull cursor stays where it was.
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Factory } from '../../src/cli/factory.js';
@@ -28,10 +29,13 @@ export async function pushRun(opts: PushOptions): Promise<void> {
   const changes = parseChanges(text, () => f.now());
   const s = await openSession(f, opts);
   const r = await call(() => pushChanges(s, changes));
-  if (opts.json) return printJson(f.io, r);
+  // The device's pull cursor does not move: entries other devices pushed before ours lie behind it.
+  if (opts.json) return printJson(f.io, { ...r, pull_cursor: s.profile.cursor });
+  const dup = r.duplicate_batches > 0 ? `, ${r.duplicate_batches} batch${r.duplicate_batches === 1 ? '' : 'es'} already applied before` : '';
   printFields(f.io, [
-    ['pushed', r.pushed],
-    ['cursor', r.cursor],
+    ['pushed', `${r.pushed} entr${r.pushed === 1 ? 'y' : 'ies'} (${r.accepted} stored${dup})`],
+    ['server cursor', r.cursor ?? 'unchanged (nothing to push)'],
+    ['pull cursor', `${s.profile.cursor} (unchanged: \`mkt sync pull\` reads from here, your own entries included)`],
     ['key id', r.key_id],
   ]);
 }

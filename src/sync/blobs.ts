@@ -349,7 +349,12 @@ export interface GetReport {
 }
 
 /** Downloads, opens and re-hashes into a temporary file beside `out`; renames only when all is well. */
-export async function getBlob(s: SyncSession, hash: string, out: string, opts: { onProgress?: (p: BlobProgress) => void } = {}): Promise<GetReport> {
+/**
+ * Downloads, opens and re-hashes blob `hash` into the file `out`, which appears only once all of
+ * it opened; or into a stream (stdout for `-o -`): every chunk written there has passed its
+ * authentication tag, and a blob cut short or altered later throws after what was written.
+ */
+export async function getBlob(s: SyncSession, hash: string, out: string | NodeJS.WritableStream, opts: { onProgress?: (p: BlobProgress) => void } = {}): Promise<GetReport> {
   if (!/^[0-9a-f]{64}$/.test(hash)) throw new UsageError('HASH must be the 64-character hex SHA-256 of the plaintext');
   const ring = await s.keyring();
   let url: string;
@@ -360,7 +365,6 @@ export async function getBlob(s: SyncSession, hash: string, out: string, opts: {
     throw err;
   }
   const res = await getFromSignedUrl(url);
-  const tmp = join(dirname(out), `.${hash.slice(0, 12)}.${process.pid}.mkt-partial`);
   let size = 0;
   let received = 0;
   const total = res.size ?? 0;
@@ -379,6 +383,11 @@ export async function getBlob(s: SyncSession, hash: string, out: string, opts: {
       yield plain;
     }
   }
+  if (typeof out !== 'string') {
+    await pipeline(plaintext(), out, { end: false });
+    return { hash, size, file: '-' };
+  }
+  const tmp = join(dirname(out), `.${hash.slice(0, 12)}.${process.pid}.mkt-partial`);
   // A write stream lets the next chunk be opened while the previous one is written; a chunk
   // of queue is enough for that (a larger one only holds more memory).
   const file = createWriteStream(tmp, { flags: 'wx', mode: 0o600, highWaterMark: WRITE_QUEUE_BYTES });

@@ -46,8 +46,14 @@ async function activeKeyId(s: SyncSession): Promise<number> {
 }
 
 export interface PushReport {
+  /** Lines read and sent. */
   pushed: number;
-  cursor: number;
+  /** Entries the server stored now (a batch it had applied before stores none again). */
+  accepted: number;
+  /** Batches the server had applied before (a retry after a lost answer). */
+  duplicate_batches: number;
+  /** The server's cursor after the last batch: the sequence number of its last entry; null when nothing was sent. */
+  cursor: number | null;
   key_id: number;
 }
 
@@ -58,9 +64,11 @@ export interface PushReport {
  */
 export async function pushChanges(s: SyncSession, changes: PlainChange[], opts: { retries?: number } = {}): Promise<PushReport> {
   const deviceId = s.profile.device_id;
-  if (!deviceId) throw new NegativeError('this device is not registered', 'run `mkt sync devices add NAME`');
+  if (!deviceId) throw new NegativeError('this device is not registered', 'run `mkt sync devices rename NAME` to register it');
   let keyId = await activeKeyId(s);
-  let cursor = s.profile.cursor;
+  let cursor: number | null = null;
+  let accepted = 0;
+  let duplicates = 0;
   const seal = async (batch: PlainChange[], id: number): Promise<ChangeEntry[]> => {
     const key = await s.keyFor(id);
     return batch.map((c) => ({
@@ -76,10 +84,13 @@ export async function pushChanges(s: SyncSession, changes: PlainChange[], opts: 
     let req = { device_id: deviceId, batch_id: randomUUID(), key_id: keyId, entries: await seal(batch, keyId) };
     for (let attempt = 0, resealed = false; ; attempt++) {
       try {
-        cursor = (await s.client.push(req)).cursor;
+        const answer = await s.client.push(req);
+        cursor = answer.cursor;
+        accepted += answer.accepted;
+        if (answer.duplicate) duplicates++;
         break;
       } catch (err) {
-        if (err instanceof ApiError && err.status === 403) throw new NegativeError(`this device is not registered (${err.message})`, 'run `mkt sync devices add NAME`');
+        if (err instanceof ApiError && err.status === 403) throw new NegativeError(`this device is not registered (${err.message})`, 'run `mkt sync devices rename NAME` to register it');
         if (err instanceof ApiError && err.status === 409 && !resealed) {
           resealed = true;
           const now = await activeKeyId(s);
@@ -92,7 +103,7 @@ export async function pushChanges(s: SyncSession, changes: PlainChange[], opts: 
       }
     }
   }
-  return { pushed: changes.length, cursor, key_id: keyId };
+  return { pushed: changes.length, accepted, duplicate_batches: duplicates, cursor, key_id: keyId };
 }
 
 export interface PulledChange extends PlainChange {

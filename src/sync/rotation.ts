@@ -36,7 +36,7 @@ export async function rotateKey(s: SyncSession, o: RotateOptions): Promise<Rotat
   const info = await s.client.getKey();
   if (!info) throw new NegativeError('this account has no sync key yet', 'run `mkt sync key init` first');
   const deviceId = s.profile.device_id;
-  if (!deviceId) throw new NegativeError('this device is not registered', 'run `mkt sync devices add NAME`');
+  if (!deviceId) throw new NegativeError('this device is not registered', 'run `mkt sync devices rename NAME` to register it');
   // Opening the server's envelopes checks the password before anything changes on the server.
   const { ring: serverRing, ids: serverIds } = await keysFromServer(info, o.password);
   const local = s.profile.rotation;

@@ -82,6 +82,11 @@ export class SyncState {
     return readJson<Record<string, SyncProfile>>(this.profilesFile)?.[server];
   }
 
+  /** Every saved profile, one per server this device has signed in to sync at. */
+  profiles(): SyncProfile[] {
+    return Object.values(readJson<Record<string, SyncProfile>>(this.profilesFile) ?? {});
+  }
+
   saveProfile(p: SyncProfile): void {
     this.ensure();
     const all = readJson<Record<string, SyncProfile>>(this.profilesFile) ?? {};

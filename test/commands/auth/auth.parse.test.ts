@@ -9,9 +9,9 @@ import { leafPaths, parseSuite } from '../../helpers/parse-cli.js';
 const cli = parseSuite('auth');
 
 describe('mkt auth: parsing', () => {
-  it('login: <service> and the required --server; no --token flag', async () => {
+  it('login: <service> and an optional --server (defaulted as every client command does, issue 30 item 2); no --token flag', async () => {
     await cli.verb<typeof loginRun>('auth login', ['tickets', '--server', 'http://10.0.0.2:7072'], { service: 'tickets', server: 'http://10.0.0.2:7072' });
-    await cli.usage(['auth', 'login', 'tickets'], /required option '--server <url>' not specified/);
+    await cli.verb<typeof loginRun>('auth login', ['tickets'], { service: 'tickets' });
     await cli.usage(['auth', 'login', '--server', 'u'], /missing required argument 'service'/);
     await cli.usage(['auth', 'login', 'tickets', '--server', 'u', '--token', 't'], /unknown option '--token'/);
   });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { accountRun } from '../../../commands/sync/account.js';
 import type { blobGetRun } from '../../../commands/sync/blob-get.js';
 import type { blobPutRun } from '../../../commands/sync/blob-put.js';
-import type { devicesAddRun, devicesLsRun, devicesRmRun } from '../../../commands/sync/devices.js';
+import type { devicesAddRun, devicesLsRun, devicesRenameRun, devicesRmRun } from '../../../commands/sync/devices.js';
 import type { keyInitRun } from '../../../commands/sync/key-init.js';
 import type { keyCancelRun, keyRotateRun } from '../../../commands/sync/key-rotate.js';
 import type { keyUnlockRun } from '../../../commands/sync/key-unlock.js';
@@ -14,7 +14,7 @@ import type { planBuyRun, planCapRun, planQuoteRun, planStatusRun } from '../../
 import type { pullRun } from '../../../commands/sync/pull.js';
 import type { pushRun } from '../../../commands/sync/push.js';
 import type { statusRun } from '../../../commands/sync/status.js';
-import { leafPaths, parseSuite } from '../../helpers/parse-cli.js';
+import { leafPaths, parse, parseSuite } from '../../helpers/parse-cli.js';
 
 const cli = parseSuite('sync');
 const CLIENT = ['--server', 'http://m:7070', '--json'];
@@ -52,27 +52,35 @@ describe('mkt sync: parsing', () => {
     await cli.usage(['sync', 'key', 'cancel-rotation', '--json'], /unknown option '--json'/);
   });
 
-  it('push: [file]; pull: --since, no --json', async () => {
+  it('push: [file]; pull: --since and --json (issue 30 item 9: --json on every data command)', async () => {
     await cli.verb<typeof pushRun>('sync push', [], { file: undefined });
     await cli.verb<typeof pushRun>('sync push', ['changes.jsonl', ...CLIENT], { file: 'changes.jsonl', ...client });
     await cli.verb<typeof pullRun>('sync pull', ['--since', '0', '--server', 'u'], { since: '0', server: 'u' });
-    await cli.usage(['sync', 'pull', '--json'], /unknown option '--json'/);
+    await cli.verb<typeof pullRun>('sync pull', ['--json'], { json: true });
+    await cli.verb<typeof pullRun>('sync pull', ['--since', '3', ...CLIENT], { since: '3', ...client });
   });
 
   it('blob put <file>; blob get <hash> -o/--output', async () => {
     await cli.verb<typeof blobPutRun>('sync blob put', ['video.mp4', ...CLIENT], { file: 'video.mp4', ...client });
     await cli.verb<typeof blobGetRun>('sync blob get', ['9f86d081', '-o', 'notes.db', ...CLIENT], { hash: '9f86d081', output: 'notes.db', ...client });
     await cli.verb<typeof blobGetRun>('sync blob get', ['9f86d081', '--output', 'x'], { hash: '9f86d081', output: 'x' });
+    // `-o -` (stdout) reaches the verb as the value `-`, not as an option.
+    await cli.verb<typeof blobGetRun>('sync blob get', ['9f86d081', '-o', '-'], { hash: '9f86d081', output: '-' });
     await cli.usage(['sync', 'blob', 'put'], /missing required argument 'file'/);
     await cli.usage(['sync', 'blob', 'get'], /missing required argument 'hash'/);
   });
 
-  it('devices ls|add <name>|rm <id>', async () => {
+  it('devices ls|rename <name>|rm <id>; add is the hidden old name of rename', async () => {
     await cli.verb<typeof devicesLsRun>('sync devices ls', CLIENT, client);
+    await cli.verb<typeof devicesRenameRun>('sync devices rename', ['ci runner', ...CLIENT], { name: 'ci runner', ...client });
     await cli.verb<typeof devicesAddRun>('sync devices add', ['ci runner', ...CLIENT], { name: 'ci runner', ...client });
     await cli.verb<typeof devicesRmRun>('sync devices rm', ['3f2a9c1e', '--server', 'u'], { id: '3f2a9c1e', server: 'u' });
+    await cli.usage(['sync', 'devices', 'rename'], /missing required argument 'name'/);
     await cli.usage(['sync', 'devices', 'add'], /missing required argument 'name'/);
     await cli.usage(['sync', 'devices', 'rm'], /missing required argument 'id'/);
+    const help = await parse(['sync', 'devices', '--help']);
+    expect(help.out).toMatch(/^\s+rename /m);
+    expect(help.out).not.toMatch(/^\s+add /m);
   });
 
   it('plan quote|buy|status|cap: --cap, --annual, --open', async () => {

@@ -123,17 +123,17 @@ describe('mkt sync: two devices, one account', () => {
     expect(JSON.parse(st.out)).toMatchObject({ server: { entry_count: 4, device_count: 2, key_id: 1, rotation_in_progress: false }, local: { cursor: 3, keys_held: 1 } });
   });
 
-  it('devices add registers a name; rm removes it (404 -> exit 1)', async () => {
-    const add = await b.mkt(['devices', 'add', 'tablet', '--json']);
-    expect(add.code, add.err).toBe(0);
-    const id = (JSON.parse(add.out) as { id: string }).id;
+  it('devices rename gives this device a new name; rm removes it (404 -> exit 1)', async () => {
+    const renamed = await b.mkt(['devices', 'rename', 'tablet', '--json']);
+    expect(renamed.code, renamed.err).toBe(0);
+    const id = (JSON.parse(renamed.out) as { id: string }).id;
     expect((await b.mkt(['devices', 'rm', id])).code).toBe(0);
     expect((await b.mkt(['devices', 'rm', id])).code).toBe(1);
     // B's current device was the one removed: pushing now asks to register again.
     const push = await b.mkt(['push'], '{"table":"t","op":"i","row_id":"x"}\n');
     expect(push.code).toBe(1);
-    expect(push.err).toMatch(/devices add/);
-    expect((await b.mkt(['devices', 'add', 'phone'])).code).toBe(0);
+    expect(push.err).toMatch(/devices rename NAME/);
+    expect((await b.mkt(['devices', 'rename', 'phone'])).code).toBe(0);
   });
 
   it('the server never saw a password, a key or a plaintext', async () => {
