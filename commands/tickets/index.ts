@@ -2,21 +2,23 @@
 // each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { collect, jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
+import { choiceOption, collect, jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
+import { CHANNELS, PRIORITIES, STATUSES, parseChannel, parsePriority, parseStatus } from '../../src/schemas/ticket-values.js';
 
-// Kept here (not imported from src/schemas) so that `mkt tickets --help` loads no schema code.
-const STATUS = 'open | pending | on_hold | solved | closed';
-const PRIORITY = 'low | normal | high | urgent';
-const CHANNEL = 'email | web | chat | phone | api';
+// The lists the server validates with (a leaf without TypeBox, so `mkt tickets --help` loads no
+// schema), parsed as the server parses them ("On Hold" is on_hold); completion offers them too.
+const STATUS = (): Option => choiceOption('--status <status>', 'ticket status', STATUSES, parseStatus);
+const PRIORITY = (): Option => choiceOption('--priority <priority>', 'ticket priority', PRIORITIES, parsePriority);
+const CHANNEL = (): Option => choiceOption('--channel <channel>', 'how the ticket came in', CHANNELS, parseChannel);
 /** LIST_LIMIT of src/schemas/tickets.ts (a test keeps the two equal). */
 const LIST_LIMIT = { default: 100, max: 1000 };
 
 function fieldOptions(cmd: Command): Command {
   return cmd
     .option('--description <text>', 'longer description; `-` reads it from stdin')
-    .option('--status <status>', STATUS)
-    .option('--priority <priority>', PRIORITY)
-    .option('--channel <channel>', CHANNEL)
+    .addOption(STATUS())
+    .addOption(PRIORITY())
+    .addOption(CHANNEL())
     .option('--source <source>', 'where the ticket came from (a mailbox, form or integration)')
     .option('--requester <who>', 'who asked')
     .option('--assignee <who>', 'who works on it')
@@ -53,9 +55,9 @@ Examples:
   tickets
     .command('list')
     .description('list tickets, newest change first, filtered and searched')
-    .addOption(new Option('--status <status>', STATUS))
-    .addOption(new Option('--priority <priority>', PRIORITY))
-    .addOption(new Option('--channel <channel>', CHANNEL))
+    .addOption(STATUS())
+    .addOption(PRIORITY())
+    .addOption(CHANNEL())
     .option('--source <source>', 'only tickets from this source')
     .option('--search <words>', 'whole words that must all appear in the title or description (word* for a prefix of 3 or more characters)')
     .option('--limit <n>', `tickets per page, 1 to ${LIST_LIMIT.max} (server default: ${LIST_LIMIT.default})`)

@@ -1,6 +1,6 @@
 // What every noun's registration shares (gh's cmdutil): the common flags, and the hand-over to a
 // verb that a parse-only test can stop. A leaf: it imports only commander.
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 
 /** The `--server` and `--json` options every client command carries. */
 export function serverOption(service: string): Option {
@@ -29,4 +29,20 @@ export async function runVerb<O extends object>(parsed: ParsedVerb | undefined, 
   if (parsed) return parsed(opts);
   const verb = await load();
   await verb(opts);
+}
+
+/**
+ * An option with enumerated values: commander's `.choices()`, which help, the usage error (exit 2)
+ * and shell completion all read. `normalize` maps a documented spelling onto one of `values`
+ * ("On Hold" → on_hold) and returns undefined for anything else.
+ */
+export function choiceOption(flags: string, description: string, values: readonly string[], normalize?: (raw: string) => string | undefined): Option {
+  const option = new Option(flags, description).choices(values);
+  if (!normalize) return option;
+  // argParser keeps argChoices (help and completion still list them); the message is commander's own.
+  return option.argParser((raw: string) => {
+    const v = normalize(raw);
+    if (v === undefined) throw new InvalidArgumentError(`Allowed choices are ${values.join(', ')}.`);
+    return v;
+  });
 }

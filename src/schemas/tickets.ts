@@ -4,27 +4,11 @@ import { Type, type Static } from '@sinclair/typebox';
 // The shared error body, re-exported so a service's routes import their wire types from one module.
 export { ErrorSchema } from './common.js';
 
-/** Support-desk lifecycle (Zendesk's, with `on_hold` spelled out). */
-export const STATUSES = ['open', 'pending', 'on_hold', 'solved', 'closed'] as const;
-export const PRIORITIES = ['low', 'normal', 'high', 'urgent'] as const;
-export const CHANNELS = ['email', 'web', 'chat', 'phone', 'api'] as const;
-export type Status = (typeof STATUSES)[number];
-export type Priority = (typeof PRIORITIES)[number];
-export type Channel = (typeof CHANNELS)[number];
+// The enumerations live in a leaf without TypeBox, which the CLI's flag choices read too.
+import { CHANNELS, PRIORITIES, STATUSES } from './ticket-values.js';
+export { CHANNELS, PRIORITIES, STATUSES, parseChannel, parsePriority, parseStatus, type Channel, type Priority, type Status } from './ticket-values.js';
 
 export const DEFAULTS = { status: 'open', priority: 'normal', channel: 'api', source: 'manual' } as const;
-
-/** Case-insensitive, with `-` or a space accepted for `_` ("On Hold" parses as on_hold). */
-function parser<T extends string>(values: readonly T[]): (raw: unknown) => T | undefined {
-  return (raw) => {
-    if (typeof raw !== 'string') return undefined;
-    const v = raw.trim().toLowerCase().replace(/[\s-]+/g, '_');
-    return (values as readonly string[]).includes(v) ? (v as T) : undefined;
-  };
-}
-export const parseStatus = parser(STATUSES);
-export const parsePriority = parser(PRIORITIES);
-export const parseChannel = parser(CHANNELS);
 
 // A type list rather than anyOf: the response serializer then needs no validator to pick a branch.
 const NullableString = Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: 500 });

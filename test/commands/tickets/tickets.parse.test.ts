@@ -36,6 +36,13 @@ describe('mkt tickets: parsing', () => {
     await cli.usage(['tickets', 'list', 'extra'], /too many arguments/);
   });
 
+  it('status, priority and channel: the schema\'s lists as commander choices, spelled as the server parses them', async () => {
+    await cli.verb<typeof listRun>('tickets list', ['--status', 'On Hold', '--priority', 'URGENT', '--channel', 'Web'], { status: 'on_hold', priority: 'urgent', channel: 'web' });
+    await cli.usage(['tickets', 'list', '--status', 'bogus'], /argument 'bogus' is invalid\. Allowed choices are open, pending, on_hold, solved, closed\./);
+    await cli.usage(['tickets', 'update', 'x', '--priority', 'meh'], /Allowed choices are low, normal, high, urgent\./);
+    await cli.usage(['tickets', 'create', 'T', '--channel', 'fax'], /Allowed choices are email, web, chat, phone, api\./);
+  });
+
   it('show: the id', async () => {
     await cli.verb<typeof showRun>('tickets show', ['3f2a9c1e', '--server', 'u', '--json'], { id: '3f2a9c1e', server: 'u', json: true });
     await cli.usage(['tickets', 'show'], /missing required argument 'id'/);

@@ -97,7 +97,7 @@ describe('mkt tickets', () => {
   it('a bad enum value is a usage error (2) naming the choices, before any request', async () => {
     const r = await mkt(['list', '--status', 'bogus']);
     expect(r.code).toBe(2);
-    expect(r.err).toMatch(/invalid --status "bogus"; choose one of: open, pending/);
+    expect(r.err).toMatch(/argument 'bogus' is invalid\. Allowed choices are open, pending/);
     expect((await mkt(['update', id, '--priority', 'meh'])).code).toBe(2);
     expect((await mkt(['update', id])).code).toBe(2);
   });
