@@ -86,6 +86,15 @@ describe('mkt auth login: the token is checked before it is saved (issue 30 item
     expect((await mkt(env, ['auth', 'login', 'tickets', '--server', tickets.url], { stdin: `${TOKEN}\n` })).code).toBe(0);
     expect((await mkt(env, ['auth', 'login', 'tickets', '--server', tickets.url], { stdin: 'typo\n' })).code).toBe(4);
     expect(saved(env)).toEqual({ [`tickets@${tickets.url}`]: TOKEN });
+    // status and logout see what login saved.
+    const status = await mkt(env, ['auth', 'status', '--json']);
+    const body = JSON.parse(status.out) as { credential_store: string; services: { service: string; server: string; token: string }[] };
+    expect(body.credential_store).toBe('file');
+    expect(body.services.find((s) => s.service === 'tickets')).toMatchObject({ server: tickets.url, token: 'file' });
+    expect(status.out).not.toContain(TOKEN);
+    expect((await mkt(env, ['auth', 'logout', 'tickets'])).code).toBe(0);
+    expect(saved(env)).toEqual({});
+    expect((await mkt(env, ['auth', 'logout', 'tickets'])).code).toBe(1);
   });
 
   it('an unreachable server exits 3 and saves nothing', async () => {
