@@ -13,7 +13,7 @@ export function registerAppAdmin(admin: Command, f: Factory, runF?: ParsedVerb):
     .addHelpText('after', '\nExamples:\n  $ mkt admin app create Notes\n  $ mkt admin app list --json');
   app
     .command('create')
-    .description("create a sync app and print its public API key (shown only this once; only a hash is kept)")
+    .description('create a sync app and print its public API key (shown only this once; only a hash is kept): alone on stdout in a pipe, with the app in a table on a terminal')
     .argument('<name>', 'app name (unique, ignoring case)')
     .option('--min-charge-cents <n>', 'floor of every monthly and annual price, in cents', '100')
     .option('--per-gb-tenths-of-cent <n>', 'storage rate per GiB and month, in tenths of a cent', '25')
@@ -26,7 +26,7 @@ export function registerAppAdmin(admin: Command, f: Factory, runF?: ParsedVerb):
       'after',
       `
 Examples:
-  $ mkt admin app create Notes
+  $ APP_KEY=$(mkt admin app create Notes)
   $ mkt admin --data-dir /var/lib/mkt app create Photos --min-charge-cents 200 --per-gb-tenths-of-cent 40 --max-cap 2TiB --json
   $ mkt admin --database-url postgres://mkt@db/mkt app create Notes`,
     )

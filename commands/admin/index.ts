@@ -18,6 +18,19 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
     .command('admin')
     .description('administer a marketplace data directory (users, tokens, repos, items, keys, apps)')
     .option('--data-dir <dir>', 'marketplace data directory (default: $MKT_DATA_DIR or ./.mkt-data)')
-    .option('--database-url <url>', 'the marketplace\'s PostgreSQL database (default: $MKT_DATABASE_URL, else SQLite in the data dir)');
+    .option('--database-url <url>', 'the marketplace\'s PostgreSQL database (default: $MKT_DATABASE_URL, else SQLite in the data dir)')
+    .addHelpText(
+      'after',
+      `
+Every verb works on an existing marketplace: a data directory holding marketplace.db (one that
+\`mkt serve marketplace\` has run on), or a PostgreSQL database with its schema. Anywhere else it
+exits 1 ("no marketplace in DIR") and creates nothing. Two verbs create one: \`migrate\`, and a
+first \`user add\` when --data-dir or --database-url names the place. Unless the place is the one
+MKT_DATA_DIR (and MKT_DATABASE_URL) names, a line on stderr says which marketplace was used.
+
+Examples:
+  $ mkt admin --data-dir market user add ana --email ana@example.com
+  $ MKT_DATA_DIR=/var/lib/mkt mkt admin user list`,
+    );
   for (const g of GROUPS) g(admin, f, runF);
 }

@@ -1,7 +1,7 @@
 // `mkt admin item create`, `mkt admin key issue|list|revoke`, `mkt admin signing-key rotate`:
 // license administration on the marketplace stores (--data-dir or --database-url). Flags and help
 // only; runners load on use.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 import { adminTarget } from './flags.js';
@@ -18,7 +18,7 @@ export function registerLicenseAdmin(admin: Command, f: Factory, runF?: ParsedVe
     .requiredOption('--name <name>', 'display name, used in the license text')
     .option('--license-template <file>', 'license text template: {{item_name}} {{licensee}} {{year}} {{key_prefix}}')
     .option('--max-activations <n>', 'default activation maximum of keys issued later (default: unlimited)')
-    .option('--verification <on|off>', 'offline verification with signed tokens (license_verify)', 'off')
+    .addOption(new Option('--verification <on|off>', 'offline verification with signed tokens (license_verify)').choices(['on', 'off']).default('off'))
     .option('--json', 'print machine-readable JSON')
     .addHelpText(
       'after',
@@ -41,7 +41,7 @@ Examples:
     .argument('<item>', 'item id')
     .option('--count <k>', 'how many keys', '1')
     .option('--max-activations <n>', "activation maximum (`unlimited` for none; default: the item's)")
-    .option('--expires <date>', 'expiry: YYYY-MM-DD (start of that day, UTC) or an RFC 3339 time (default: never)')
+    .option('--expires <date>', 'expiry: YYYY-MM-DD (start of that day, UTC) or an RFC 3339 time (default: never); a past one is accepted with a warning, the keys born expired')
     .option('--licensee <name>', 'who the keys are for (shown in the license text)')
     .option('--json', 'print machine-readable JSON')
     .addHelpText(

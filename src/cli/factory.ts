@@ -1,6 +1,6 @@
 // Factory: what every command gets — streams, environment, and lazy getters for config,
 // credentials and HTTP clients, so `--help` loads none of them.
-import { UsageError } from './errors.js';
+import { NegativeError, UsageError } from './errors.js';
 import type { IOStreams } from './io.js';
 import { systemIO } from './io.js';
 import type { CredentialStore } from '../config/credentials.js';
@@ -8,6 +8,26 @@ import type { ClientConfig } from '../config/profiles.js';
 import type { ServiceName } from '../config/services.js';
 import type { HttpClient } from '../client/http.js';
 import type { MarketplaceStores } from '../store/marketplace.js';
+
+/** Where `mkt admin` works: the flags of `mkt admin`, and whether this verb may create a marketplace. */
+export interface MarketplaceTarget {
+  dataDir?: string;
+  databaseUrl?: string;
+  /** Create the marketplace when the place holds none (`migrate`, a first `user add`); else refuse. */
+  create?: boolean;
+}
+
+/** The stores, and where they were found (for the line `mkt admin` prints about it). */
+export interface OpenedMarketplace extends MarketplaceStores {
+  place: {
+    /** Absolute data directory (hosted repositories, secrets; the SQLite file unless PostgreSQL). */
+    dataDir: string;
+    /** The PostgreSQL URL, password redacted; undefined on SQLite. */
+    database: string | undefined;
+    /** True when this open made the marketplace (it held none before). */
+    created: boolean;
+  };
+}
 
 export interface ServerFlags {
   server?: string;
@@ -29,9 +49,10 @@ export interface Factory {
   http(service: ServiceName, flags: ServerFlags, opts?: { timeoutMs?: number; anonymous?: boolean }): Promise<HttpClient>;
   /**
    * The marketplace's stores for `mkt admin`, opened as the server opens them: PostgreSQL from
-   * `databaseUrl` (else $MKT_DATABASE_URL), otherwise SQLite in the data dir. The caller closes them.
+   * `databaseUrl` (else $MKT_DATABASE_URL), otherwise SQLite in the data dir. A place that holds no
+   * marketplace is refused (NegativeError, nothing created) unless `create`. The caller closes them.
    */
-  marketplaceStores(target: { dataDir?: string; databaseUrl?: string }): Promise<MarketplaceStores>;
+  marketplaceStores(target: MarketplaceTarget): Promise<OpenedMarketplace>;
 }
 
 function validateUrl(raw: string, what: string): string {
@@ -83,15 +104,33 @@ export function createFactory(io: IOStreams = systemIO()): Factory {
     },
     async marketplaceStores(target) {
       const { dataDir } = await import('../config/paths.js');
-      const { databaseUrlFrom } = await import('../store/open.js');
+      const { databaseUrlFrom, openSqlDatabase } = await import('../store/open.js');
       let databaseUrl: string | undefined;
       try {
         databaseUrl = databaseUrlFrom(target.databaseUrl, io.env);
       } catch (err) {
         throw new UsageError((err as Error).message);
       }
-      const { openMarketplaceStores } = await import('../store/marketplace.js');
-      return openMarketplaceStores({ dataDir: dataDir(target.dataDir, io.env, io.cwd), databaseUrl });
+      const dir = dataDir(target.dataDir, io.env, io.cwd);
+      const hint = 'run `mkt admin --data-dir DIR migrate` (or a first `mkt admin --data-dir DIR user add`) to create one, or name the marketplace with --data-dir, MKT_DATA_DIR or --database-url';
+      const { existsSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      // Checked before opening: opening SQLite creates the directory and the file.
+      const sqliteExisted = !databaseUrl && existsSync(join(dir, 'marketplace.db'));
+      if (!databaseUrl && !target.create && !sqliteExisted) throw new NegativeError(`no marketplace in ${dir}`, hint);
+      const sql = await openSqlDatabase({ dataDir: dir, file: 'marketplace.db', databaseUrl });
+      try {
+        const { holdsMarketplace } = await import('../store/marketplace-presence.js');
+        // On SQLite the file is the marketplace (a server with only some areas migrates only those).
+        const held = databaseUrl ? await holdsMarketplace(sql) : sqliteExisted;
+        if (!held && !target.create) throw new NegativeError(databaseUrl ? `no marketplace in the database ${sql.label}` : `no marketplace in ${dir}`, hint);
+        const { marketplaceStoresOn } = await import('../store/marketplace.js');
+        const stores = await marketplaceStoresOn(sql);
+        return { ...stores, place: { dataDir: dir, database: databaseUrl ? sql.label : undefined, created: !held } };
+      } catch (err) {
+        await sql.close().catch(() => undefined);
+        throw err;
+      }
     },
   };
   return f;

@@ -1,6 +1,7 @@
-// The pre-receive hook of every hosted repository: a `git push` over smart HTTP may move a notes
+// The hooks of every hosted repository. pre-receive: a `git push` over smart HTTP may move a notes
 // ref only to a commit of a notes tree (what the indexer and put_note can read), and must respect
 // the note size limit that put_note enforces, so a notes ref carrying a larger blob is refused.
+// post-receive: HEAD follows the first branch pushed while the branch it names does not exist.
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NOTE_BYTES } from '../schemas/notes.js';
@@ -72,11 +73,35 @@ exit "$status"
 `;
 }
 
-/** Writes the hook into a bare repository unless it is already there as written (atomic rename). */
-export function installHooks(gitDir: string): void {
-  const hooks = join(gitDir, 'hooks');
-  const file = join(hooks, 'pre-receive');
-  const script = preReceiveScript();
+/**
+ * The post-receive hook, as Gitea does it: while HEAD names a branch that does not exist (a new
+ * repository whose default branch nobody pushed yet), the push that creates a branch makes HEAD
+ * name it, so a clone checks it out instead of saying `remote HEAD refers to nonexistent ref`.
+ * When one push creates several, `main` wins, else the first git lists. A HEAD whose branch exists
+ * is never moved, and one that is not a symbolic ref is left alone. git has updated the refs
+ * before this runs; every line of stdin is read so git never writes into a closed pipe.
+ */
+export function postReceiveScript(): string {
+  return `#!/bin/sh
+# Installed by mkt (src/git/hooks.ts) and rewritten at every marketplace start: edits are lost.
+# HEAD follows the first branch pushed while the branch it names does not exist.
+chosen=
+while read -r old new ref; do
+  case "$ref" in refs/heads/*) ;; *) continue ;; esac
+  case "$new" in *[!0]*) ;; *) continue ;; esac
+  if [ -z "$chosen" ] || [ "$ref" = refs/heads/main ]; then chosen=$ref; fi
+done
+[ -n "$chosen" ] || exit 0
+head=$(git symbolic-ref -q HEAD) || exit 0
+git show-ref --verify --quiet "$head" && exit 0
+git show-ref --verify --quiet "$chosen" || exit 0
+git symbolic-ref HEAD "$chosen"
+`;
+}
+
+/** Writes one hook unless it is already there as written (atomic rename). */
+function installHook(hooks: string, name: string, script: string): void {
+  const file = join(hooks, name);
   let current: string | undefined;
   try {
     current = readFileSync(file, 'utf8');
@@ -90,6 +115,13 @@ export function installHooks(gitDir: string): void {
   writeFileSync(tmp, script, { mode: 0o700 });
   chmodSync(tmp, 0o700);
   renameSync(tmp, file);
+}
+
+/** Writes mkt's hooks into a bare repository, each unless it is already there as written. */
+export function installHooks(gitDir: string): void {
+  const hooks = join(gitDir, 'hooks');
+  installHook(hooks, 'pre-receive', preReceiveScript());
+  installHook(hooks, 'post-receive', postReceiveScript());
 }
 
 /**

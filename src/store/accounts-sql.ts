@@ -150,6 +150,14 @@ class Rows implements AccountsRows {
   listTokens(userId: string): Promise<TokenInfo[]> {
     return this.x.all<TokenInfo>('SELECT id, user_id, name, scope, created_at, revoked_at FROM tokens WHERE user_id = ? ORDER BY created_at, id', [userId]);
   }
+  listUsers(): Promise<User[]> {
+    return this.x.all<User>(`SELECT ${USER} FROM users ORDER BY lower(name), id`);
+  }
+  listAllTokens(): Promise<(TokenInfo & { user: string })[]> {
+    return this.x.all<TokenInfo & { user: string }>(
+      'SELECT t.id, t.user_id, u.name AS user, t.name, t.scope, t.created_at, t.revoked_at FROM tokens t JOIN users u ON u.id = t.user_id ORDER BY lower(u.name), t.created_at, t.id',
+    );
+  }
   async authenticateToken(token: string): Promise<{ user: User; scope: TokenScope; tokenId: string } | undefined> {
     const row = await this.x.get<User & { token_id: string; scope: TokenScope }>(
       'SELECT t.id AS token_id, t.scope, u.id, u.name, u.email, u.created_at FROM tokens t JOIN users u ON u.id = t.user_id WHERE t.digest = ? AND t.revoked_at IS NULL',

@@ -41,6 +41,10 @@ export interface AccountsRows {
   /** Revokes by token id or by the token itself; false when nothing live matched. */
   revokeToken(idOrToken: string): Promise<boolean>;
   listTokens(userId: string): Promise<TokenInfo[]>;
+  /** Every user, by name (ignoring case). */
+  listUsers(): Promise<User[]>;
+  /** Every token (never its value or digest) with its user's name, by user name then creation. */
+  listAllTokens(): Promise<(TokenInfo & { user: string })[]>;
   /** The user and scope of a live token, else undefined. */
   authenticateToken(token: string): Promise<{ user: User; scope: TokenScope; tokenId: string } | undefined>;
   /** Mints a browser session (cookie value returned once; only its hash is kept). */

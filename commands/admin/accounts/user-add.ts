@@ -12,7 +12,10 @@ export interface UserAddOptions extends AdminFlags {
 export async function userAddRun(opts: UserAddOptions): Promise<void> {
   const { io } = opts.factory;
   const password = io.stdin.isTTY ? undefined : ((await readAll(io.stdin)).split(/\r?\n/)[0] ?? '');
-  const user = await withAccounts(opts, (admin) => admin.addUser({ name: opts.name, email: opts.email, password: password || undefined }));
+  // A first user makes the marketplace only where the command line names it (--data-dir or
+  // --database-url): never in the ./.mkt-data default or a place left in the environment.
+  const named = opts.dataDir !== undefined || opts.databaseUrl !== undefined;
+  const user = await withAccounts(opts, (admin) => admin.addUser({ name: opts.name, email: opts.email, password: password || undefined }), named);
   if (opts.json) printJson(io, { ...user, password: password ? 'set' : 'none' });
   else io.stdout.write(`added user ${user.name} <${user.email}>${password ? ' with a password' : ''}\n`);
 }

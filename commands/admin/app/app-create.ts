@@ -1,5 +1,5 @@
 // appCreateRun: `mkt admin app create NAME [pricing flags]` — a sync app; prints its public API
-// key once (only its hash is stored).
+// key once (only its hash is stored): alone on stdout in a pipe, in a table on a terminal.
 import { NegativeError, UsageError } from '../../../src/cli/errors.js';
 import { printFields, printJson } from '../../../src/cli/output.js';
 import { formatBytes, parseSize } from '../../../src/sync/pricing.js';
@@ -45,6 +45,13 @@ export async function appCreateRun(opts: AppCreateOptions): Promise<void> {
   const { app, apiKey } = made;
   const io = opts.factory.io;
   if (opts.json) return printJson(io, { ...app, api_key: apiKey });
+  // In a pipe the key is all of stdout, so `APP_KEY=$(mkt admin app create Notes)` works (as
+  // `token create` and `key issue` do); the rest goes to stderr.
+  if (!io.stdout.isTTY) {
+    io.stdout.write(`${apiKey}\n`);
+    io.stderr.write(`created sync app ${app.name} (${app.id}); its API key is shown only this once (only its hash is kept); \`mkt admin app list\` shows its pricing\n`);
+    return;
+  }
   printFields(io, [
     ['id', app.id],
     ['name', app.name],

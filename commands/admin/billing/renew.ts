@@ -3,7 +3,7 @@
 // opens: SQLite in the data dir, or PostgreSQL from --database-url / MKT_DATABASE_URL.
 import { NegativeError } from '../../../src/cli/errors.js';
 import { printJson, printTable } from '../../../src/cli/output.js';
-import type { AdminFlags } from '../flags.js';
+import { openMarketplace, type AdminFlags } from '../flags.js';
 
 export interface BillingRenewOptions extends AdminFlags {
   app?: string;
@@ -12,7 +12,7 @@ export interface BillingRenewOptions extends AdminFlags {
 }
 
 export async function billingRenewRun(opts: BillingRenewOptions): Promise<void> {
-  const stores = await opts.factory.marketplaceStores(opts);
+  const stores = await openMarketplace(opts);
   let results;
   try {
     const { BillingAdmin } = await import('../../../daemon/services/marketplace/sync/billing-admin.js');

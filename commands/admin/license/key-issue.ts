@@ -21,6 +21,9 @@ export async function keyIssueRun(opts: KeyIssueOptions): Promise<void> {
     if (!(await admin.store.getItem(opts.itemId))) throw new NegativeError(`item not found: ${opts.itemId}`);
     return admin.issueKeys({ itemId: opts.itemId, count, maxActivations: max, expiresAt, licensee: opts.licensee ?? null });
   });
+  // Keygen's choice: a past expiry is accepted (back-dated keys have their uses), the keys are
+  // born expired; a warning says so, since it is more often a typo.
+  if (expiresAt !== null && Date.parse(expiresAt) <= opts.factory.now().getTime()) io.stderr.write(`mkt: warning: --expires ${opts.expires} is in the past: the keys are issued already expired\n`);
   if (opts.json) printJson(io, keys);
   else if (!io.stdout.isTTY) for (const k of keys) io.stdout.write(`${k.key}\n`);
   else printTable(io, ['id', 'key', 'max activations', 'expires'], keys.map((k) => [k.id, k.key, k.max_activations ?? 'unlimited', k.expires_at ?? 'never']));

@@ -1,9 +1,8 @@
 // What the license admin verbs share: the license administration on the marketplace stores the
 // Factory opens (SQLite in the data dir, or PostgreSQL with --database-url), and parsing
 // activation maxima and expiry dates.
-import type { AdminFlags } from '../flags.js';
+import { openMarketplace, type AdminFlags } from '../flags.js';
 import { UsageError } from '../../../src/cli/errors.js';
-import { dataDir } from '../../../src/config/paths.js';
 import { parseTimestamp } from '../../../src/util/time.js';
 import type { LicenseAdmin } from '../../../daemon/services/marketplace/license/admin.js';
 
@@ -12,8 +11,8 @@ export type { AdminFlags } from '../flags.js';
 /** Runs `fn` with the license administration of the marketplace, closing its stores afterwards. */
 export async function withAdmin<T>(opts: AdminFlags, fn: (admin: LicenseAdmin, dir: string) => Promise<T>): Promise<T> {
   const io = opts.factory.io;
-  const dir = dataDir(opts.dataDir, io.env, io.cwd);
-  const stores = await opts.factory.marketplaceStores(opts);
+  const stores = await openMarketplace(opts);
+  const dir = stores.place.dataDir;
   try {
     const { LicenseAdmin } = await import('../../../daemon/services/marketplace/license/admin.js');
     const admin = new LicenseAdmin({ store: stores.license, dataDir: dir, env: io.env, now: () => opts.factory.now().getTime() });

@@ -5,10 +5,13 @@ import { describe, expect, it } from 'vitest';
 import type { reindexRun } from '../../../commands/admin/accounts/reindex.js';
 import type { repoCreateRun } from '../../../commands/admin/accounts/repo-create.js';
 import type { repoGrantRun } from '../../../commands/admin/accounts/repo-grant.js';
+import type { repoListRun } from '../../../commands/admin/accounts/repo-list.js';
 import type { sessionCreateRun } from '../../../commands/admin/accounts/session-create.js';
 import type { tokenCreateRun } from '../../../commands/admin/accounts/token-create.js';
+import type { tokenListRun } from '../../../commands/admin/accounts/token-list.js';
 import type { tokenRevokeRun } from '../../../commands/admin/accounts/token-revoke.js';
 import type { userAddRun } from '../../../commands/admin/accounts/user-add.js';
+import type { userListRun } from '../../../commands/admin/accounts/user-list.js';
 import type { appCreateRun } from '../../../commands/admin/app/app-create.js';
 import type { appListRun } from '../../../commands/admin/app/app-list.js';
 import type { billingRenewRun } from '../../../commands/admin/billing/renew.js';
@@ -41,9 +44,19 @@ describe('mkt admin: parsing', () => {
     await cli.usage(['admin', 'user', 'add', '--email', 'a@b'], /missing required argument 'name'/);
   });
 
-  it('token create <user> --scope (required) --name; token revoke <token>', async () => {
+  it('user list --json', async () => {
+    await cli.verb<typeof userListRun>('admin user list', [], {});
+    await cli.verb<typeof userListRun>('admin user list', ['--json', ...TARGET], { json: true, ...target });
+    await cli.usage(['admin', 'user', 'list', 'ana'], /too many arguments/);
+  });
+
+  it('token create <user> --scope read|push (required) --name; token list [user]; token revoke <token>', async () => {
     await cli.verb<typeof tokenCreateRun>('admin token create', ['ana', '--scope', 'push', '--name', 'laptop', '--json'], { user: 'ana', scope: 'push', name: 'laptop', json: true });
     await cli.usage(['admin', 'token', 'create', 'ana'], /required option '--scope <scope>' not specified/);
+    // The scopes are a choice the parser knows (and the help lists), not a free string.
+    await cli.usage(['admin', 'token', 'create', 'ana', '--scope', 'admin'], /argument 'admin' is invalid\. Allowed choices are read, push/);
+    await cli.verb<typeof tokenListRun>('admin token list', [], { user: undefined });
+    await cli.verb<typeof tokenListRun>('admin token list', ['ana', '--json', ...TARGET], { user: 'ana', json: true, ...target });
     await cli.verb<typeof tokenRevokeRun>('admin token revoke', ['-', ...TARGET], { token: '-', ...target });
     await cli.usage(['admin', 'token', 'revoke'], /missing required argument 'token'/);
   });
@@ -52,9 +65,16 @@ describe('mkt admin: parsing', () => {
     await cli.verb<typeof sessionCreateRun>('admin session create', ['ana', '--json'], { user: 'ana', json: true });
   });
 
-  it('repo create <owner/repo> --private --object-format (default sha1); repo grant --read --push', async () => {
-    await cli.verb<typeof repoCreateRun>('admin repo create', ['ana/app'], { repo: 'ana/app', objectFormat: 'sha1' });
-    await cli.verb<typeof repoCreateRun>('admin repo create', ['ana/secret', '--private', '--object-format', 'sha256', '--json'], { repo: 'ana/secret', private: true, objectFormat: 'sha256', json: true });
+  it('repo create <owner/repo> --private --object-format (default sha1) --default-branch (default main); repo grant --read --push; repo list', async () => {
+    await cli.verb<typeof repoCreateRun>('admin repo create', ['ana/app'], { repo: 'ana/app', objectFormat: 'sha1', defaultBranch: 'main' });
+    await cli.verb<typeof repoCreateRun>('admin repo create', ['ana/secret', '--private', '--object-format', 'sha256', '--default-branch', 'trunk', '--json'], {
+      repo: 'ana/secret',
+      private: true,
+      objectFormat: 'sha256',
+      defaultBranch: 'trunk',
+      json: true,
+    });
+    await cli.verb<typeof repoListRun>('admin repo list', ['--json', ...TARGET], { json: true, ...target });
     await cli.verb<typeof repoGrantRun>('admin repo grant', ['ana/app', 'bo', '--read', '--push'], { repo: 'ana/app', user: 'bo', read: true, push: true });
     await cli.usage(['admin', 'repo', 'grant', 'ana/app'], /missing required argument 'user'/);
   });

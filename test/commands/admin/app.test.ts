@@ -16,8 +16,8 @@ const data = join(dir.path, 'data');
 afterAll(() => dir.remove());
 
 /** `mkt admin --data-dir DATA ...` with the data dir's database in the environment (as the server gets it). */
-async function mkt(args: string[], opts: { stdin?: string } = {}): Promise<{ code: number; out: string; err: string }> {
-  const io = fakeIO({ env: await marketplaceEnvFor(data), stdin: opts.stdin, cwd: dir.path });
+async function mkt(args: string[], opts: { stdin?: string; tty?: boolean } = {}): Promise<{ code: number; out: string; err: string }> {
+  const io = fakeIO({ env: await marketplaceEnvFor(data), stdin: opts.stdin, tty: opts.tty, cwd: dir.path });
   const code = await run(['admin', '--data-dir', data, ...args], io);
   return { code, out: io.out(), err: io.err() };
 }
@@ -26,6 +26,11 @@ describe('mkt admin app', () => {
   let apiKey = '';
 
   it('create prints the API key once with default pricing; the data dir keeps only its hash', async () => {
+    // Issue 30 item 1: no marketplace is made by `app create`; `migrate` makes one.
+    const refused = await mkt(['app', 'create', 'Notes', '--json']);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/no marketplace in /);
+    expect((await mkt(['migrate'])).code).toBe(0);
     const r = await mkt(['app', 'create', 'Notes', '--json']);
     expect(r.code, r.err).toBe(0);
     const app = JSON.parse(r.out) as Record<string, unknown>;
@@ -42,8 +47,14 @@ describe('mkt admin app', () => {
   it('takes pricing flags with sizes; refuses a taken name (exit 1) and bad flags (exit 2)', async () => {
     const r = await mkt(['app', 'create', 'Photos', '--min-charge-cents', '250', '--per-gb-tenths-of-cent', '40', '--annual-multiplier', '11', '--min-cap', '10GiB', '--max-cap', '2TiB', '--free', '0']);
     expect(r.code, r.err).toBe(0);
-    expect(r.out).toMatch(/api key\s+mkt_app_/);
+    // Issue 30 item 4: in a pipe the key is all of stdout (APP_KEY=$(mkt admin app create NAME)).
+    expect(r.out).toMatch(/^mkt_app_[A-Za-z0-9_-]{43}\n$/);
     expect(r.err).toMatch(/shown only this once/);
+    // On a terminal, the app's fields in a table.
+    const tty = await mkt(['app', 'create', 'Pictures'], { tty: true });
+    expect(tty.code, tty.err).toBe(0);
+    expect(tty.out).toMatch(/api key:\s+mkt_app_/);
+    expect(tty.out).toMatch(/min charge:\s+100 cents/);
     const photos = (JSON.parse((await mkt(['app', 'list', '--json'])).out) as Record<string, unknown>[]).find((a) => a.name === 'Photos');
     expect(photos).toMatchObject({ min_charge_cents: 250, per_gb_tenths_of_cent_per_month: 40, annual_multiplier: 11, min_cap_bytes: 10 * 1024 ** 3, max_cap_bytes: 2 * 1024 ** 4, free_bytes: 0 });
     expect((await mkt(['app', 'create', 'notes'])).code).toBe(1);
@@ -76,6 +87,7 @@ describe('mkt admin --database-url (PostgreSQL)', () => {
       const code = await run(['admin', '--data-dir', pgData, '--database-url', url, ...args], io);
       return { code, out: io.out(), err: io.err() };
     };
+    expect((await cli(['migrate'])).code).toBe(0);
     const made = await cli(['app', 'create', 'Remote', '--free', '2GiB', '--json']);
     expect(made.code, made.err).toBe(0);
     const app = JSON.parse(made.out) as { api_key: string; free_bytes: number };

@@ -8,7 +8,7 @@ import type { AccountsStore, TokenInfo, TokenScope, User } from '../../../../src
 import type { ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from '../../../../src/store/repos.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
 import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
-import { initBareRepo, nameProblem, repoDir } from '../../../../src/git/hosting.js';
+import { branchNameProblem, DEFAULT_BRANCH, initBareRepo, nameProblem, repoDir } from '../../../../src/git/hosting.js';
 import { hashPassword } from '../../../../src/crypto/password.js';
 import type { MarketplaceStores } from '../../../../src/store/marketplace.js';
 
@@ -110,10 +110,14 @@ export class AccountsAdmin {
     return repo;
   }
 
-  async createRepo(full: string, opts: { private: boolean; objectFormat: ObjectFormat }): Promise<{ repo: Repo; dir: string }> {
+  /** `defaultBranch`: the branch HEAD names (default main); the first branch pushed replaces it while it is missing. */
+  async createRepo(full: string, opts: { private: boolean; objectFormat: ObjectFormat; defaultBranch?: string }): Promise<{ repo: Repo; dir: string }> {
     const { owner, name } = this.parseRepo(full);
     const problem = nameProblem('repository', name);
     if (problem) throw new AdminInputError(problem);
+    const branch = opts.defaultBranch ?? DEFAULT_BRANCH;
+    const branchProblem = await branchNameProblem(branch);
+    if (branchProblem) throw new AdminInputError(branchProblem);
     const u = await this.user(owner);
     const dir = repoDir(this.dataDir, u.name, name);
     const taken = async (rows: RepoRows, onDisk: boolean): Promise<void> => {
@@ -126,7 +130,7 @@ export class AccountsAdmin {
     const staging = `${dir}.mkt-${randomBytes(6).toString('hex')}.tmp`;
     let placed = false;
     try {
-      await initBareRepo(staging, opts.objectFormat);
+      await initBareRepo(staging, opts.objectFormat, branch);
       return await this.repos.transaction(async (tx) => {
         // Creates of one name take turns (on every instance): the second finds the first's row and
         // never touches the directory the first placed.
