@@ -48,6 +48,9 @@ describe('marketplace without its database', () => {
       await c.query('CREATE DATABASE market');
       await c.end();
       const url = db.url.replace(/\/postgres$/, '/market');
+      // An empty database holds no marketplace: `mkt admin migrate` makes one (issue 30 item 1).
+      const migrated = spawnSync(process.execPath, [mkt, 'admin', '--data-dir', dir.path, 'migrate'], { env: { ...process.env, MKT_DATABASE_URL: url }, encoding: 'utf8' });
+      expect(migrated.status, migrated.stderr).toBe(0);
       const admin = spawnSync(process.execPath, [mkt, 'admin', '--data-dir', dir.path, 'item', 'create', 'tool', '--name', 'Tool', '--max-activations', '1000'], { env: { ...process.env, MKT_DATABASE_URL: url }, encoding: 'utf8' });
       expect(admin.status, admin.stderr).toBe(0);
       const issued = spawnSync(process.execPath, [mkt, 'admin', '--data-dir', dir.path, 'key', 'issue', 'tool', '--json'], { env: { ...process.env, MKT_DATABASE_URL: url }, encoding: 'utf8' });
