@@ -1,14 +1,15 @@
 // `mkt auth login|status|logout`: saved server profiles and tokens for the service clients.
-import type { Command } from 'commander';
+import { Argument, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { jsonOption, runVerb, type ParsedVerb } from '../../src/cli/flags.js';
+import { SERVICES } from '../../src/config/services.js';
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const auth = program.command('auth').description('save, show and remove server profiles and tokens');
   auth
     .command('login')
     .description('check a token against its server, then save the server URL and the token (token read from stdin or a hidden prompt, never argv)')
-    .argument('<service>', 'marketplace | monitor | tickets')
+    .addArgument(new Argument('<service>', 'the service the token is for').choices(SERVICES))
     .option('--server <url>', 'server base URL (else MKT_<SERVICE>_URL, the saved profile, or http://127.0.0.1:<default port>)')
     .addHelpText(
       'after',
@@ -42,7 +43,7 @@ Examples:
   auth
     .command('logout')
     .description('forget the saved token (and profile) of a service; for the marketplace also the sync sign-in at that server')
-    .argument('<service>', 'marketplace | monitor | tickets')
+    .addArgument(new Argument('<service>', 'the service to sign out of').choices(SERVICES))
     .addHelpText(
       'after',
       `

@@ -1,13 +1,14 @@
 // `mkt serve <service>`: the daemon face. Declares the shared server flags; the work is in run.ts.
-import { Command, Option } from 'commander';
+import { Argument, Command, Option } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { collect, runVerb, type ParsedVerb } from '../../src/cli/flags.js';
+import { SERVICES } from '../../src/config/services.js';
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   program
     .command('serve')
     .description('run a service as a daemon (marketplace, monitor, tickets, or all)')
-    .argument('<service>', 'marketplace | monitor | tickets | all')
+    .addArgument(new Argument('<service>', 'the service to run; all runs each on its default port').choices([...SERVICES, 'all']))
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--port <port>', 'port to listen on; 0 picks a free one (default: the service default)')
     .option('--data-dir <dir>', 'data directory (default: $MKT_DATA_DIR or ./.mkt-data)')

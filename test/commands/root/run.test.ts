@@ -33,10 +33,10 @@ describe('mkt CLI core', () => {
     expect(io.out()).toBe('');
   });
 
-  it('an unknown service for serve is a usage error', async () => {
+  it('an unknown service for serve is a usage error naming the choices (commander\'s, which completion offers too)', async () => {
     const io = fakeIO();
     expect(await run(['serve', 'nope'], io)).toBe(2);
-    expect(io.err()).toMatch(/unknown service "nope"/);
+    expect(io.err()).toMatch(/'nope' is invalid.*Allowed choices are marketplace, monitor, tickets, all\./);
   });
 
   it('an invalid --port is a usage error', async () => {
