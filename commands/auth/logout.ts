@@ -5,7 +5,6 @@ import { NegativeError, UsageError } from '../../src/cli/errors.js';
 import { isServiceName, SERVICES } from '../../src/config/services.js';
 import { loadClientConfig, saveClientConfig } from '../../src/config/profiles.js';
 import { tokenAccount } from '../../src/config/credentials.js';
-import { forgetSyncSession } from '../../src/sync/local-session.js';
 
 export interface LogoutOptions {
   factory: Factory;
@@ -22,7 +21,7 @@ export async function logoutRun(opts: LogoutOptions): Promise<void> {
   const hadProfile = Boolean(cfg.profiles[opts.service]);
   delete cfg.profiles[opts.service];
   if (hadProfile) saveClientConfig(io.env, cfg);
-  const sync = opts.service === 'marketplace' && (await forgetSyncSession(io.env, creds, server));
+  const sync = opts.service === 'marketplace' && (await (await import('../../src/sync/local-session.js')).forgetSyncSession(io.env, creds, server));
   if (!removed && !hadProfile && !sync) throw new NegativeError(`not logged in to ${opts.service}`);
   io.stderr.write(`Logged out of ${opts.service} at ${server}${sync ? ' (and of sync there: token and keys removed from this device)' : ''}\n`);
 }
