@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the tools the tests drive are present (run by `npm test` through `pretest`):
-# Debian's chromium for the dashboard's browser test and promtool (package prometheus) for the
-# /metrics test. Installs what is missing with apt-get when we may (root, or sudo without a
+# Debian's chromium for the dashboard's browser test, promtool (package prometheus) for the
+# /metrics test, and zsh and fish, whose completion the completion test drives for real. Installs what is missing with apt-get when we may (root, or sudo without a
 # password), with one `apt-get update` at most; otherwise says so and leaves the tests to report
 # the tool as missing. MKT_SKIP_TOOL_INSTALL=1 skips both, MKT_SKIP_CHROMIUM_INSTALL=1 chromium.
 set -euo pipefail
@@ -23,11 +23,20 @@ if ! command -v promtool >/dev/null 2>&1 && [ ! -x /usr/bin/promtool ]; then
     missing+=(prometheus)
   fi
 fi
+for shell in zsh fish; do
+  if ! command -v "$shell" >/dev/null 2>&1; then
+    if [ "${MKT_SKIP_TOOL_INSTALL:-}" = "1" ]; then
+      say "$shell is missing and MKT_SKIP_TOOL_INSTALL=1; the completion test will fail"
+    else
+      missing+=("$shell")
+    fi
+  fi
+done
 if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "missing: ${missing[*]}, and this is not a Debian-like system; install chromium and promtool (Prometheus) yourself"
+  say "missing: ${missing[*]}, and this is not a Debian-like system; install chromium, promtool (Prometheus), zsh and fish yourself"
   exit 0
 fi
 SUDO=""
