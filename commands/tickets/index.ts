@@ -20,8 +20,8 @@ function fieldOptions(cmd: Command): Command {
     .addOption(PRIORITY())
     .addOption(CHANNEL())
     .option('--source <source>', 'where the ticket came from (a mailbox, form or integration)')
-    .option('--requester <who>', 'who asked')
-    .option('--assignee <who>', 'who works on it')
+    .option('--requester <who>', 'who asked ("" clears it)')
+    .option('--assignee <who>', 'who works on it ("" unassigns)')
     .option('--tag <tag>', 'a tag (repeatable; on update, replaces all tags)', collect);
 }
 
@@ -59,6 +59,8 @@ Examples:
     .addOption(PRIORITY())
     .addOption(CHANNEL())
     .option('--source <source>', 'only tickets from this source')
+    .option('--assignee <who>', 'only tickets assigned to WHO; `none` (or "") for unassigned ones, `*` for assigned ones')
+    .option('--requester <who>', 'only tickets requested by WHO; `none` (or "") for those without a requester, `*` for those with one')
     .option('--search <words>', 'whole words that must all appear in the title or description (word* for a prefix of 3 or more characters)')
     .option('--limit <n>', `tickets per page, 1 to ${LIST_LIMIT.max} (server default: ${LIST_LIMIT.default})`)
     .option('--cursor <cursor>', 'start after the page whose next_cursor this is')
@@ -70,6 +72,8 @@ Examples:
       `
 Examples:
   $ mkt tickets list --status open --priority urgent
+  $ mkt tickets list --assignee bo --status open
+  $ mkt tickets list --assignee none                 # unassigned tickets
   $ mkt tickets list --search "vpn timeout" --json | jq '.data[].id'
   $ mkt tickets list --limit 20 --json | jq -r .next_cursor
   $ mkt tickets list --limit 20 --cursor "$next_cursor"
@@ -99,6 +103,8 @@ Examples:
 
   fieldOptions(tickets.command('update').description('change a ticket and print it').argument('<id>', 'ticket id, or its first 8 characters'))
     .option('--title <title>', 'new one-line summary')
+    .addOption(new Option('--add-tag <tag>', 'add a tag, keeping the others (repeatable)').argParser(collect).conflicts('tag'))
+    .addOption(new Option('--remove-tag <tag>', 'remove a tag, keeping the others (repeatable)').argParser(collect).conflicts('tag'))
     .addOption(serverOption('tickets'))
     .addOption(jsonOption())
     .addHelpText(
@@ -106,7 +112,9 @@ Examples:
       `
 Examples:
   $ mkt tickets update 3f2a9c1e --status pending --assignee bo
-  $ mkt tickets update 3f2a9c1e --tag network --tag vpn --json`,
+  $ mkt tickets update 3f2a9c1e --tag network --tag vpn --json
+  $ mkt tickets update 3f2a9c1e --add-tag urgent --remove-tag triage
+  $ mkt tickets update 3f2a9c1e --assignee ""        # unassign`,
     )
     .action(async (id: string, opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./update.js')).updateRun);

@@ -7,7 +7,7 @@ import { stdoutIsTTY, type IOStreams } from '../../src/cli/io.js';
 import { cellText, printJson, printTable, type Cell } from '../../src/cli/output.js';
 import type { TicketsClient } from '../../src/client/tickets.js';
 import { LIST_LIMIT, type ListQuery, type ListResponse, type Ticket } from '../../src/schemas/tickets.js';
-import { checkChannel, checkPriority, checkStatus, ticketsClient, type ClientFlags } from './shared.js';
+import { checkChannel, checkPriority, checkStatus, personFilter, ticketsClient, type ClientFlags } from './shared.js';
 
 export interface ListOptions extends ClientFlags {
   factory: Factory;
@@ -15,6 +15,8 @@ export interface ListOptions extends ClientFlags {
   priority?: string;
   channel?: string;
   source?: string;
+  assignee?: string;
+  requester?: string;
   search?: string;
   limit?: string;
   cursor?: string;
@@ -40,6 +42,8 @@ export async function listRun(opts: ListOptions): Promise<void> {
     priority: checkPriority(opts.priority),
     channel: checkChannel(opts.channel),
     source: opts.source,
+    assignee: personFilter(opts.assignee),
+    requester: personFilter(opts.requester),
     search: opts.search,
     limit: checkLimit(opts.limit),
     cursor: opts.cursor,

@@ -5,7 +5,7 @@ import { UsageError } from '../../src/cli/errors.js';
 import { readAll, type IOStreams } from '../../src/cli/io.js';
 import { printFields } from '../../src/cli/output.js';
 import { TicketsClient } from '../../src/client/tickets.js';
-import { CHANNELS, PRIORITIES, STATUSES, parseChannel, parsePriority, parseStatus, type Ticket, type UpdateTicket } from '../../src/schemas/tickets.js';
+import { CHANNELS, PERSON_NONE, PRIORITIES, SHORT_ID_MIN, STATUSES, parseChannel, parsePriority, parseStatus, type Ticket, type UpdateTicket } from '../../src/schemas/tickets.js';
 
 export interface ClientFlags {
   server?: string;
@@ -21,6 +21,12 @@ export interface FieldFlags {
   requester?: string;
   assignee?: string;
   tag?: string[];
+}
+
+/** The flags of `update` that change single tags (our server's add_tags/remove_tags). */
+export interface TagEditFlags {
+  addTag?: string[];
+  removeTag?: string[];
 }
 
 export async function ticketsClient(f: Factory, flags: ClientFlags): Promise<TicketsClient> {
@@ -49,10 +55,35 @@ export async function fieldsFrom(io: IOStreams, flags: FieldFlags): Promise<Upda
   if (priority) out.priority = priority;
   if (channel) out.channel = channel;
   if (flags.source !== undefined) out.source = flags.source;
-  if (flags.requester !== undefined) out.requester = flags.requester;
-  if (flags.assignee !== undefined) out.assignee = flags.assignee;
+  // "" (or blanks) clears the field: sent as null, which is what the server stores for nobody.
+  if (flags.requester !== undefined) out.requester = blankToNull(flags.requester);
+  if (flags.assignee !== undefined) out.assignee = blankToNull(flags.assignee);
   if (flags.tag !== undefined) out.tags = flags.tag;
   return out;
+}
+
+const blankToNull = (v: string): string | null => (v.trim() === '' ? null : v);
+
+/** `--add-tag`/`--remove-tag` as the update body's add_tags/remove_tags; a tag in both is a usage error. */
+export function tagEdits(flags: TagEditFlags): Pick<UpdateTicket, 'add_tags' | 'remove_tags'> {
+  const both = flags.addTag?.find((t) => flags.removeTag?.includes(t));
+  if (both !== undefined) throw new UsageError(`--add-tag and --remove-tag both name ${JSON.stringify(both)}; give it to one of them`);
+  return { ...(flags.addTag ? { add_tags: flags.addTag } : {}), ...(flags.removeTag ? { remove_tags: flags.removeTag } : {}) };
+}
+
+/**
+ * An id argument, checked before any request: fewer than SHORT_ID_MIN characters can name no
+ * ticket (every id is a UUID and the server takes prefixes from 8 on), so the user hears why.
+ */
+export function checkTicketId(raw: string): string {
+  if (raw.trim().length < SHORT_ID_MIN) throw new UsageError(`ticket id ${JSON.stringify(raw)} is too short: give at least ${SHORT_ID_MIN} characters`);
+  return raw.trim();
+}
+
+/** `--assignee`/`--requester` of `list`: "" asks for tickets without one, as `none` does. */
+export function personFilter(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  return raw.trim() === '' ? PERSON_NONE : raw;
 }
 
 export function printTicket(io: IOStreams, t: Ticket): void {

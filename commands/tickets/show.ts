@@ -2,7 +2,7 @@
 import type { Factory } from '../../src/cli/factory.js';
 import { callApi } from '../../src/cli/api-errors.js';
 import { printJson } from '../../src/cli/output.js';
-import { printTicket, ticketsClient, type ClientFlags } from './shared.js';
+import { checkTicketId, printTicket, ticketsClient, type ClientFlags } from './shared.js';
 
 export interface ShowOptions extends ClientFlags {
   factory: Factory;
@@ -10,8 +10,9 @@ export interface ShowOptions extends ClientFlags {
 }
 
 export async function showRun(opts: ShowOptions): Promise<void> {
+  const id = checkTicketId(opts.id);
   const client = await ticketsClient(opts.factory, opts);
-  const ticket = await callApi('tickets', () => client.get(opts.id));
+  const ticket = await callApi('tickets', () => client.get(id));
   if (opts.json) printJson(opts.factory.io, ticket);
   else printTicket(opts.factory.io, ticket);
 }

@@ -3,9 +3,9 @@ import type { Factory } from '../../src/cli/factory.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { callApi } from '../../src/cli/api-errors.js';
 import { printJson } from '../../src/cli/output.js';
-import { fieldsFrom, printTicket, ticketsClient, type ClientFlags, type FieldFlags } from './shared.js';
+import { checkTicketId, fieldsFrom, printTicket, tagEdits, ticketsClient, type ClientFlags, type FieldFlags, type TagEditFlags } from './shared.js';
 
-export interface UpdateOptions extends ClientFlags, FieldFlags {
+export interface UpdateOptions extends ClientFlags, FieldFlags, TagEditFlags {
   factory: Factory;
   id: string;
   title?: string;
@@ -13,11 +13,15 @@ export interface UpdateOptions extends ClientFlags, FieldFlags {
 
 export async function updateRun(opts: UpdateOptions): Promise<void> {
   const { io } = opts.factory;
-  const changes = await fieldsFrom(io, opts);
+  const id = checkTicketId(opts.id);
+  // --tag with --add-tag or --remove-tag is refused by the parser (the option's conflicts).
+  const changes = { ...(await fieldsFrom(io, opts)), ...tagEdits(opts) };
   if (opts.title !== undefined) changes.title = opts.title;
-  if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give at least one of --status, --priority, --title, ... (see --help)');
+  if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give at least one of --status, --priority, --title, --add-tag, ... (see --help)');
   const client = await ticketsClient(opts.factory, opts);
-  const ticket = await callApi('tickets', () => client.update(opts.id, changes));
+  // Tags are added and removed by the server, in the transaction that reads the ticket: a
+  // read-then-write here would drop a tag another edit added in between.
+  const ticket = await callApi('tickets', () => client.update(id, changes));
   if (opts.json) printJson(io, ticket);
   else printTicket(io, ticket);
 }

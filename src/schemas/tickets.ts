@@ -8,11 +8,17 @@ export { ErrorSchema } from './common.js';
 import { CHANNELS, PRIORITIES, STATUSES } from './ticket-values.js';
 export { CHANNELS, PRIORITIES, STATUSES, parseChannel, parsePriority, parseStatus, type Channel, type Priority, type Status } from './ticket-values.js';
 
+/** The fewest leading characters of an id that name a ticket (a short id; `short_id` has this many). */
+export const SHORT_ID_MIN = 8;
+
 export const DEFAULTS = { status: 'open', priority: 'normal', channel: 'api', source: 'manual' } as const;
 
 // A type list rather than anyOf: the response serializer then needs no validator to pick a branch.
 const NullableString = Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength: 500 });
-const Tags = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 50 });
+/** The most tags a create or update may leave on a ticket (peer merges may pass it; see docs/tickets.md). */
+export const MAX_TAGS = 50;
+const Tag = Type.String({ minLength: 1, maxLength: 100 });
+const Tags = Type.Array(Tag, { maxItems: MAX_TAGS });
 
 export const TicketSchema = Type.Object(
   {
@@ -94,7 +100,21 @@ const OptionalFields = {
 export const NewTicketSchema = Type.Object({ title: Title, ...OptionalFields }, { additionalProperties: false });
 export type NewTicket = Static<typeof NewTicketSchema>;
 
-export const UpdateTicketSchema = Type.Object({ title: Type.Optional(Title), ...OptionalFields }, { additionalProperties: false });
+/**
+ * Our extension of the spec's update body: `add_tags` and `remove_tags` change single tags in the
+ * same transaction that reads the ticket, so two edits on one node never undo each other's tags
+ * (`tags` replaces the whole set and may not be combined with them). requester and assignee: null,
+ * "" or blanks clear the field (stored as null).
+ */
+export const UpdateTicketSchema = Type.Object(
+  {
+    title: Type.Optional(Title),
+    ...OptionalFields,
+    add_tags: Type.Optional(Type.Array(Tag, { maxItems: MAX_TAGS, description: 'tags to add to those the ticket has (not with `tags`)' })),
+    remove_tags: Type.Optional(Type.Array(Tag, { maxItems: MAX_TAGS, description: 'tags to remove; one the ticket lacks is no change (not with `tags`)' })),
+  },
+  { additionalProperties: false },
+);
 export type UpdateTicket = Static<typeof UpdateTicketSchema>;
 
 // Bounded like the fields they match: a longer value cannot match anything, and a search of
@@ -103,11 +123,20 @@ export type UpdateTicket = Static<typeof UpdateTicketSchema>;
 export const LIST_LIMIT = { default: 100, max: 1000 } as const;
 export const PULL_LIMIT = { default: 1000, max: 5000 } as const;
 
+/**
+ * The assignee and requester filters' two words besides a name, as GitHub's issues API spells
+ * them (`assignee=none`, `assignee=*`); a person literally named `none` cannot be filtered for.
+ */
+export const PERSON_NONE = 'none';
+export const PERSON_ANY = '*';
+
 export const ListQuerySchema = Type.Object({
   status: Type.Optional(Type.String({ maxLength: 100 })),
   priority: Type.Optional(Type.String({ maxLength: 100 })),
   channel: Type.Optional(Type.String({ maxLength: 100 })),
   source: Type.Optional(Type.String({ maxLength: 200 })),
+  assignee: Type.Optional(Type.String({ maxLength: 500, description: `our extension: tickets assigned to exactly this value; \`${PERSON_NONE}\` for unassigned ones, \`${PERSON_ANY}\` for assigned ones` })),
+  requester: Type.Optional(Type.String({ maxLength: 500, description: `our extension: tickets requested by exactly this value; \`${PERSON_NONE}\` for those without a requester, \`${PERSON_ANY}\` for those with one` })),
   search: Type.Optional(Type.String({ maxLength: 1000, description: 'full-text search over title and description; words split on whitespace and control characters' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: LIST_LIMIT.max, description: `tickets per page (default ${LIST_LIMIT.default})` })),
   cursor: Type.Optional(Type.String({ maxLength: 200, description: 'the next_cursor of the previous page' })),

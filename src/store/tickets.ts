@@ -2,19 +2,28 @@
 // description, the node identity, and per-peer sync cursors. Interface first, SQLite below.
 import { randomUUID } from 'node:crypto';
 import { renameSync, rmSync } from 'node:fs';
-import type { Ticket, Status, Priority, Channel, FieldStamps } from '../schemas/tickets.js';
+import { SHORT_ID_MIN, type Ticket, type Status, type Priority, type Channel, type FieldStamps } from '../schemas/tickets.js';
 import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
 import { ftsTokens } from '../notes/fts-tokens.js';
+import { quoteForError } from '../util/quote.js';
 
 export interface TicketFilter {
   status?: Status;
   priority?: Priority;
   channel?: Channel;
   source?: string;
+  assignee?: PersonMatch;
+  requester?: PersonMatch;
   /** Words that must all occur in the title or description (whole words; `word*` a prefix). */
   search?: string;
 }
+
+/**
+ * An assignee or requester filter: exactly this value, none, or any. An empty string (stored by
+ * versions before unassigning gave null) counts as none.
+ */
+export type PersonMatch = { kind: 'is'; value: string } | { kind: 'none' } | { kind: 'any' };
 
 export type Lookup = { kind: 'found'; ticket: Ticket } | { kind: 'none' } | { kind: 'ambiguous'; matches: number };
 
@@ -71,7 +80,7 @@ export interface TicketStore {
   /** Generated on first open, then the same for the life of the database. */
   nodeId(): Promise<string>;
   insert(ticket: Ticket): Promise<Ticket>;
-  /** A full id, or a prefix of at least 8 characters that matches one ticket. */
+  /** A full id, or a prefix of at least SHORT_ID_MIN (8) characters that matches one ticket. */
   lookup(idOrPrefix: string): Promise<Lookup>;
   /** One page, newest change first (`updated_at` descending, ties in a fixed order). */
   list(filter: TicketFilter, page: { limit: number; after?: ListPosition }): Promise<Page>;
@@ -310,6 +319,12 @@ function searchWords(search: string): { word: string; prefix: boolean }[] {
   return out;
 }
 
+/** Whether a word of the search holds a token FTS5 indexes (letters and digits, as it splits them). */
+function searchable(words: { word: string }[]): boolean {
+  if (words.some((w) => /[\p{L}\p{N}]/u.test(w.word))) return true;
+  return words.length > 0 && ftsTokens(words.map((w) => w.word)).some((t) => t.length > 0);
+}
+
 /**
  * Why a search is refused (400), or undefined. A prefix makes FTS5 merge the list of every word
  * it covers before the first answer, on the thread that serves every request: `l*` over a
@@ -317,7 +332,11 @@ function searchWords(search: string): { word: string; prefix: boolean }[] {
  * a minute. Three letters or more (`log*`: 30-60 ms), and at most three prefixes a search.
  */
 export function searchProblem(search: string): string | undefined {
-  const prefixes = searchWords(search).filter((w) => w.prefix);
+  const words = searchWords(search);
+  // Something typed that holds no word (`***`, `...`) would list every ticket, or none: refused,
+  // as a notes search refuses it. A search of nothing but blanks is no search, like `source=`.
+  if (/[^\s\p{Cc}]/u.test(search) && !searchable(words)) return `search has no words to search for: ${quoteForError(search)}`;
+  const prefixes = words.filter((w) => w.prefix);
   // Measured as FTS5 will run it: the tokenizer drops punctuation and splits at it, and the star
   // applies to the last token, so `..l*` and `logs.l*` are the prefix `l*` (issue 28).
   const tokens = ftsTokens(prefixes.map((w) => w.word));
@@ -581,7 +600,7 @@ export class SqliteTicketStore implements TicketStore {
     if (cached) return { kind: 'found', ticket: cached };
     const exact = this.stmts.byId.get(key) as Row | undefined;
     if (exact) return { kind: 'found', ticket: this.remember(fromRow(exact)) };
-    if (key.length < 8 || key.length >= 36) return { kind: 'none' };
+    if (key.length < SHORT_ID_MIN || key.length >= 36) return { kind: 'none' };
     // Every id with this prefix sorts in [prefix, prefix + U+FFFF), so the primary key index answers.
     const range = [key, key + '\uffff'] as const;
     const rows = this.stmts.byPrefix.all(...range) as Row[];
@@ -600,6 +619,14 @@ export class SqliteTicketStore implements TicketStore {
         where.push(`t.${col} = ?`);
         params.push(v);
       }
+    }
+    for (const col of ['assignee', 'requester'] as const) {
+      const m = filter[col];
+      if (m === undefined) continue;
+      if (m.kind === 'is') {
+        where.push(`t.${col} = ?`);
+        params.push(m.value);
+      } else where.push(m.kind === 'none' ? `(t.${col} IS NULL OR t.${col} = '')` : `t.${col} <> ''`);
     }
     let from = 'tickets t';
     const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
@@ -646,7 +673,7 @@ export class SqliteTicketStore implements TicketStore {
     // No search and at most one equality filter: the running counts answer.
     const eq = COUNTED.filter((c) => filter[c] !== undefined);
     const q = filter.search !== undefined ? ftsQuery(filter.search) : undefined;
-    if (q === undefined && eq.length <= 1) {
+    if (q === undefined && eq.length <= 1 && filter.assignee === undefined && filter.requester === undefined) {
       const dim = eq[0];
       const row = this.stmts.counted.get(dim ?? '', dim === undefined ? '' : filter[dim]) as { n: number } | undefined;
       return { n: row?.n ?? 0, capped: false };

@@ -8,6 +8,9 @@ import {
   ListQuerySchema,
   LIST_LIMIT,
   ListResponseSchema,
+  MAX_TAGS,
+  PERSON_ANY,
+  PERSON_NONE,
   PULL_LIMIT,
   NewTicketSchema,
   NodeResponseSchema,
@@ -16,6 +19,7 @@ import {
   PushBodySchema,
   PushResponseSchema,
   SENDER_HEADER,
+  SHORT_ID_MIN,
   TicketSchema,
   UpdateTicketSchema,
   parseChannel,
@@ -26,7 +30,7 @@ import {
   type Ticket,
   type UpdateTicket,
 } from '../../../src/schemas/tickets.js';
-import { searchProblem, type TicketStore } from '../../../src/store/tickets.js';
+import { searchProblem, type PersonMatch, type TicketStore } from '../../../src/store/tickets.js';
 import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
@@ -72,6 +76,34 @@ function cleanTags(tags: string[] | undefined): string[] | undefined {
 }
 
 /**
+ * requester and assignee: "" or blanks mean "nobody", stored as null, so that a clear made with
+ * `""` replicates as the same null a clear made with null does (and filters as unassigned).
+ */
+function blankToNull(v: string | null | undefined): string | null | undefined {
+  return typeof v === 'string' && v.trim() === '' ? null : v;
+}
+
+/** `assignee=` / `requester=` of a list: a value, `none`, `*`; empty is no filter (as `source=`). */
+function personMatch(raw: string | undefined): PersonMatch | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (raw === PERSON_NONE) return { kind: 'none' };
+  if (raw === PERSON_ANY) return { kind: 'any' };
+  return { kind: 'is', value: raw };
+}
+
+/**
+ * The tag set an `add_tags`/`remove_tags` edit leaves, computed from the ticket as stored inside
+ * the update's transaction (so a concurrent edit's tags are kept), or why it is refused.
+ */
+function editedTags(current: string[], add: string[], remove: string[]): { tags: string[] } | { refused: string } {
+  const removed = new Set(remove);
+  const tags = [...current.filter((t) => !removed.has(t)), ...add.filter((t) => !current.includes(t))];
+  // Merges may leave more than MAX_TAGS on a ticket; an edit may still remove from such a ticket.
+  if (tags.length > MAX_TAGS && tags.length > current.length) return { refused: `a ticket holds at most ${MAX_TAGS} tags: adding ${add.length} to its ${current.length} would make ${tags.length}` };
+  return { tags };
+}
+
+/**
  * About this much ticket text per pull page (besides the count limit): 5000 tickets with
  * 100 kB descriptions would otherwise be a 500 MB answer.
  */
@@ -107,8 +139,10 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
   async function find(id: string): Promise<Ticket> {
     const found = await storage(() => store.lookup(id));
     if (found.kind === 'found') return found.ticket;
-    if (found.kind === 'ambiguous') throw new HttpError(409, `ticket id ${quoteForError(id)} is ambiguous: it is the prefix of ${found.matches} tickets`);
-    throw new HttpError(404, `ticket not found: ${quoteForError(id)}`);
+    if (found.kind === 'ambiguous') throw new HttpError(409, `ticket id ${quoteForError(id)} is ambiguous: it is the prefix of ${found.matches} tickets; give more characters`);
+    // The spec's 404 for any id that names no ticket; the text says why a short one cannot.
+    const short = id.trim().length < SHORT_ID_MIN ? ` (a short id needs at least ${SHORT_ID_MIN} characters)` : '';
+    throw new HttpError(404, `ticket not found: ${quoteForError(id)}${short}`);
   }
 
   app.post<{ Body: NewTicket }>(
@@ -126,8 +160,8 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
         priority: enumField('priority', b.priority, parsePriority) ?? DEFAULTS.priority,
         channel: enumField('channel', b.channel, parseChannel) ?? DEFAULTS.channel,
         source: b.source?.trim() || DEFAULTS.source,
-        requester: b.requester ?? null,
-        assignee: b.assignee ?? null,
+        requester: blankToNull(b.requester) ?? null,
+        assignee: blankToNull(b.assignee) ?? null,
         tags: cleanTags(b.tags) ?? [],
         created_at: stamp,
         updated_at: stamp,
@@ -135,7 +169,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
         field_stamps: { base: [stamp, nodeId] },
       });
       if (ticket.title === '') throw new HttpError(400, 'title must not be blank');
-      ticket.short_id = ticket.id.slice(0, 8);
+      ticket.short_id = ticket.id.slice(0, SHORT_ID_MIN);
       await storage(() => store.insert(ticket));
       req.log.info({ ticket: ticket.short_id }, 'ticket created');
       return reply.code(201).send(ticket);
@@ -157,6 +191,8 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
         priority: parsePriority(q.priority),
         channel: parseChannel(q.channel),
         source: q.source !== undefined && q.source !== '' ? q.source : undefined,
+        assignee: personMatch(q.assignee),
+        requester: personMatch(q.requester),
         search: q.search,
       };
       const page = await storage(() => store.list(filter, { limit: pageLimit(q.limit, LIST_LIMIT), after }));
@@ -192,13 +228,31 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
         title: b.title?.trim(),
         description: b.description,
         source: b.source?.trim(),
-        requester: b.requester,
-        assignee: b.assignee,
+        requester: blankToNull(b.requester),
+        assignee: blankToNull(b.assignee),
         tags: cleanTags(b.tags),
       };
       if (changes.title === '') throw new HttpError(400, 'title must not be blank');
       if (changes.source === '') throw new HttpError(400, 'source must not be blank');
-      const updated = await storage(() => store.update(current.id, (stored) => applyEdit(stored, changes, () => [hlc.next(), nodeId])));
+      const add = cleanTags(b.add_tags);
+      const remove = cleanTags(b.remove_tags);
+      if (changes.tags !== undefined && (add !== undefined || remove !== undefined)) throw new HttpError(400, 'give tags (which replaces every tag) or add_tags and remove_tags, not both');
+      const both = add?.find((t) => remove?.includes(t));
+      if (both !== undefined) throw new HttpError(400, `tag ${quoteForError(both)} is both added and removed`);
+      let refused: string | undefined;
+      const updated = await storage(() =>
+        store.update(current.id, (stored) => {
+          if (add === undefined && remove === undefined) return applyEdit(stored, changes, () => [hlc.next(), nodeId]);
+          // Read-modify-write inside the store's transaction: the tags are those stored now.
+          const edited = editedTags(stored.tags, add ?? [], remove ?? []);
+          if ('refused' in edited) {
+            refused = edited.refused;
+            return undefined;
+          }
+          return applyEdit(stored, { ...changes, tags: edited.tags }, () => [hlc.next(), nodeId]);
+        }),
+      );
+      if (refused !== undefined) throw new HttpError(400, refused);
       if (!updated) throw new HttpError(404, `ticket not found: ${quoteForError(req.params.id)}`);
       if (updated.updated_at !== current.updated_at) req.log.info({ ticket: updated.short_id }, 'ticket updated');
       return updated;

@@ -36,6 +36,12 @@ describe('mkt tickets: parsing', () => {
     await cli.usage(['tickets', 'list', 'extra'], /too many arguments/);
   });
 
+  it('list: --assignee and --requester filters (issue 30), values as typed', async () => {
+    await cli.verb<typeof listRun>('tickets list', ['--assignee', 'bo', '--requester', 'none'], { assignee: 'bo', requester: 'none' });
+    await cli.verb<typeof listRun>('tickets list', ['--assignee', '', '--requester', '*'], { assignee: '', requester: '*' });
+    await cli.usage(['tickets', 'list', '--assignee'], /option '--assignee <who>' argument missing/);
+  });
+
   it('status, priority and channel: the schema\'s lists as commander choices, spelled as the server parses them', async () => {
     await cli.verb<typeof listRun>('tickets list', ['--status', 'On Hold', '--priority', 'URGENT', '--channel', 'Web'], { status: 'on_hold', priority: 'urgent', channel: 'web' });
     await cli.usage(['tickets', 'list', '--status', 'bogus'], /argument 'bogus' is invalid\. Allowed choices are open, pending, on_hold, solved, closed\./);
@@ -58,7 +64,15 @@ describe('mkt tickets: parsing', () => {
       json: true,
     });
     await cli.verb<typeof updateRun>('tickets update', ['3f2a9c1e'], { id: '3f2a9c1e' });
+    await cli.verb<typeof updateRun>('tickets update', ['3f2a9c1e', '--assignee', ''], { id: '3f2a9c1e', assignee: '' });
     await cli.usage(['tickets', 'update'], /missing required argument 'id'/);
+  });
+
+  it('update: --add-tag and --remove-tag repeated; either with --tag is a usage error', async () => {
+    await cli.verb<typeof updateRun>('tickets update', ['3f2a9c1e', '--add-tag', 'a', '--add-tag', 'b', '--remove-tag', 'c'], { id: '3f2a9c1e', addTag: ['a', 'b'], removeTag: ['c'] });
+    await cli.usage(['tickets', 'update', '3f2a9c1e', '--tag', 'a', '--add-tag', 'b'], /option '--add-tag <tag>' cannot be used with option '--tag <tag>'/);
+    await cli.usage(['tickets', 'update', '3f2a9c1e', '--remove-tag', 'b', '--tag', 'a'], /option '--tag <tag>' cannot be used with option '--remove-tag <tag>'|option '--remove-tag <tag>' cannot be used with option '--tag <tag>'/);
+    await cli.usage(['tickets', 'create', 'T', '--add-tag', 'a'], /unknown option '--add-tag'/);
   });
 
   it('node: --server and --json', async () => {
