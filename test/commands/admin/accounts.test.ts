@@ -120,5 +120,54 @@ for (const engine of ENGINES) {
       expect(readdirSync(join(data, 'repos', 'bo'))).toEqual(['race.git']);
       expect(existsSync(join(data, 'repos', 'bo', 'race.git', 'HEAD'))).toBe(true);
     });
+
+    it('user list, repo list and token list: a table on a terminal, TSV in a pipe, --json; never a secret (issue 30 item 13)', async () => {
+      const made = JSON.parse((await mkt(['token', 'create', 'bo', '--scope', 'push', '--name', 'ci', '--json'])).out) as { token: string; id: string };
+      const users = await mkt(['user', 'list', '--json']);
+      expect(users.code, users.err).toBe(0);
+      const userRows = JSON.parse(users.out) as Record<string, unknown>[];
+      expect(userRows.map((u) => String(u.name).toLowerCase())).toEqual(['ana', 'bo', 'dee']);
+      expect(Object.keys(userRows[0]!).sort()).toEqual(['created_at', 'email', 'id', 'name']);
+      const tsv = await mkt(['user', 'list']);
+      expect(tsv.out.split('\n')[0]).toMatch(/^ana\tana@example\.com\t[0-9a-f-]{36}\t\d{4}-/);
+      const table = await mkt(['user', 'list'], { tty: true, env: { NO_COLOR: '1' } });
+      expect(table.out.split('\n')[0]).toMatch(/^NAME\s+EMAIL\s+ID\s+CREATED$/);
+
+      const repos = await mkt(['repo', 'list', '--json']);
+      expect(repos.code, repos.err).toBe(0);
+      expect((JSON.parse(repos.out) as { owner: string; name: string; private: boolean; path: string }[]).map((r) => [`${r.owner}/${r.name}`, r.private, r.path])).toEqual([
+        ['ana/app', true, join(data, 'repos', 'ana', 'app.git')],
+        ['ana/lib', false, join(data, 'repos', 'ana', 'lib.git')],
+        ['bo/race', false, join(data, 'repos', 'bo', 'race.git')],
+      ]);
+      expect((await mkt(['repo', 'list'])).out.split('\n')[0]).toBe(`ana/app\tprivate\tsha256\t${(JSON.parse(repos.out) as { created_at: string }[])[0]!.created_at}\t${join(data, 'repos', 'ana', 'app.git')}`);
+
+      const all = await mkt(['token', 'list', '--json']);
+      expect(all.code, all.err).toBe(0);
+      const tokens = JSON.parse(all.out) as Record<string, unknown>[];
+      // ana's push token and bo's read token, both revoked earlier, then bo's new one: by user, then creation.
+      expect(tokens.map((t) => [t.user, t.scope, t.revoked_at === null])).toEqual([
+        ['ana', 'push', false],
+        ['bo', 'read', false],
+        ['bo', 'push', true],
+      ]);
+      expect(tokens.find((t) => t.id === made.id)).toMatchObject({ user: 'bo', name: 'ci', scope: 'push', revoked_at: null });
+      for (const t of tokens) expect(Object.keys(t).sort()).toEqual(['created_at', 'id', 'name', 'revoked_at', 'scope', 'user', 'user_id']);
+      const bo = JSON.parse((await mkt(['token', 'list', 'bo', '--json'])).out) as { user: string }[];
+      expect(bo.length).toBeGreaterThan(0);
+      expect(new Set(bo.map((t) => t.user))).toEqual(new Set(['bo']));
+      const piped = await mkt(['token', 'list']);
+      expect(piped.out).toContain(`${made.id}\tbo\tci\tpush\t`);
+      // No token value (nor its SHA-256) is in any answer.
+      const { createHash } = await import('node:crypto');
+      for (const out of [all.out, piped.out, (await mkt(['token', 'list'], { tty: true })).out]) {
+        expect(out).not.toContain(made.token);
+        expect(out).not.toContain(createHash('sha256').update(made.token).digest('hex'));
+        expect(out).not.toMatch(/mkt_[A-Za-z0-9_-]{43}/);
+      }
+      const nobody = await mkt(['token', 'list', 'nobody']);
+      expect(nobody.code).toBe(1);
+      expect(nobody.err).toMatch(/no user "nobody"/);
+    });
   });
 }

@@ -101,6 +101,16 @@ describe('mkt admin item and key', () => {
     const v = (await s.app.inject({ method: 'POST', url: '/api/v1/license/verify', payload: { key: keys[2], machine_fingerprint: 'fp' } })).json() as { token: string };
     expect(JSON.parse(Buffer.from(v.token.split('.')[0]!, 'base64url').toString()).kid).toBe(rotated.kid);
   });
+
+  it('key issue with a past --expires issues keys born expired, with a one-line warning (as Keygen accepts them; issue 30 item 13)', async () => {
+    const r = await mkt(['key', 'issue', 'font-pro', '--expires', '2020-01-01']);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/^\S+\n$/);
+    expect(r.err.split('\n').filter((l) => l.startsWith('mkt: warning: '))).toEqual(['mkt: warning: --expires 2020-01-01 is in the past: the keys are issued already expired']);
+    expect(await status(r.out.trim())).toMatchObject({ valid: false, code: 'EXPIRED' });
+    // A future one says nothing of the kind.
+    expect((await mkt(['key', 'issue', 'font-pro', '--expires', '2099-01-01'])).err).not.toMatch(/warning/);
+  });
 });
 
 describe('mkt admin --database-url (PostgreSQL)', () => {
