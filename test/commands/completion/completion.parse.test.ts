@@ -1,5 +1,5 @@
 // Parse-level tests of `mkt completion` (gh's runF): the shell and the whole program reach
-// CompletionOptions; a missing shell is a usage error (exit 2).
+// CompletionOptions; a missing shell, or one outside commander's choices, is a usage error (exit 2).
 import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import type { completionRun } from '../../../commands/completion/run.js';
@@ -14,6 +14,7 @@ describe('mkt completion: parsing', () => {
     expect(program.name()).toBe('mkt');
     expect(program.commands.map((c) => c.name())).toContain('tickets');
     await cli.usage(['completion'], /missing required argument 'shell'/);
+    await cli.usage(['completion', 'tcsh'], /'tcsh' is invalid.*Allowed choices are bash, zsh, fish\./);
     await cli.usage(['completion', 'bash', '--json'], /unknown option '--json'/);
   });
 
