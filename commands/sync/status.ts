@@ -30,7 +30,8 @@ export async function statusRun(opts: StatusOptions): Promise<void> {
     ['email', p.email],
     ['app', p.app_name ?? ''],
     ['device', p.device_id ? `${p.device_name} (${p.device_id})` : 'not registered'],
-    ['cursor', p.cursor],
+    // "pull cursor", as `push` says it: the server's own cursor follows as "server cursor".
+    ['pull cursor', p.cursor],
     ['keys held', ring ? ring.keys.length : 'none (run `mkt sync key unlock`)'],
   ];
   if (p.rotation) fields.push(['rotation', `${p.rotation.rotation_id} unfinished: run \`mkt sync key rotate\` to resume`]);

@@ -47,6 +47,10 @@ describe('mkt sync push and pull --json', () => {
     expect(human.out).toMatch(/^pull cursor\t0 \(unchanged/m);
     // What push printed as the pull cursor is what the device holds.
     expect(await localCursor(laptop)).toBe(0);
+    // status names the two cursors as push does.
+    const status = (await laptop.mkt(['status'])).out;
+    expect(status).toMatch(/^pull cursor\t0$/m);
+    expect(status).toMatch(/^server cursor\t3$/m);
   });
 
   it('pull --json prints one document {entries, count, cursor} and saves the cursor; --since keeps it', async () => {
