@@ -35,6 +35,8 @@ const CSV_COLUMNS: [string, (r: SlaReportJson) => string | number | null | undef
   ['latency_p50_ms', (r) => r.latency?.p50],
   ['latency_p95_ms', (r) => r.latency?.p95],
   ['latency_p99_ms', (r) => r.latency?.p99],
+  // Last, so that scripts reading the columns before it by position keep working.
+  ['watched_minutes', (r) => (typeof r.watched_seconds === 'number' ? Math.round(r.watched_seconds / 6) / 10 : undefined)],
 ];
 
 /** RFC 4180: quote a field holding a comma, quote or line break; double the quotes inside. */
@@ -55,6 +57,19 @@ function duration(s: number): string {
   return `${(s / 3600).toFixed(1)} h`;
 }
 
+/**
+ * How much of the period the target was watched, and the rule that follows from it: time before
+ * its first check is no data, so downtime can never exceed the time it was watched.
+ */
+export function watchedLine(r: SlaReportJson): string | undefined {
+  // A server from before `watched_seconds` leaves the line out rather than guess.
+  if (typeof r.watched_seconds !== 'number') return undefined;
+  const period = Math.round((Date.parse(r.to) - Date.parse(r.from)) / 1000);
+  if (r.watched_seconds <= 0 || r.watched_from === null) return 'not watched in this period (no check before its end); all of it is no data';
+  if (r.watched_seconds >= period) return 'the whole period';
+  return `${duration(r.watched_seconds)} of the period (since ${r.watched_from}); downtime counts watched time only`;
+}
+
 export async function reportRun(opts: ReportOptions): Promise<void> {
   const { io } = opts.factory;
   const format = opts.json ? 'json' : (opts.format ?? 'table');
@@ -72,9 +87,11 @@ export async function reportRun(opts: ReportOptions): Promise<void> {
   }
   reports.forEach((r, i) => {
     if (i > 0) io.stdout.write('\n');
+    const watched = watchedLine(r);
     printFields(io, [
       ['target', `${r.target} (${r.label})`],
       ['period', `${r.from} to ${r.to}`],
+      ...(watched === undefined ? [] : [['watched', watched] as [string, string]]),
       ['uptime', pct(r.uptime)],
       ['downtime', `${r.downtime_minutes} min`],
       ['checks', `${r.checks.counted} counted: ${r.checks.operational} operational, ${r.checks.degraded} degraded, ${r.checks.down} down; ${r.checks.maintenance} in maintenance`],

@@ -59,6 +59,13 @@ export interface SlaReport {
   from: string;
   to: string;
   generated_at: string;
+  /**
+   * When watching began inside the period: its start, or the target's first check when that came
+   * later; null when the target had no check before the period's end.
+   */
+  watched_from: string | null;
+  /** Seconds from `watched_from` to the period's end; downtime and the hour shares count only these. */
+  watched_seconds: number;
   /** Percent of counted checks (operational + degraded + down) that were up; null without any. */
   uptime: number | null;
   downtime_minutes: number;

@@ -185,6 +185,15 @@ export class SqlMonitorStore implements MonitorStore {
     return h.stats();
   }
 
+  async firstCheckAt(target: string): Promise<number | undefined> {
+    const hour = await this.sql.value<number | null>('SELECT MIN(start) FROM rollup_hour WHERE target = ?', [target]);
+    if (hour === undefined || hour === null) return undefined;
+    // Once that hour's raw rows are pruned, its start is the best known.
+    if (Number(hour) < this.rawFloor) return Number(hour);
+    const first = await this.sql.value<number | null>('SELECT MIN(ts) FROM snapshots WHERE target = ? AND ts >= ? AND ts < ?', [target, Number(hour), Number(hour) + HOUR]);
+    return first === undefined || first === null ? Number(hour) : Number(first);
+  }
+
   async rollups(target: string, grain: RollupGrain, fromMs: number, toMs: number): Promise<Rollup[]> {
     return (await this.sql.all<RollupRow>(ROLLUP_ROWS_BY_GRAIN[grain], [target, fromMs, bound(toMs)])).map(rollupOf);
   }

@@ -89,6 +89,11 @@ export interface MonitorStore {
   counts(target: string, sinceMs: number, untilMs: number): Promise<CheckCounts>;
   /** `counts` for several windows at once (a status's five uptime windows share most of their rows). */
   countsMany(target: string, windows: readonly (readonly [number, number])[]): Promise<CheckCounts[]>;
+  /**
+   * When the target's first recorded check ran (epoch ms): from the raw rows while they are kept,
+   * else the start of its first hourly rollup; undefined when it has none.
+   */
+  firstCheckAt(target: string): Promise<number | undefined>;
   /** Hourly or daily rollups starting in [fromMs, toMs), oldest first; periods without checks are absent. */
   rollups(target: string, grain: RollupGrain, fromMs: number, toMs: number): Promise<Rollup[]>;
   /** Drops raw rows and test runs before `rawBeforeMs`, rollups and resolved incidents before `rollupsBeforeMs`; returns rows removed. */

@@ -54,17 +54,25 @@ function share(m: ReportMinutes, c: CheckCounts, minutes: number): void {
 export async function buildReport(store: MonitorStore, schedule: MaintenanceSchedule, t: TargetConfig, fromMs: number, toMs: number, nowMs: number): Promise<SlaReport> {
   const checks: CheckCounts = { operational: 0, degraded: 0, down: 0, maintenance: 0 };
   const minutes: ReportMinutes = { period: (toMs - fromMs) / 60_000, operational: 0, degraded: 0, down: 0, maintenance: 0, no_data: 0 };
-  const h0 = Math.ceil(fromMs / HOUR) * HOUR;
+  // Rule 4a: time before the target's first check was not watched. It is no data, and the hour of
+  // that first check shares only its watched part: a target added six minutes ago has at most six
+  // minutes of downtime, not the whole hour its checks fell in.
+  const first = await store.firstCheckAt(t.name);
+  const watchedFromMs = first === undefined || first >= toMs ? toMs : Math.max(fromMs, first);
+  minutes.no_data += (watchedFromMs - fromMs) / 60_000;
+  const h0 = Math.ceil(watchedFromMs / HOUR) * HOUR;
   const h1 = Math.floor(toMs / HOUR) * HOUR;
   const add = (c: CheckCounts, span: number): void => {
     for (const k of OUTCOMES) checks[k] += c[k];
     share(minutes, c, span / 60_000);
   };
-  if (h0 > h1) {
-    add(await store.counts(t.name, fromMs, toMs), toMs - fromMs);
+  if (watchedFromMs >= toMs) {
+    // Nothing watched in the period: all of it is no data.
+  } else if (h0 > h1) {
+    add(await store.counts(t.name, watchedFromMs, toMs), toMs - watchedFromMs);
   } else {
     // Ragged edges from raw rows (none once pruned: then their minutes are no data).
-    if (fromMs < h0) add(await store.counts(t.name, fromMs, h0), h0 - fromMs);
+    if (watchedFromMs < h0) add(await store.counts(t.name, watchedFromMs, h0), h0 - watchedFromMs);
     if (h1 < toMs) add(await store.counts(t.name, h1, toMs), toMs - h1);
     const hours = await store.rollups(t.name, 'hour', h0, h1);
     for (const r of hours) add(r, HOUR);
@@ -84,6 +92,8 @@ export async function buildReport(store: MonitorStore, schedule: MaintenanceSche
     from: new Date(fromMs).toISOString(),
     to: new Date(toMs).toISOString(),
     generated_at: new Date(nowMs).toISOString(),
+    watched_from: watchedFromMs < toMs ? new Date(watchedFromMs).toISOString() : null,
+    watched_seconds: Math.round((toMs - watchedFromMs) / 1000),
     uptime: pct(counted),
     downtime_minutes: round1(minutes.down),
     checks: { ...checks, counted: counted.total },

@@ -73,6 +73,17 @@ describeEngines('MonitorStore', (open, engine) => {
     expect(await s.counts('api', T0 + 10, Infinity)).toEqual({ operational: 20, degraded: 0, down: 0, maintenance: 0 });
   });
 
+  it('firstCheckAt: the first check from raw rows; the start of its hour once they are pruned (the SLA report\'s watched time)', async () => {
+    const s = await storeOn(await open(), engine);
+    expect(await s.firstCheckAt('api')).toBeUndefined();
+    for (const ms of [T0 + 54 * 60_000, T0 + 55 * 60_000, T0 + 2 * HOUR]) await s.recordSnapshot('api', { status: 'down', checked_at: at(ms), response_time_ms: 0 });
+    await s.recordSnapshot('web', { status: 'operational', checked_at: at(T0 - DAY), response_time_ms: 1 });
+    expect(await s.firstCheckAt('api')).toBe(T0 + 54 * 60_000);
+    // The first hour's raw rows pruned: the first one left (T0 + 2 h) is not the first check.
+    await s.prune({ rawBeforeMs: T0 + HOUR, rollupsBeforeMs: T0 - 2 * DAY });
+    expect(await s.firstCheckAt('api')).toBe(T0);
+  });
+
   it('routes, DNS results, TLS and WHOIS results and test runs read back as written', async () => {
     const s = await storeOn(await open(), engine);
     const route = { path: '/b', status_code: 200, ok: true, checked_at: at(T0), response_time_ms: 5 };

@@ -85,6 +85,33 @@ describe('SLA report', () => {
     await s.close();
   });
 
+  it('counts downtime over watched time only: a target first checked 6 minutes before the period ends has at most 6 down minutes', async () => {
+    const d = tempDir();
+    dirs.push(d);
+    const s = new SqliteMonitorStore(join(d.path, 'monitor.db'));
+    // Added at 00:54 and down ever since: six checks a minute apart, an incident from the first.
+    for (let i = 54; i < 60; i++) await s.recordSnapshot('api', { status: 'down', checked_at: new Date(T0 + i * MIN).toISOString(), response_time_ms: 0, error: 'HTTP 503' });
+    await s.openIncident('api', new Date(T0 + 54 * MIN).toISOString(), 'HTTP 503', 6);
+    // The period ends on the hour: before this rule the whole hour 00:00-01:00 was shared among
+    // its six down checks, 60 down minutes beside an incident 6 minutes long.
+    const r = await buildReport(s, schedule, target, T0 - DAY, T0 + HOUR, T0 + HOUR);
+    expect(r.downtime_minutes).toBe(6);
+    expect(r.minutes).toEqual({ period: 25 * 60, operational: 0, degraded: 0, down: 6, maintenance: 0, no_data: 25 * 60 - 6 });
+    expect(r.watched_from).toBe(new Date(T0 + 54 * MIN).toISOString());
+    expect(r.watched_seconds).toBe(360);
+    expect(r.incidents[0]!.in_period_s).toBe(360);
+    // A period that starts after the first check is watched whole; one that ends before it, not at all.
+    expect(await buildReport(s, schedule, target, T0 + 55 * MIN, T0 + HOUR, T0 + HOUR)).toMatchObject({ watched_from: new Date(T0 + 55 * MIN).toISOString(), watched_seconds: 300, downtime_minutes: 5 });
+    expect(await buildReport(s, schedule, target, T0 - DAY, T0, T0 + HOUR)).toMatchObject({ watched_from: null, watched_seconds: 0, downtime_minutes: 0, uptime: null, minutes: { no_data: 24 * 60 } });
+    await s.close();
+  });
+
+  it('a target watched since before the period is watched the whole period', async () => {
+    const s = await knownHistory();
+    expect(await buildReport(s, schedule, target, T0 + 30 * MIN, T0 + 4 * HOUR, T0 + 5 * HOUR)).toMatchObject({ watched_from: new Date(T0 + 30 * MIN).toISOString(), watched_seconds: 210 * 60 });
+    await s.close();
+  });
+
   it('reads dates and RFC 3339 times, cuts `to` at now, and refuses the rest with a readable error', () => {
     const now = T0 + 10 * DAY;
     expect(parseInstant('from', '2026-03-02')).toBe(T0);
