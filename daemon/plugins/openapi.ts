@@ -168,7 +168,7 @@ export function installOpenApi(app: FastifyInstance, opts: OpenApiOptions): void
     const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
     for (const method of methods) documented.push({ path, method: method.toLowerCase(), op: operationOf(schema, path), config: (route.config ?? {}) as FastifyContextConfig });
   });
-  const info = { license: LICENSE, ...opts.info };
+  const info = { ...opts.info, license: opts.info.license ?? LICENSE };
   app.get('/openapi.json', { schema: { hide: true } as never }, async (req) => {
     const paths: Record<string, Json> = {};
     for (const d of documented) (paths[d.path] ??= {})[d.method] = withSecurity(d, opts.security);
