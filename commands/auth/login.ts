@@ -17,12 +17,19 @@ export interface LoginOptions {
   server?: string;
 }
 
+/** Where a good token for each service comes from, for the refusal's hint. */
+const TOKEN_SOURCE: Record<ServiceName, string> = {
+  tickets: 'a node keeps its token in the file `token` of its data directory: `mkt auth login tickets < DATA_DIR/token`',
+  monitor: "the monitor's token is its MKT_MONITOR_TOKEN (or `token:` in its config file)",
+  marketplace: 'create a personal access token with `mkt admin token create USER --scope push`',
+};
+
 async function prove(service: ServiceName, url: string, token: string): Promise<TokenProof> {
   try {
     return await proveToken(service, url, token);
   } catch (err) {
     if (err instanceof ApiError && (err.status === 401 || err.status === 403)) {
-      throw new AuthError(`token refused by ${service} at ${url}: ${err.message} (HTTP ${err.status}); nothing saved`);
+      throw new AuthError(`token refused by ${service} at ${url}: ${err.message} (HTTP ${err.status}); nothing saved`, TOKEN_SOURCE[service]);
     }
     if (err instanceof WrongServiceError) throw new NegativeError(`${err.message}; nothing saved`, `check --server (or MKT_${service.toUpperCase()}_URL)`);
     const mapped = toCliError(err, service);
