@@ -8,14 +8,13 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
   const auth = program.command('auth').description('save, show and remove server profiles and tokens');
   auth
     .command('login')
-    .description('check a token against its server, then save the server URL and the token (token read from stdin or a hidden prompt, never argv)')
+    .description('check a token against its server, then save the server URL and the token (read from stdin or a hidden prompt, never argv); a refused token exits 4, an unreachable server 3, and neither saves anything')
     .addArgument(new Argument('<service>', 'the service the token is for').choices(SERVICES))
     .option('--server <url>', 'server base URL (else MKT_<SERVICE>_URL, the saved profile, or http://127.0.0.1:<default port>)')
     .addHelpText(
       'after',
       `
-The token is checked before it is saved: a refused token exits 4 and an unreachable server
-exits 3, and neither saves anything. Checked with: tickets GET /sync/node (prints the node id),
+The check is one read-only request: tickets GET /sync/node (the login names the node),
 monitor GET /api/status, marketplace a notes read (GET /api/git/-/-/notes).
 
 Examples:
