@@ -156,7 +156,9 @@ function usedSchemes(schemes: Record<string, unknown>, paths: Record<string, Jso
  * cannot see), else this server as the request reached it, by its socket, never by the Host header.
  */
 function serverUrl(req: FastifyRequest, publicUrl: string | undefined): string {
-  return publicUrl !== undefined ? publicUrl.replace(/\/+$/, '') : socketUrl(req);
+  if (publicUrl !== undefined) return publicUrl.replace(/\/+$/, '');
+  // An injected request (tests) has no socket of its own: relative to where the document came from.
+  return req.socket.localPort === undefined ? '/' : socketUrl(req);
 }
 
 export function installOpenApi(app: FastifyInstance, opts: OpenApiOptions): void {
