@@ -74,6 +74,29 @@ describe('peer sync', () => {
     expect(final.find((t) => t.id === shared.id)).toMatchObject({ status: 'open', assignee: 'c-later' });
   });
 
+  it('add_tags on one node and remove_tags on another, made at once, both survive; an unassign replicates as null (issue 30)', async () => {
+    const ports = [await freePort(), await freePort()];
+    const [ua, ub] = ports.map((p) => `http://127.0.0.1:${p}`);
+    const a = await node({ peers: [ub!] }, { port: ports[0] });
+    const b = await node({ peers: [ua!] }, { port: ports[1] });
+    const t = (await a.req('POST', '/tickets', { title: 'tags on two nodes', tags: ['vpn', 'triage'], assignee: 'bo' })).body as T;
+    await waitFor(() => converged([a, b], 1), 'the ticket to reach b');
+    const [onA, onB] = await Promise.all([
+      a.req('PATCH', `/tickets/${t.id}`, { add_tags: ['urgent'], assignee: '' }),
+      b.req('PATCH', `/tickets/${t.id}`, { add_tags: ['net'], remove_tags: ['triage'] }),
+    ]);
+    // Each answer holds its own edit (a sync round may already have brought the other's).
+    expect(onA.body.tags).toContain('urgent');
+    expect(onB.body.tags).toEqual(expect.arrayContaining(['vpn', 'net']));
+    expect(onB.body.tags).not.toContain('triage');
+    const final = await waitFor(async () => {
+      const list = await converged([a, b], 1);
+      const got = list?.[0];
+      return got && [...(got.tags as string[])].sort().join() === 'net,urgent,vpn' ? got : undefined;
+    }, 'both tag edits on both nodes');
+    expect(final.assignee).toBeNull();
+  });
+
   it('a peer that is down is logged and does not stop sync with the others', async () => {
     const down = `http://127.0.0.1:${await freePort()}`;
     const b = await node();
