@@ -57,12 +57,17 @@ function usage(cmd: Command): string {
   return `${fullName(cmd)} ${cmd.usage()}`;
 }
 
+/** The values the parser accepts (commander's choices), which help and completion list too. */
+function choices(values: readonly string[] | undefined): string {
+  return values ? ` (one of: ${values.join(', ')})` : '';
+}
+
 function optionsBlock(cmd: Command): string[] {
   const lines: string[] = [];
   for (const o of cmd.options) {
     lines.push('.TP', `.B ${esc(o.flags)}`);
     const def = o.defaultValue !== undefined && o.defaultValue !== false ? ` (default: ${String(o.defaultValue)})` : '';
-    lines.push(esc(o.description + def));
+    lines.push(esc(o.description + choices(o.argChoices) + def));
   }
   return lines;
 }
@@ -70,8 +75,7 @@ function optionsBlock(cmd: Command): string[] {
 function verbSection(cmd: Command, depth: number): string[] {
   const lines: string[] = [depth === 0 ? `.SS ${esc(fullName(cmd))}` : `.SS ${esc(fullName(cmd))}`];
   lines.push('.PP', `.B ${esc(usage(cmd))}`, '.PP', esc(cmd.description()));
-  const args = (cmd as unknown as { registeredArguments: { name(): string; description: string }[] }).registeredArguments ?? [];
-  for (const a of args) if (a.description) lines.push('.TP', `.I ${esc(a.name())}`, esc(a.description));
+  for (const a of cmd.registeredArguments) if (a.description) lines.push('.TP', `.I ${esc(a.name())}`, esc(a.description + choices(a.argChoices)));
   lines.push(...optionsBlock(cmd));
   const ex = examples(cmd);
   if (ex.length) {
