@@ -16,6 +16,10 @@ export async function updateRun(opts: UpdateOptions): Promise<void> {
   const id = checkTicketId(opts.id);
   // --tag with --add-tag or --remove-tag is refused by the parser (the option's conflicts).
   const changes = { ...(await fieldsFrom(io, opts)), ...tagEdits(opts) };
+  // Neither field has a "nobody" to clear to (the server refuses blanks): said before asking.
+  for (const [flag, v] of [['--title', opts.title], ['--source', opts.source]] as const) {
+    if (v !== undefined && v.trim() === '') throw new UsageError(`${flag} must not be empty`);
+  }
   if (opts.title !== undefined) changes.title = opts.title;
   if (Object.keys(changes).length === 0) throw new UsageError('nothing to change: give at least one of --status, --priority, --title, --add-tag, ... (see --help)');
   const client = await ticketsClient(opts.factory, opts);

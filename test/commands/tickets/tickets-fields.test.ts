@@ -55,6 +55,15 @@ describe('mkt tickets update: clearing requester and assignee', () => {
     expect(await json(['create', 'Nobody yet', '--assignee', ''])).toMatchObject({ assignee: null });
   });
 
+  it('--title "" and --source "" on update are usage errors (2): those fields cannot be cleared', async () => {
+    const down = { MKT_TICKETS_URL: `http://127.0.0.1:${await freePort()}` };
+    for (const flag of ['--title', '--source']) {
+      const r = await mkt(['update', '3f2a9c1e', flag, ' '], down);
+      expect(r.code, flag).toBe(2);
+      expect(r.err).toBe(`mkt: ${flag} must not be empty\n`);
+    }
+  });
+
   it('on the wire: PATCH with "" (or blanks) stores null as PATCH with null does, so peers replicate one value', async () => {
     const t = (await node.req('POST', '/tickets', { title: 'Wire clear', assignee: 'bo', requester: '' })).body;
     expect(t.requester).toBeNull();
