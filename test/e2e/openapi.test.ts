@@ -109,6 +109,37 @@ function operations(doc: Doc): { path: string; method: string; op: Operation }[]
   return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
 }
 
+/**
+ * Asks the server what the document says of each operation: one anonymous request each. An
+ * operation that needs a credential gets a body its schema accepts, so that a server that validates
+ * before it authenticates still answers the question; an open one gets a body no schema accepts,
+ * so that nothing is written. Path parameters take a placeholder any route accepts (an object id's length).
+ */
+async function securityMismatches(doc: Doc, base: string): Promise<{ wrong: string[]; secured: string[]; open: string[] }> {
+  const found = { wrong: [] as string[], secured: [] as string[], open: [] as string[] };
+  for (const { path, method, op } of operations(doc)) {
+    const what = `${method.toUpperCase()} ${path}`;
+    if (op.security === undefined) {
+      found.wrong.push(`${what} declares no security`);
+      continue;
+    }
+    const required = op.security.length > 0 && op.security.every((alt) => Object.keys(alt).length > 0);
+    const schema = op.requestBody?.content['application/json']?.schema;
+    const body = schema === undefined ? undefined : JSON.stringify(required ? minimalValue(schema) : { 'openapi-probe': true });
+    const res = await fetch(base + path.replace(/\{[^}]+\}/g, '0'.repeat(40)), { method: method.toUpperCase(), body, headers: body ? { 'content-type': 'application/json' } : {} });
+    await res.arrayBuffer();
+    if (required) {
+      found.secured.push(op.operationId ?? what);
+      if (res.status !== 401) found.wrong.push(`${what} needs a credential by the document, answered ${res.status} without one`);
+      if (!('401' in op.responses)) found.wrong.push(`${what} needs a credential but documents no 401`);
+    } else {
+      found.open.push(op.operationId ?? what);
+      if (res.status === 401) found.wrong.push(`${what} is open by the document, answered 401 without a credential`);
+    }
+  }
+  return found;
+}
+
 describe.each(SERVICES)('the %s document', (service) => {
   it('is OpenAPI 3.1 naming the server it was fetched from, with the version and license kept', () => {
     const doc = docs[service];
@@ -131,34 +162,39 @@ describe.each(SERVICES)('the %s document', (service) => {
   it('declares the security the server enforces: bearer-only operations answer 401 without a credential, the others do not', async () => {
     const doc = docs[service];
     expect(doc.components.securitySchemes?.bearer).toEqual({ type: 'http', scheme: 'bearer' });
-    const seen = { secured: 0, open: 0 };
-    const wrong: string[] = [];
-    for (const { path, method, op } of operations(doc)) {
-      const what = `${method.toUpperCase()} ${path}`;
-      expect(op.security, `${what} declares security`).toBeDefined();
-      const required = op.security!.length > 0 && op.security!.every((alt) => Object.keys(alt).length > 0);
-      // A path parameter any route takes (an object id's length). An operation that needs a
-      // credential gets a body its schema accepts, so that a server that validates before it
-      // authenticates still answers the question; an open one gets a body no schema accepts, so
-      // that nothing is written.
-      const url = urls[service] + path.replace(/\{[^}]+\}/g, '0'.repeat(40));
-      const schema = op.requestBody?.content['application/json']?.schema;
-      const body = schema === undefined ? undefined : JSON.stringify(required ? minimalValue(schema) : { 'openapi-probe': true });
-      const res = await fetch(url, { method: method.toUpperCase(), body, headers: body ? { 'content-type': 'application/json' } : {} });
-      await res.arrayBuffer();
-      if (required) {
-        seen.secured++;
-        if (res.status !== 401) wrong.push(`${what} needs a credential by the document, answered ${res.status} without one`);
-        if (!('401' in op.responses)) wrong.push(`${what} needs a credential but documents no 401`);
-      } else {
-        seen.open++;
-        if (res.status === 401) wrong.push(`${what} is open by the document, answered 401 without a credential`);
-      }
-    }
+    const { wrong, secured, open } = await securityMismatches(doc, urls[service]);
     expect(wrong).toEqual([]);
     // Each service has both kinds but the tickets tracker, where every route needs the token.
-    expect(seen.secured).toBeGreaterThan(0);
-    if (service !== 'tickets') expect(seen.open).toBeGreaterThan(0);
+    expect(secured.length).toBeGreaterThan(0);
+    if (service !== 'tickets') expect(open.length).toBeGreaterThan(0);
+  });
+});
+
+describe('documents that follow the configuration', () => {
+  it('the marketplace names its --public-url as the server', async () => {
+    const dir = tempDir('mkt-openapi-pub-');
+    dirs.push(dir);
+    const svc = await startService('marketplace', { host: '127.0.0.1', port: 0, dataDir: dir.path, options: { publicUrl: 'https://market.example.com/', databaseUrl: (await marketplaceEnvFor(dir.path)).MKT_DATABASE_URL }, env: {}, logger: createLogger({ level: 'silent', stream: sink }), out: sink });
+    try {
+      const doc = (await (await fetch(`${svc.url}/openapi.json`)).json()) as Doc;
+      expect(doc.servers).toEqual([{ url: 'https://market.example.com' }]);
+    } finally {
+      await svc.close();
+    }
+  });
+
+  it('the monitor under `badges: public` documents its badges open, and the server agrees', async () => {
+    const dir = tempDir('mkt-openapi-badges-');
+    dirs.push(dir);
+    const mon = await startMonitor(dir.path, `token: ${MONITOR_TOKEN}\nbadges: public\ntargets:\n  web:\n    url: ${health.url}\n    interval: 1h\n`);
+    try {
+      const doc = (await mon.get('/openapi.json')).body as Doc;
+      const { wrong, open } = await securityMismatches(doc, mon.url);
+      expect(wrong).toEqual([]);
+      expect(open.sort()).toEqual(['health', 'statusBadge', 'uptimeBadge']);
+    } finally {
+      await mon.stop();
+    }
   });
 });
 
