@@ -3,11 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Factory } from '../../src/cli/factory.js';
-import { NegativeError, UnreachableError, UsageError } from '../../src/cli/errors.js';
+import { NegativeError, UsageError } from '../../src/cli/errors.js';
 import { callApi } from '../../src/cli/api-errors.js';
 import { readAll, readSecret } from '../../src/cli/io.js';
 import { printFields, printJson } from '../../src/cli/output.js';
-import { ApiError } from '../../src/client/http.js';
 import { LicenseClient } from '../../src/client/license.js';
 import { machineFingerprint } from '../../src/client/license-offline.js';
 import type { KeyStatusLicense } from '../../src/schemas/license.js';
@@ -62,16 +61,9 @@ export async function licenseClient(f: Factory, flags: ClientFlags): Promise<Lic
   return new LicenseClient(await f.http('marketplace', { server: flags.server }, { anonymous: true }));
 }
 
-/** Calls the server; a 429 (abuse limit) is "try later" for CI (exit 3), not an invalid key. */
+/** Calls the server; a 429 (abuse limit) is "try later" for CI (exit 3 with a retry hint, src/cli/api-errors.ts), not an invalid key. */
 export async function call<T>(fn: () => Promise<T>): Promise<T> {
-  return callApi('marketplace', async () => {
-    try {
-      return await fn();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 429) throw new UnreachableError(`rate limited by the server: ${err.message}`);
-      throw err;
-    }
-  });
+  return callApi('marketplace', fn);
 }
 
 /** Prints the answer (JSON or fields); a negative answer becomes exit 1 with its code on stderr. */

@@ -23,7 +23,8 @@ export async function trendsRun(opts: TrendsOptions): Promise<void> {
   const hours = positiveInt('hours', opts.hours);
   const bucket = positiveInt('bucket', opts.bucket);
   const client = await monitorClient(opts.factory, opts);
-  const t = await callApi('monitor', () => client.trends(opts.target, hours, bucket));
+  // bucket_minutes is --bucket; the rest of a refused field is named after its own flag (commands/root/run.ts).
+  const t = await callApi('monitor', () => client.trends(opts.target, hours, bucket), { flags: { bucket_minutes: '--bucket' } });
   if (opts.json) {
     printJson(io, t);
     return;

@@ -30,6 +30,8 @@ export function buildProgram(f: Factory, argv?: readonly string[], runF?: RunF):
     .configureOutput({
       writeOut: (s) => f.io.stdout.write(s),
       writeErr: (s) => f.io.stderr.write(s),
+      // commander's `error: unknown option '--x'` in the shape of every other error: `mkt: ...`.
+      outputError: (s, write) => write(s.replace(/^error: /, 'mkt: ')),
     })
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()

@@ -1,11 +1,17 @@
 // Typed CLI errors and the one map from error to exit code (ARCHITECTURE "Common contracts").
 // Only commands/root/main.ts turns these into a process exit.
 
+// The table users read is in docs/cli.md ("Exit codes"); HTTP statuses map to these in
+// src/cli/api-errors.ts (toCliError), and nowhere else.
 export const ExitCode = {
   ok: 0,
+  /** The answer is no: not found, invalid key, check failed, a feature the server has not configured. */
   negative: 1,
+  /** The command line is wrong: a bad flag or argument, or input the server refused (400, 413, 422). */
   usage: 2,
+  /** Try again: the server cannot be reached, failed (5xx), rate-limited us (429), or cannot start. */
   unreachable: 3,
+  /** The server refused our credentials (401, 403). */
   auth: 4,
 } as const;
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
@@ -48,6 +54,35 @@ export class AuthError extends CliError {
   constructor(message: string, hint?: string) {
     super(message, ExitCode.auth, hint);
   }
+}
+
+/**
+ * A 400 schema refusal of one request field (`querystring.hours must be <= 8760`), kept apart so
+ * that it can be said in the words of the command line: the flag (or argument) that set the field.
+ */
+export class FieldRefusalError extends UsageError {
+  constructor(
+    /** The request field (`hours`, `bucket_minutes`). */
+    readonly refusedField: string,
+    /** Where inside the field (` (value 2)` for the second of a repeated flag), or ''. */
+    readonly detail: string,
+    /** The server's reason, AJV's shouting lowered (`must not have more than 500 characters`). */
+    readonly reason: string,
+    /** The flag or argument named, when known. */
+    readonly flag?: string,
+  ) {
+    super(refusalText(refusedField, detail, reason, flag));
+  }
+}
+
+/** One refusal line: `--hours must be <= 8760`, or with no flag known, the field by name. */
+export function refusalText(field: string, detail: string, reason: string, flag?: string): string {
+  return flag ? `${flag}${detail} ${reason}` : `the server refused field ${field}${detail}: ${reason}`;
+}
+
+/** By shape as well as class (see isCliError). */
+export function isFieldRefusal(err: unknown): err is FieldRefusalError {
+  return err instanceof Error && typeof (err as Partial<FieldRefusalError>).refusedField === 'string' && typeof (err as Partial<FieldRefusalError>).reason === 'string';
 }
 
 /** Exit code of a negative result that is already printed (for example `--fail-on`). */

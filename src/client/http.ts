@@ -39,6 +39,8 @@ export class ApiError extends Error {
     readonly status: number,
     message: string,
     readonly body: unknown,
+    /** The answer's headers, when known (Retry-After tells a rate-limited caller when to come back). */
+    readonly headers: Record<string, string | string[] | undefined> = {},
   ) {
     super(message);
     this.name = 'ApiError';
@@ -199,7 +201,7 @@ export class HttpClient {
     if (res.status < 200 || res.status > 299) {
       const b = res.body as { error?: unknown } | string;
       const msg = typeof b === 'object' && b && typeof b.error === 'string' ? b.error : `HTTP ${res.status}`;
-      throw new ApiError(res.status, msg, res.body);
+      throw new ApiError(res.status, msg, res.body, res.headers);
     }
     return res.body;
   }

@@ -39,7 +39,7 @@ export class LicenseClient {
     const res = await this.http.send<unknown>('GET', `/api/v1/items/${encodeURIComponent(itemId)}/license.txt`, { headers });
     if (res.status < 200 || res.status > 299) {
       const b = res.body as { error?: unknown };
-      throw new ApiError(res.status, typeof b === 'object' && b && typeof b.error === 'string' ? b.error : `HTTP ${res.status}`, res.body);
+      throw new ApiError(res.status, typeof b === 'object' && b && typeof b.error === 'string' ? b.error : `HTTP ${res.status}`, res.body, res.headers);
     }
     return String(res.body);
   }

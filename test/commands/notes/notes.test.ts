@@ -162,7 +162,7 @@ describe('mkt notes against a real marketplace', () => {
     expect(ls.out).toMatch(/^commits\t1\trefs\/notes\/commits\t[0-9a-f]{40}\nreviews\/security\t1\trefs\/notes\/reviews\/security\t[0-9a-f]{40}\n$/);
   });
 
-  it('exit codes: 403 (read-only token) is 4 with a push hint; 404 (no note, commit unknown to the server, no repository) is 1; oversized is 1', async () => {
+  it('exit codes: 403 (read-only token) is 4 with a push hint; 404 (no note, commit unknown to the server, no repository) is 1; oversized (422, input the server refuses) is 2', async () => {
     const ro = await mkt(['set', '-m', 'nope'], { cwd: hosted, env: as(read) });
     expect(ro.code).toBe(4);
     expect(ro.err).toMatch(/HTTP 403/);
@@ -176,7 +176,8 @@ describe('mkt notes against a real marketplace', () => {
     const big = join(home.path, 'big.txt');
     writeFileSync(big, 'x'.repeat(MAX_NOTE_BYTES + 1));
     const over = await mkt(['set', '-F', big], { cwd: hosted, env: as(push) });
-    expect(over.code).toBe(1);
+    expect(over.code).toBe(2);
+    expect(over.err).toMatch(/^mkt: content is larger than the maximum note size/);
   });
 
   it('a SHA-256 repository: HEAD resolves to a 64-hex id and the note round-trips', async () => {

@@ -27,9 +27,9 @@ function leaves(): Leaf[] {
   return out;
 }
 
-/** Values for the leaf's arguments: one per argument, so every required one is there. */
+/** Values for the leaf's arguments: one per argument, so every required one is there (one of its choices, if it has them). */
 function args(cmd: Command): string[] {
-  return cmd.registeredArguments.map((a, i) => `arg${i}`);
+  return cmd.registeredArguments.map((a, i) => (a.argChoices ? a.argChoices[a.argChoices.length - 1]! : `arg${i}`));
 }
 
 /** A value the option accepts, the argv that gives it, and what the verb should then receive. */
@@ -61,6 +61,8 @@ describe('parse: every leaf command of the tree', () => {
       const argv = [...path, ...args(cmd)];
       const expected: Record<string, unknown> = {};
       for (const o of cmd.options) {
+        // Flags that exclude each other (`tickets update --tag` and `--add-tag`): the first one given stands.
+        if (cmd.options.some((x) => x !== o && x.attributeName() in expected && (x.conflictsWith.includes(o.attributeName()) || o.conflictsWith.includes(x.attributeName())))) continue;
         const g = given(o);
         argv.push(...g.argv);
         expected[o.attributeName()] = g.value;
@@ -79,7 +81,7 @@ describe('parse: every leaf command of the tree', () => {
       const p = await parse(argv);
       expect(p.code, argv.join(' ')).toBe(2);
       expect(p.path, argv.join(' ')).toBeUndefined();
-      expect(p.err, argv.join(' ')).toMatch(/^error: unknown option '--frobnicate'/);
+      expect(p.err, argv.join(' ')).toMatch(/^mkt: unknown option '--frobnicate'/);
     }
   });
 
@@ -91,7 +93,7 @@ describe('parse: every leaf command of the tree', () => {
       const p = await parse([...path, ...mandatory(cmd)]);
       expect(p.code, path.join(' ')).toBe(2);
       expect(p.path, path.join(' ')).toBeUndefined();
-      expect(p.err, path.join(' ')).toMatch(/^error: missing required argument '/);
+      expect(p.err, path.join(' ')).toMatch(/^mkt: missing required argument '/);
     }
     expect(seen).toBeGreaterThan(20);
   });
@@ -105,10 +107,11 @@ describe('parse: every leaf command of the tree', () => {
         const p = await parse([...path, ...args(cmd), ...others]);
         expect(p.code, path.join(' ')).toBe(2);
         expect(p.path, path.join(' ')).toBeUndefined();
-        expect(p.err, path.join(' ')).toContain(`error: required option '${o.flags}' not specified`);
+        expect(p.err, path.join(' ')).toContain(`mkt: required option '${o.flags}' not specified`);
       }
     }
-    expect(seen).toBeGreaterThan(5);
+    // `auth login --server` became optional (issue 30, item 2: the default URL), leaving five.
+    expect(seen).toBeGreaterThanOrEqual(5);
   });
 
   it('a value outside a flag\'s choices is a usage error and runs nothing', async () => {
@@ -119,7 +122,7 @@ describe('parse: every leaf command of the tree', () => {
         const p = await parse([...path, ...args(cmd), ...mandatory(cmd), o.long!, 'frobnicate']);
         expect(p.code, path.join(' ')).toBe(2);
         expect(p.path, path.join(' ')).toBeUndefined();
-        expect(p.err, path.join(' ')).toContain(`error: option '${o.flags}' argument 'frobnicate' is invalid. Allowed choices are ${o.argChoices!.join(', ')}.`);
+        expect(p.err, path.join(' ')).toContain(`mkt: option '${o.flags}' argument 'frobnicate' is invalid. Allowed choices are ${o.argChoices!.join(', ')}.`);
       }
     }
     expect(seen).toBeGreaterThanOrEqual(3);
