@@ -8,13 +8,14 @@ import { adminTarget } from './flags.js';
 export function registerMigrateAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   admin
     .command('migrate')
-    .description("apply the marketplace's pending schema migrations and print each component's version")
+    .description("create the marketplace where there is none, or apply its pending schema migrations; print each component's version")
     .option('--json', 'print machine-readable JSON')
     .addHelpText(
       'after',
       `
 Servers migrate at start too (instances starting together take turns); run this first to upgrade
-the schema before the instances of a cluster restart one by one.
+the schema before the instances of a cluster restart one by one. It is the one verb that creates a
+marketplace wherever it points (the ./.mkt-data default too); the others refuse a place without one.
 
 Examples:
   $ mkt admin migrate
