@@ -44,7 +44,7 @@ describe('README walkthrough: the first five minutes as written', () => {
   });
 
   it('every command runs, exits as its comment says and prints what its comment quotes; the servers stop cleanly', async () => {
-    const r = await runWalkthrough(readme);
+    const r = await runWalkthrough(readme, { timeoutMs: 540_000 });
     expect(r.failure, report(r)).toBeUndefined();
     expect(r.status, report(r)).toBe(0);
     expect(r.transcript).toContain('the walkthrough ran to its end');
