@@ -73,8 +73,11 @@ export async function proveToken(service: ServiceName, url: string, token: strin
     return { identity };
   }
   const res = await http.send<{ error?: unknown }>('GET', path);
-  if (res.status === 404) return { identity: 'token accepted (the marketplace API does not name the account of a token)' };
-  if (res.status >= 200 && res.status < 300) return { identity: 'token accepted' };
   const b = res.body;
-  throw new ApiError(res.status, typeof b === 'object' && b && typeof b.error === 'string' ? b.error : `HTTP ${res.status}`, res.body);
+  const error = typeof b === 'object' && b && typeof b.error === 'string' ? b.error : undefined;
+  // Only the notes API's own 404 proves the token: another server's 404 (no such route) proves nothing.
+  if (res.status === 404 && error?.startsWith('repository ')) return { identity: 'token accepted (the marketplace API does not name the account of a token)' };
+  // `-` names no repository on a marketplace, so a 2xx comes from some other server too.
+  if (res.status === 404 || (res.status >= 200 && res.status < 300)) throw new WrongServiceError(service, url, `GET ${path}: HTTP ${res.status}`);
+  throw new ApiError(res.status, error ?? `HTTP ${res.status}`, res.body);
 }

@@ -110,6 +110,9 @@ describe('mkt auth login: the token is checked before it is saved (issue 30 item
     const r = await mkt(env, ['auth', 'login', 'tickets', '--server', openMonitor.url], { stdin: 'x\n' });
     expect(r.code).toBe(1);
     expect(r.err).toContain(`${openMonitor.url} does not answer as a tickets server`);
+    const m = await mkt(env, ['auth', 'login', 'marketplace', '--server', openMonitor.url], { stdin: 'x\n' });
+    expect(m.code).toBe(1);
+    expect(m.err).toContain(`${openMonitor.url} does not answer as a marketplace server`);
     expect(existsSync(credentialsFile(env))).toBe(false);
   });
 
