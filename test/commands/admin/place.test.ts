@@ -52,6 +52,11 @@ describe('mkt admin on a data directory (SQLite)', () => {
   it('a first user add with --data-dir creates the marketplace and says so; later answers name the place unless MKT_DATA_DIR does', async () => {
     const cwd = join(dir.path, 'named');
     mkdirSync(cwd);
+    // A first user refused for its input makes no marketplace either.
+    const bad = await mkt(cwd, ['admin', '--data-dir', 'market', 'user', 'add', 'ana', '--email', 'not-an-address']);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toBe('mkt: not an email address: "not-an-address"\n');
+    expect(existsSync(join(cwd, 'market'))).toBe(false);
     const added = await mkt(cwd, ['admin', '--data-dir', 'market', 'user', 'add', 'ana', '--email', 'ana@example.com']);
     expect(added.code, added.err).toBe(0);
     expect(added.out).toBe('added user ana <ana@example.com>\n');

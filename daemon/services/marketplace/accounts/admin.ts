@@ -24,6 +24,18 @@ function hasControl(s: string): boolean {
   return false;
 }
 
+/**
+ * What is wrong with a user to add, before any store is opened (so a refused first `user add`
+ * creates no marketplace), or undefined.
+ */
+export function userInputProblem(input: { name: string; email: string; password?: string }): string | undefined {
+  const problem = nameProblem('owner', input.name);
+  if (problem) return problem.replace('owner name', 'user name');
+  if (!/^[^\s@]+@[^\s@]+$/.test(input.email) || hasControl(input.email)) return `not an email address: ${JSON.stringify(input.email)}`;
+  if (input.password !== undefined && input.password.length < 8) return 'password must be at least 8 characters';
+  return undefined;
+}
+
 /** The stores the administration works on. */
 export type AccountsAdminStores = Pick<MarketplaceStores, 'accounts' | 'repos' | 'notes' | 'sql'>;
 
@@ -66,10 +78,8 @@ export class AccountsAdmin {
   }
 
   async addUser(input: { name: string; email: string; password?: string }): Promise<User> {
-    const problem = nameProblem('owner', input.name);
-    if (problem) throw new AdminInputError(problem.replace('owner name', 'user name'));
-    if (!/^[^\s@]+@[^\s@]+$/.test(input.email) || hasControl(input.email)) throw new AdminInputError(`not an email address: ${JSON.stringify(input.email)}`);
-    if (input.password !== undefined && input.password.length < 8) throw new AdminInputError('password must be at least 8 characters');
+    const problem = userInputProblem(input);
+    if (problem) throw new AdminInputError(problem);
     // Hashed before the transaction: scrypt is slow and would hold every other add waiting.
     const passwordHash = input.password === undefined ? null : await hashPassword(input.password);
     return this.accounts.transaction(async (tx) => {
