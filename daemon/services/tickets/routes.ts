@@ -99,7 +99,7 @@ function editedTags(current: string[], add: string[], remove: string[]): { tags:
   const removed = new Set(remove);
   const tags = [...current.filter((t) => !removed.has(t)), ...add.filter((t) => !current.includes(t))];
   // Merges may leave more than MAX_TAGS on a ticket; an edit may still remove from such a ticket.
-  if (tags.length > MAX_TAGS && tags.length > current.length) return { refused: `a ticket holds at most ${MAX_TAGS} tags: adding ${add.length} to its ${current.length} would make ${tags.length}` };
+  if (tags.length > MAX_TAGS && tags.length > current.length) return { refused: `a ticket holds at most ${MAX_TAGS} tags; this edit would leave ${tags.length}` };
   return { tags };
 }
 
