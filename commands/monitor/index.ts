@@ -21,7 +21,7 @@ Examples:
     .command('status')
     .description('every target with status, uptime and latency; or one target with each of its checks')
     .argument('[target]', 'a target name')
-    .addOption(new Option('--fail-on <level>', 'exit 1 when a target is at or below this level (no data counts as down)').choices(['degraded', 'down']))
+    .addOption(new Option('--fail-on <level>', 'exit 1 when a target is at or below this level (no data counts as down; a monitor with no targets fails too)').choices(['degraded', 'down']))
     .addOption(serverOption('monitor'))
     .addOption(jsonOption())
     .addHelpText(
@@ -69,7 +69,8 @@ Examples:
       'after',
       `
 Accounting (docs/monitor.md, "SLA reports"): degraded counts as up; checks inside a maintenance
-window count neither up nor down; hours without a check are "no data".
+window count neither up nor down; hours without a check are "no data"; time before a target's
+first check is not watched (no data), so downtime counts watched time only (the "watched" line).
 
 Examples:
   $ mkt monitor report api --from 2026-10-01 --to 2026-11-01
@@ -88,6 +89,8 @@ Examples:
     .addHelpText(
       'after',
       `
+A monitor without a \`mesh:\` section in its configuration has no mesh: exit 1, saying so.
+
 Examples:
   $ mkt monitor mesh
   $ mkt monitor mesh --json | jq '.instances | keys'`,
@@ -105,6 +108,9 @@ Examples:
     .addHelpText(
       'after',
       `
+Colours: green operational, yellow degraded, red down; NO_COLOR=1 (any non-empty value) turns them
+off. Without a terminal it prints one snapshot, as \`mkt monitor status\` does.
+
 Examples:
   $ mkt monitor watch
   $ mkt monitor watch --interval 2 --server https://status.example.com

@@ -22,9 +22,14 @@ export async function statusRun(opts: StatusOptions): Promise<void> {
   const targets: Record<string, TargetStatusJson> = opts.target
     ? { [opts.target]: await callApi('monitor', () => client.status(opts.target!)) }
     : (await callApi('monitor', () => client.statusAll())).targets;
+  // A monitor watching nothing: say so rather than print an empty table (and --fail-on below
+  // refuses to vouch for it). --json keeps the API's object, `{"targets": {}}`.
+  const none = !opts.target && Object.keys(targets).length === 0;
   if (opts.json) printJson(io, opts.target ? targets[opts.target] : { targets });
   else if (opts.target) printFields(io, targetFields(opts.target, targets[opts.target]!));
-  else {
+  else if (none) {
+    if (!opts.failOn) io.stderr.write(`no targets configured on ${client.http.baseUrl}\n`);
+  } else {
     printTable(
       io,
       ['target', 'status', 'uptime 24h', 'uptime 7d', 'p50 ms', 'p95 ms', 'checked', 'note'],
@@ -41,6 +46,7 @@ export async function statusRun(opts: StatusOptions): Promise<void> {
     );
   }
   if (opts.failOn) {
+    if (none) throw new NegativeError(`no targets configured on ${client.http.baseUrl}: a monitor that watches nothing cannot vouch that anything is up`, 'add targets to its configuration, or drop --fail-on');
     const limit = RANK[opts.failOn]!;
     const failing = Object.entries(targets).filter(([, s]) => (RANK[s.latest?.status ?? 'down'] ?? 0) <= limit).map(([n, s]) => `${n} (${s.latest?.status ?? 'no data'})`);
     if (failing.length) throw new NegativeError(`${failing.length} target${failing.length === 1 ? '' : 's'} at or below ${opts.failOn}: ${failing.join(', ')}`);

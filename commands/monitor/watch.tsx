@@ -4,6 +4,7 @@ import React, { useEffect, useState } from 'react';
 import { Box, Text, render, useApp, useInput } from 'ink';
 import type { Factory } from '../../src/cli/factory.js';
 import { UsageError } from '../../src/cli/errors.js';
+import { colorEnabled } from '../../src/cli/io.js';
 import { toCliError } from '../../src/cli/api-errors.js';
 import type { MonitorClient, TargetStatusJson } from '../../src/client/monitor.js';
 import { monitorClient, pct } from './shared.js';
@@ -20,30 +21,45 @@ export interface WatchOptions {
 
 const COLORS: Record<string, string> = { operational: 'green', degraded: 'yellow', down: 'red' };
 
-function Row({ name, s }: { name: string; s: TargetStatusJson }): React.JSX.Element {
-  const status = s.latest?.status ?? 'no data';
+/** The columns: their headings (as `mkt monitor status` names them) and widths. */
+const COLUMNS = [
+  ['TARGET', 22],
+  ['STATUS', 13],
+  ['UPTIME 24H', 12],
+  ['P50', 9],
+  ['NOTE', 0],
+] as const;
+
+/** One line of cells in the columns' widths; colour only when `color` allows it (NO_COLOR). */
+function Line({ cells, colors = [], bold = false, color }: { cells: string[]; colors?: (string | undefined)[]; bold?: boolean; color: boolean }): React.JSX.Element {
   return (
     <Box>
-      <Box width={22}>
-        <Text>{name}</Text>
-      </Box>
-      <Box width={13}>
-        <Text color={COLORS[status] ?? 'gray'}>{status}</Text>
-      </Box>
-      <Box width={10}>
-        <Text>{pct(s.uptime_24h)}</Text>
-      </Box>
-      <Box width={9}>
-        <Text>{s.latency_24h ? `${s.latency_24h.p50} ms` : '-'}</Text>
-      </Box>
-      <Text color="red">{attention(s)}</Text>
+      {COLUMNS.map(([, width], i) => {
+        const text = (
+          <Text key={i} bold={bold && color} color={color ? colors[i] : undefined}>
+            {cells[i] ?? ''}
+          </Text>
+        );
+        return width ? (
+          <Box key={i} width={width}>
+            {text}
+          </Box>
+        ) : (
+          text
+        );
+      })}
     </Box>
   );
 }
 
-function Watch({ client, everyMs, url }: { client: MonitorClient; everyMs: number; url: string }): React.JSX.Element {
+function Row({ name, s, color }: { name: string; s: TargetStatusJson; color: boolean }): React.JSX.Element {
+  const status = s.latest?.status ?? 'no data';
+  return <Line color={color} cells={[name, status, pct(s.uptime_24h), s.latency_24h ? `${s.latency_24h.p50} ms` : '-', attention(s)]} colors={[undefined, COLORS[status] ?? 'gray', undefined, undefined, 'red']} />;
+}
+
+function Watch({ client, everyMs, url, color }: { client: MonitorClient; everyMs: number; url: string; color: boolean }): React.JSX.Element {
   const { exit } = useApp();
-  const [targets, setTargets] = useState<Record<string, TargetStatusJson>>({});
+  const [targets, setTargets] = useState<Record<string, TargetStatusJson> | undefined>();
   const [error, setError] = useState<string | undefined>();
   const [at, setAt] = useState<string>('');
   useInput((input, key) => {
@@ -69,14 +85,17 @@ function Watch({ client, everyMs, url }: { client: MonitorClient; everyMs: numbe
       clearInterval(timer);
     };
   }, [client, everyMs]);
+  const rows = Object.entries(targets ?? {});
   return (
     <Box flexDirection="column">
-      <Text bold>
+      <Text bold={color}>
         {url} · updated {at || '…'} · every {everyMs / 1000} s · q to quit
       </Text>
-      {error ? <Text color="red">{error}</Text> : null}
-      {Object.entries(targets).map(([name, s]) => (
-        <Row key={name} name={name} s={s} />
+      {error ? <Text color={color ? 'red' : undefined}>{error}</Text> : null}
+      {targets && rows.length === 0 ? <Text>no targets configured on {url}</Text> : null}
+      {rows.length > 0 ? <Line color={color} bold cells={COLUMNS.map(([h]) => h)} /> : null}
+      {rows.map(([name, s]) => (
+        <Row key={name} name={name} s={s} color={color} />
       ))}
     </Box>
   );
@@ -103,6 +122,7 @@ export async function watchRun(opts: WatchOptions): Promise<void> {
     await statusRun({ factory: opts.factory, server: opts.server });
     return;
   }
-  const app = render(<Watch client={client} everyMs={seconds * 1000} url={client.http.baseUrl} />, { stdout: io.stdout as NodeJS.WriteStream, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: true });
+  // No console patching: commands never write through `console`, and the view draws on io.stdout.
+  const app = render(<Watch client={client} everyMs={seconds * 1000} url={client.http.baseUrl} color={colorEnabled(io)} />, { stdout: io.stdout as NodeJS.WriteStream, stdin: io.stdin as NodeJS.ReadStream, exitOnCtrlC: true, patchConsole: false });
   await app.waitUntilExit();
 }

@@ -27,8 +27,9 @@ export function stdoutIsTTY(io: IOStreams): boolean {
   return Boolean(io.stdout.isTTY);
 }
 
+/** Colour on a terminal, unless NO_COLOR is set to a non-empty value (no-color.org) or TERM is dumb. */
 export function colorEnabled(io: IOStreams): boolean {
-  return stdoutIsTTY(io) && io.env.NO_COLOR === undefined && io.env.TERM !== 'dumb';
+  return stdoutIsTTY(io) && !io.env.NO_COLOR && io.env.TERM !== 'dumb';
 }
 
 /** Reads all of stdin as UTF-8. */

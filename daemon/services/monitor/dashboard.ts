@@ -35,6 +35,13 @@ interface MaintenanceJson {
   end: string;
 }
 
+/**
+ * What `GET /` answers (404) when the dashboard is off: Gatus and Uptime Kuma serve a page there,
+ * so that is where a newcomer looks first, and a bare "not found" reads as a broken server.
+ */
+export const DASHBOARD_OFF =
+  'the dashboard is off on this monitor: set `dashboard: true` in its configuration and restart it (docs/monitor.md#dashboard); the API answers at /api/health, /api/status and /openapi.json';
+
 /** How many incidents a card lists (the status carries up to ten). */
 const DASHBOARD_INCIDENTS = 5;
 

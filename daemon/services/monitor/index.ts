@@ -106,7 +106,12 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       installMonitorGuard(app, guard);
       await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster }));
     },
-    async start() {
+    async start(app) {
+      // `/` is where a newcomer looks first: say whether the page is served there.
+      const addr = app.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : server.port;
+      if (config.dashboard) logger.info({ url: `http://${server.host.includes(':') ? `[${server.host}]` : server.host}:${port}/` }, 'dashboard on');
+      else logger.info('dashboard off: GET / answers 404 saying so; set `dashboard: true` in the configuration and restart to serve it (docs/monitor.md#dashboard)');
       await prune();
       pruneJob.start();
       // Before the first round of checks, which would compete with it for the event loop.

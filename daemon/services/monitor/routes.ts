@@ -15,7 +15,7 @@ import { targetSummaries } from './mesh.js';
 import { summaryExtras, type ConfirmGate } from './confirm.js';
 import type { StatusCache } from './status-cache.js';
 import type { MonitorMetrics } from './metrics.js';
-import { renderDashboard, type DayCell } from './dashboard.js';
+import { DASHBOARD_OFF, renderDashboard, type DayCell } from './dashboard.js';
 import { dayCells, hourlyMeans } from './dashboard-data.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { buildReport, reportRange } from './report.js';
@@ -62,6 +62,8 @@ const TRENDS_QUERY = {
   },
 } as const;
 const MAX_BUCKETS = 10_000;
+/** The spec's 503 text, then how to turn the mesh on (clients show it as it comes). */
+export const MESH_OFF = 'the peer mesh is not enabled on this instance: add a `mesh:` section (its `peers`, or `peers: []`) to the configuration and reload (docs/monitor.md#mesh)';
 const REPORT_QUERY = {
   type: 'object',
   properties: {
@@ -147,7 +149,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
   // is faster here than a schema serializer for 1,000 nested statuses and can never drop a field.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   const meshOnly = (): void => {
-    if (!deps.mesh.enabled) throw new HttpError(503, 'the peer mesh is not enabled on this instance');
+    if (!deps.mesh.enabled) throw new HttpError(503, MESH_OFF);
   };
   const target = (name: string) => {
     const t = deps.config().targets.find((x) => x.name === name);
@@ -307,6 +309,11 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
         return gzip;
       }
       return html;
+    });
+  } else {
+    // Public like the page it stands for, and left out of the API document.
+    app.get('/', { config: { public: true }, schema: { hide: true } }, async () => {
+      throw new HttpError(404, DASHBOARD_OFF);
     });
   }
 }

@@ -147,6 +147,14 @@ describe('mkt monitor', () => {
     const table = await mkt(['report', 'cdn', '--from', new Date(Date.now() - 3_600_000).toISOString()]);
     expect(table.code).toBe(0);
     expect(table.out).toMatch(/uptime\s+100\.00%/);
+    // Watched since its first check seconds ago, not the hour: the rule is printed with the figures (issue 30 item 14).
+    const fields = Object.fromEntries(table.out.trim().split('\n').map((l) => l.split('\t') as [string, string]));
+    expect(fields.watched).toMatch(/^\d+ (s|min) of the period \(since \d{4}-.+Z\); downtime counts watched time only$/);
+    const cdn = JSON.parse((await mkt(['report', 'cdn', '--json'])).out) as { watched_from: string; watched_seconds: number; minutes: { period: number; no_data: number } };
+    expect(cdn.watched_seconds).toBeGreaterThan(0);
+    expect(cdn.watched_seconds).toBeLessThan(cdn.minutes.period * 60);
+    expect(cdn.minutes.no_data).toBeGreaterThanOrEqual(cdn.minutes.period - cdn.watched_seconds / 60 - 0.1);
+    expect(csv[0]).toMatch(/,watched_minutes$/);
     const bad = await mkt(['report', 'api', '--from', 'yesterday']);
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/from must be a date/);
