@@ -179,4 +179,24 @@ describe('every enumerated value and path in the tree completes in bash (a new f
     }
     expect(seen).toBeGreaterThanOrEqual(8);
   });
+
+  it('each flag or argument whose help speaks of a file or directory completes one (its placeholder says so)', () => {
+    const speaks = (d: string): 'file' | 'dir' | undefined => (/\bdirectory\b/.test(d) ? 'dir' : /\b(file|FILE)\b/.test(d) ? 'file' : undefined);
+    let seen = 0;
+    for (const { path, cmd } of commands) {
+      for (const o of cmd.options) {
+        const kind = o.required || o.optional ? speaks(o.description) : undefined;
+        if (!kind) continue;
+        seen++;
+        expect(bash([...path, o.long!, '']), `${path.join(' ')} ${o.flags}: name its value <${kind}>`).toEqual(kind === 'file' ? FILES : DIRS);
+      }
+      cmd.registeredArguments.forEach((a, i) => {
+        const kind = speaks(a.description);
+        if (!kind) return;
+        seen++;
+        expect(bash([...path, ...Array<string>(i).fill('x'), '']), `${path.join(' ')} <${a.name()}>: name it <${kind}>`).toEqual(kind === 'file' ? FILES : DIRS);
+      });
+    }
+    expect(seen).toBeGreaterThanOrEqual(8);
+  });
 });
