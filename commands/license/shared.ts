@@ -63,8 +63,11 @@ export async function licenseClient(f: Factory, flags: ClientFlags): Promise<Lic
 
 /** Calls the server; a 429 (abuse limit) is "try later" for CI (exit 3 with a retry hint, src/cli/api-errors.ts), not an invalid key. */
 export async function call<T>(fn: () => Promise<T>): Promise<T> {
-  return callApi('marketplace', fn);
+  return callApi('marketplace', fn, { flags: LICENSE_FIELDS });
 }
+
+/** Request fields a refusal names by what the user gave (the key never comes from argv). */
+const LICENSE_FIELDS = { key: 'the license key', machine_id: '--machine', machine_fingerprint: '--machine' } as const;
 
 /** Prints the answer (JSON or fields); a negative answer becomes exit 1 with its code on stderr. */
 export function finish(f: Factory, json: boolean | undefined, answer: { valid: boolean; code?: string; error?: string | null }, fields: [string, string | number | null | undefined][], raw: unknown): void {

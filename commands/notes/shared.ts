@@ -60,9 +60,12 @@ export async function call<T>(repo: RepoRef, fn: () => Promise<T>): Promise<T> {
     if (err instanceof ApiError && err.status === 401) {
       throw new AuthError(`${err.message} (HTTP 401)`, 'run `mkt auth login marketplace --server URL` with a push-scope token (or set MKT_MARKETPLACE_TOKEN)');
     }
-    throw toCliError(err, 'marketplace');
+    throw toCliError(err, 'marketplace', { flags: NOTE_FIELDS });
   }
 }
+
+/** Request fields whose flag has another name: `message` is the commit message, not `-m` (the note text). */
+const NOTE_FIELDS = { message: '--commit-message', content: 'the note text (-m or -F)', q: '<query>' } as const;
 
 /**
  * The note text: the -m paragraphs joined by blank lines, or -F FILE (`-` = stdin), or stdin

@@ -62,6 +62,10 @@ describe('mkt license: key sources and exit codes', () => {
     expect(none.code).toBe(2);
     expect(none.err).toMatch(/no license key/);
     expect((await mkt(['validate', '--activate'], { env: { MKT_LICENSE_KEY: key } })).code).toBe(2);
+    // The server refuses the body's machine_id; the error names the flag that set it (issue 30, item 7).
+    const long = await mkt(['validate', '--machine', 'm'.repeat(300)], { env: { MKT_LICENSE_KEY: key } });
+    expect(long.code).toBe(2);
+    expect(long.err).toBe('mkt: --machine must not have more than 256 characters\n');
   });
 
   it('an unreachable server exits 3', async () => {

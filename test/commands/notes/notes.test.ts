@@ -178,6 +178,10 @@ describe('mkt notes against a real marketplace', () => {
     const over = await mkt(['set', '-F', big], { cwd: hosted, env: as(push) });
     expect(over.code).toBe(2);
     expect(over.err).toMatch(/^mkt: content is larger than the maximum note size/);
+    // A refused field is named by its flag: the body's `message` is --commit-message, not -m (issue 30, item 7).
+    const long = await mkt(['set', '-m', 'x', '--commit-message', 'c'.repeat(2001)], { cwd: hosted, env: as(push) });
+    expect(long.code).toBe(2);
+    expect(long.err).toBe('mkt: --commit-message must not have more than 2000 characters\n');
   });
 
   it('a SHA-256 repository: HEAD resolves to a 64-hex id and the note round-trips', async () => {

@@ -40,6 +40,9 @@ function given(o: Option): { argv: string[]; value: unknown } {
   return { argv: [o.long!, raw], value: o.parseArg && !o.argChoices ? [raw] : raw };
 }
 
+/** The options `o` excludes (`.conflicts(...)`): commander keeps them at run time, its types do not declare them. */
+const conflicts = (o: Option): string[] => (o as Option & { conflictsWith?: string[] }).conflictsWith ?? [];
+
 const all = leaves();
 const mandatory = (cmd: Command): string[] => cmd.options.filter((o) => o.mandatory).flatMap((o) => given(o).argv);
 
@@ -62,7 +65,7 @@ describe('parse: every leaf command of the tree', () => {
       const expected: Record<string, unknown> = {};
       for (const o of cmd.options) {
         // Flags that exclude each other (`tickets update --tag` and `--add-tag`): the first one given stands.
-        if (cmd.options.some((x) => x !== o && x.attributeName() in expected && (x.conflictsWith.includes(o.attributeName()) || o.conflictsWith.includes(x.attributeName())))) continue;
+        if (cmd.options.some((x) => x !== o && x.attributeName() in expected && (conflicts(x).includes(o.attributeName()) || conflicts(o).includes(x.attributeName())))) continue;
         const g = given(o);
         argv.push(...g.argv);
         expected[o.attributeName()] = g.value;
