@@ -24,7 +24,8 @@ export async function open(ctx: ServiceContext<MarketplaceOptions>): Promise<Ser
     throw err;
   }
   return {
-    openapi: { title: 'mkt marketplace', version: VERSION, description: 'Git notes, license keys and end-to-end-encrypted app sync.' },
+    // The spec describes this API "under a noncommercial license" (the code itself is MIT).
+    openapi: { title: 'mkt marketplace', version: VERSION, description: 'Git notes, license keys and end-to-end-encrypted app sync.', license: { name: 'PolyForm Noncommercial License 1.0.0', identifier: 'PolyForm-Noncommercial-1.0.0' } },
     // Each route declares its own `security`: the areas authenticate in their own ways (notes reads optional, license keys in the body).
     securitySchemes: BEARER_SCHEME,
     publicUrl: ctx.options.publicUrl,
