@@ -262,6 +262,12 @@ export async function runWalkthrough(markdown: string, opts: WalkthroughOptions 
     const script = join(work, 'tour.sh');
     writeFileSync(script, walkthroughScript(commands, work));
 
+    // The README names what the tour uses besides mkt; a missing one is said as such, not as exit 127.
+    const missing = ['bash', 'git', 'openssl', 'jq'].filter((tool) => spawnSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' }).status !== 0);
+    if (missing.length > 0) {
+      result.failure = `the README's tour uses ${missing.join(', ')}, not found on PATH`;
+      return result;
+    }
     const netns = opts.isolate === false ? undefined : isolatedBash();
     result.isolated = netns !== undefined;
     if (!netns) {
