@@ -162,7 +162,7 @@ __listening() {
     if (c.serve) {
       const log = `"$__work/serve.${n}.log"`;
       return `printf '\\n$ %s\\n(in the background, as in a terminal of its own)\\n' ${shq(c.shown)}
-${c.code} >${log} 2>&1 &
+${c.code.replace(/\s*&$/, '')} >${log} 2>&1 &
 __pids+=("$!")
 echo "$!" >>"$__work/pids"
 __listening ${c.line} "$!" ${log}
