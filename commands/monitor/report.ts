@@ -81,6 +81,8 @@ export async function reportRun(opts: ReportOptions): Promise<void> {
     printJson(io, opts.targets.length === 1 ? reports[0] : { reports });
     return;
   }
+  // As `mkt monitor status` says it: nothing printed at all would read as a report of nothing wrong.
+  if (names.length === 0) io.stderr.write(`no targets configured on ${client.http.baseUrl}\n`);
   if (format === 'csv') {
     io.stdout.write(reportCsv(reports));
     return;

@@ -55,6 +55,17 @@ describe('a monitor with nothing configured', () => {
     expect((await mkt(['status', '--fail-on', 'down', '--json'])).code).toBe(1);
   });
 
+  it('report says the same; its JSON is an empty list of reports, its CSV the header alone', async () => {
+    const r = await mkt(['report']);
+    expect(r.code).toBe(0);
+    expect(r.out).toBe('');
+    expect(r.err).toBe(`no targets configured on ${mon.url}\n`);
+    expect(JSON.parse((await mkt(['report', '--json'])).out)).toEqual({ reports: [] });
+    const csv = await mkt(['report', '--format', 'csv']);
+    expect(csv.out).toMatch(/^target,label,from,to,[^\n]*\r\n$/);
+    expect(csv.err).toBe(`no targets configured on ${mon.url}\n`);
+  });
+
   it('watch without a terminal says the same', async () => {
     const r = await mkt(['watch']);
     expect(r.code).toBe(0);
