@@ -15,7 +15,7 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
       'after',
       `
 The check is one read-only request: tickets GET /sync/node (the login names the node),
-monitor GET /api/status, marketplace a notes read (GET /api/git/-/-/notes).
+monitor GET /api/status, marketplace GET /api/user.
 
 Examples:
   $ mkt auth login tickets < tickets/token

@@ -26,14 +26,12 @@ export class WrongServiceError extends Error {
  * The request that proves a token, per service:
  * - tickets: GET /sync/node (every tickets route needs the token; it names the node);
  * - monitor: GET /api/status (needs the token when the monitor has one configured);
- * - marketplace: GET /api/git/-/-/notes. The marketplace has no "who am I" route; a notes read
- *   judges a presented token before it looks for the repository, and `-` can never name one, so a
- *   good token gets 404 and a wrong or revoked one 401.
+ * - marketplace: GET /api/user (the account of the token, as gh's GET /user).
  */
 export const PROOF_PATH: Record<ServiceName, string> = {
   tickets: '/sync/node',
   monitor: '/api/status',
-  marketplace: '/api/git/-/-/notes',
+  marketplace: '/api/user',
 };
 
 function client(url: string, token: string | undefined): HttpClient {
@@ -72,12 +70,7 @@ export async function proveToken(service: ServiceName, url: string, token: strin
     }
     return { identity };
   }
-  const res = await http.send<{ error?: unknown }>('GET', path);
-  const b = res.body;
-  const error = typeof b === 'object' && b && typeof b.error === 'string' ? b.error : undefined;
-  // Only the notes API's own 404 proves the token: another server's 404 (no such route) proves nothing.
-  if (res.status === 404 && error?.startsWith('repository ')) return { identity: 'token accepted (the marketplace API does not name the account of a token)' };
-  // `-` names no repository on a marketplace, so a 2xx comes from some other server too.
-  if (res.status === 404 || (res.status >= 200 && res.status < 300)) throw new WrongServiceError(service, url, `GET ${path}: HTTP ${res.status}`);
-  throw new ApiError(res.status, error ?? `HTTP ${res.status}`, res.body);
+  const body = await read<{ name?: unknown; scope?: unknown }>();
+  if (typeof body?.name !== 'string') throw new WrongServiceError(service, url, `GET ${path} named no account`);
+  return { identity: typeof body.scope === 'string' ? `user ${body.name} (token scope ${body.scope})` : `user ${body.name}` };
 }

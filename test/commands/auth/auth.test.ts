@@ -135,9 +135,15 @@ describe('mkt auth login: the token is checked before it is saved (issue 30 item
     const env = home();
     const ok = await mkt(env, ['auth', 'login', 'marketplace', '--server', world.url], { stdin: `${token}\n` });
     expect(ok.code, ok.err).toBe(0);
-    expect(ok.err).toContain(`Logged in to marketplace at ${world.url}: token accepted`);
+    expect(ok.err).toContain(`Logged in to marketplace at ${world.url}: user ada (token scope read)`);
     const bad = await mkt(home(), ['auth', 'login', 'marketplace', '--server', world.url], { stdin: `${token.slice(0, -2)}xx\n` });
     expect(bad.code).toBe(4);
+    // The route itself: no credential is a 401 with a Bearer challenge, the token names its account.
+    const anonymous = await fetch(`${world.url}/api/user`);
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toMatch(/^Bearer /);
+    const me = await fetch(`${world.url}/api/user`, { headers: { authorization: `Bearer ${token}` } });
+    expect(await me.json()).toMatchObject({ name: 'ada', via: 'token', scope: 'read' });
   });
 });
 

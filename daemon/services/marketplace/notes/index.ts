@@ -13,6 +13,7 @@ import { Callers } from './callers.js';
 import { NotesApi } from './notes.js';
 import { notesRoutes } from './routes.js';
 import { gitHttpRoutes } from './git-http.js';
+import { accountRoutes } from '../accounts/routes.js';
 
 export const openNotesArea: OpenArea = async (shared) => {
   const { ctx, dataDir } = shared;
@@ -47,6 +48,8 @@ export const openNotesArea: OpenArea = async (shared) => {
     async register(app) {
       await app.register(async (scope) => notesRoutes(scope, { api, callers }));
       await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, callers, indexer }));
+      // Served here because the notes area holds the callers (tokens and sessions) it answers about.
+      await app.register(async (scope) => accountRoutes(scope, { callers }));
     },
     start() {
       // One instance at a time walks every repository (instances of a cluster start together);
