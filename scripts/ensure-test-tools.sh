@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Makes sure the tools the tests drive are present (run by `npm test` through `pretest`):
 # Debian's chromium for the dashboard's browser test, promtool (package prometheus) for the
-# /metrics test, and zsh and fish, whose completion the completion test drives for real. Installs what is missing with apt-get when we may (root, or sudo without a
-# password), with one `apt-get update` at most; otherwise says so and leaves the tests to report
-# the tool as missing. MKT_SKIP_TOOL_INSTALL=1 skips both, MKT_SKIP_CHROMIUM_INSTALL=1 chromium.
+# /metrics test, zsh and fish, whose completion the completion test drives for real, and jq and
+# openssl, which the README's tour (run by the walkthrough test) uses. Installs what is missing
+# with apt-get when we may (root, or sudo without a password), with one `apt-get update` at most;
+# otherwise says so and leaves the tests to report the tool as missing. MKT_SKIP_TOOL_INSTALL=1
+# skips them all, MKT_SKIP_CHROMIUM_INSTALL=1 chromium.
 set -euo pipefail
 
 say() { echo "ensure-test-tools: $*" >&2; }
@@ -23,12 +25,12 @@ if ! command -v promtool >/dev/null 2>&1 && [ ! -x /usr/bin/promtool ]; then
     missing+=(prometheus)
   fi
 fi
-for shell in zsh fish; do
-  if ! command -v "$shell" >/dev/null 2>&1; then
+for tool in zsh fish jq openssl; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
     if [ "${MKT_SKIP_TOOL_INSTALL:-}" = "1" ]; then
-      say "$shell is missing and MKT_SKIP_TOOL_INSTALL=1; the completion test will fail"
+      say "$tool is missing and MKT_SKIP_TOOL_INSTALL=1; the tests that run it will fail"
     else
-      missing+=("$shell")
+      missing+=("$tool")
     fi
   fi
 done
@@ -36,7 +38,7 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 if ! command -v apt-get >/dev/null 2>&1; then
-  say "missing: ${missing[*]}, and this is not a Debian-like system; install chromium, promtool (Prometheus), zsh and fish yourself"
+  say "missing: ${missing[*]}, and this is not a Debian-like system; install chromium, promtool (Prometheus), zsh, fish, jq and openssl yourself"
   exit 0
 fi
 SUDO=""
