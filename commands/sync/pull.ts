@@ -34,5 +34,5 @@ export async function pullRun(opts: PullOptions): Promise<void> {
       for (const c of page) f.io.stdout.write(JSON.stringify(c) + '\n');
     }, { since }),
   );
-  f.io.stderr.write(`${r.pulled} entries; cursor ${r.cursor}\n`);
+  f.io.stderr.write(`${r.pulled} ${r.pulled === 1 ? 'entry' : 'entries'}; cursor ${r.cursor}\n`);
 }
