@@ -9,16 +9,9 @@ import { ApiError, NetworkError } from '../client/http.js';
  */
 export type FieldFlags = Readonly<Record<string, string>>;
 
-/** Fields whose flag is their own name with `_` as `-` (`bucket_minutes` → `--bucket-minutes`). */
-export function fieldFlags(...fields: string[]): FieldFlags {
-  return Object.fromEntries(fields.map((f) => [f, `--${f.replace(/_/g, '-')}`]));
-}
-
 export interface ApiErrorContext {
-  /** The running command's field → flag map (see FieldFlags). */
+  /** The running command's field → flag map, for fields whose flag has another name (see FieldFlags). */
   flags?: FieldFlags;
-  /** Now, in ms since the epoch, for a Retry-After given as a date (tests hold it still). */
-  now?: number;
 }
 
 /**
@@ -77,7 +70,7 @@ function fromStatus(err: ApiError, service: string, ctx: ApiErrorContext): CliEr
   if (s === 413 || s === 414 || s === 415 || s === 431) return new UsageError(`${err.message} (HTTP ${s})`);
   // Try again later: the same command may succeed.
   if (s === 429) {
-    const after = retryAfterSeconds(err.headers, ctx.now);
+    const after = retryAfterSeconds(err.headers);
     return new UnreachableError(`${err.message} (HTTP 429)`, after === undefined ? 'rate limited; retry later' : `rate limited; retry after ${after} s`);
   }
   if (s === 408) return new UnreachableError(`${err.message} (HTTP 408)`, 'the server timed out waiting for the request; retry');
