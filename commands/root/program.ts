@@ -46,7 +46,12 @@ Examples:
 Environment:
   MKT_<SERVICE>_URL, MKT_<SERVICE>_TOKEN   server and token for a service client
   MKT_DATA_DIR, MKT_CONFIG, MKT_LOG_LEVEL  server data directory, config file, log level
-  MKT_DEBUG=1                              print stack traces on errors`,
+  MKT_DEBUG=1                              print stack traces on errors
+
+Exit codes:
+  0 ok   1 negative answer (not found, invalid, check failed, not configured on the server)
+  2 usage (bad flag or argument, input the server refused)
+  3 try again (unreachable, server failed, rate limited)   4 auth (HTTP 401/403)`,
   );
   let parsed: ParsedVerb | undefined;
   if (runF) {

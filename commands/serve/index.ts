@@ -32,7 +32,10 @@ Examples:
   $ mkt serve marketplace --idle-timeout 120 --keep-alive-timeout 5
   $ mkt serve marketplace --host 0.0.0.0 --public-url https://market.example.com --payments stripe
   $ MKT_DATABASE_URL=postgres://mkt@db.internal/mkt mkt serve marketplace --data-dir /srv/mkt-shared
-  $ mkt serve all`,
+  $ mkt serve all
+
+Exit codes: 0 after a clean stop (SIGTERM/SIGINT); 2 a bad flag, option or configuration;
+3 the server cannot start (port in use, database unreachable), said in one line with a hint.`,
     )
     .action(async (service: string, opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, service, ...opts } as Parameters<typeof import('./run.js').serveRun>[0], async () => (await import('./run.js')).serveRun);
