@@ -44,6 +44,15 @@ export interface OpenApiOptions {
   publicUrl?: string;
 }
 
+/**
+ * A response schema for a body that is not JSON (a badge, a page, metrics, a file), so that the
+ * document and a generated client know the success answer. A string payload with its own content
+ * type is sent as it is: fastify serializes only JSON, so this schema documents and never encodes.
+ */
+export function rawResponse(mediaType: string, description: string, binary = false): { description: string; content: Record<string, { schema: Record<string, unknown> }> } {
+  return { description, content: { [mediaType]: { schema: binary ? { type: 'string', format: 'binary' } : { type: 'string' } } } };
+}
+
 /** The project's license (package.json), the same in every service's document. */
 const LICENSE = { name: 'MIT', identifier: 'MIT' };
 

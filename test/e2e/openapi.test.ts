@@ -237,6 +237,7 @@ describe('a client generated from the documents (openapi-typescript)', () => {
     const m = await load('monitor-client');
     expect(await m.targetLabels!(urls.monitor, MONITOR_TOKEN)).toEqual(['web']);
     expect(await m.version!(urls.monitor)).toBe(docs.monitor.info.version);
+    expect(await m.statusBadge!(urls.monitor, MONITOR_TOKEN, 'web')).toMatch(/^<svg/);
     const k = await load('marketplace-client');
     expect(await k.validate!(urls.marketplace, 'NOT-A-KEY-0000')).toMatch(/^(NOT_FOUND|MALFORMED_KEY)$/);
     expect(await k.signingKeyIds!(urls.marketplace)).toEqual(expect.any(Array));
@@ -289,6 +290,12 @@ ${FETCH}
 export async function targetLabels(base: string, token: string): Promise<string[]> {
   const all = await call<Statuses>(base + '/api/status', { token });
   return Object.values(all.targets).map((t) => t.label);
+}
+export async function statusBadge(base: string, token: string, target: string): Promise<string> {
+  type Svg = paths['/api/badge/{target}/status.svg']['get']['responses'][200]['content']['image/svg+xml'];
+  const res = await fetch(base + '/api/badge/' + encodeURIComponent(target) + '/status.svg', { headers: { authorization: 'Bearer ' + token } });
+  const svg: Svg = await res.text();
+  return svg;
 }
 export async function version(base: string): Promise<string> {
   const h: Health = await call<Health>(base + '/api/health');

@@ -9,6 +9,7 @@ import { VERSION } from '../../../src/version.js';
 import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth, type Problem } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
+import { rawResponse } from '../../plugins/openapi.js';
 import type { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import type { Mesh } from './mesh.js';
 import { targetSummaries } from './mesh.js';
@@ -236,7 +237,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
   };
   app.get<{ Params: { target: string }; Querystring: { label?: string } }>(
     '/api/badge/:target/status.svg',
-    { config: { badge: true }, schema: { operationId: 'statusBadge', summary: 'Status badge (SVG)', params: TARGET_PARAMS, querystring: BADGE_QUERY, response: { 404: ErrorSchema, ...guarded } } },
+    { config: { badge: true }, schema: { operationId: 'statusBadge', summary: 'Status badge (SVG)', params: TARGET_PARAMS, querystring: BADGE_QUERY, response: { 200: rawResponse('image/svg+xml', 'the badge'), 404: ErrorSchema, ...guarded } } },
     async (req, reply) => {
       const t = target(req.params.target);
       return svg(reply, statusBadge(req.query.label ?? t.label, await deps.cache.get(t)));
@@ -244,7 +245,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
   );
   app.get<{ Params: { target: string }; Querystring: { label?: string; window: string } }>(
     '/api/badge/:target/uptime.svg',
-    { config: { badge: true }, schema: { operationId: 'uptimeBadge', summary: 'Uptime badge (SVG) over 24h, 7d, 30d, 90d or 365d', params: TARGET_PARAMS, querystring: UPTIME_BADGE_QUERY, response: { 400: ErrorSchema, 404: ErrorSchema, ...guarded } } },
+    { config: { badge: true }, schema: { operationId: 'uptimeBadge', summary: 'Uptime badge (SVG) over 24h, 7d, 30d, 90d or 365d', params: TARGET_PARAMS, querystring: UPTIME_BADGE_QUERY, response: { 200: rawResponse('image/svg+xml', 'the badge'), 400: ErrorSchema, 404: ErrorSchema, ...guarded } } },
     async (req, reply) => {
       const t = target(req.params.target);
       const s = await deps.cache.get(t);
@@ -270,7 +271,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
     return { instances: { ...deps.mesh.peerEntries(), [deps.config().name]: self } };
   });
 
-  app.get('/metrics', { schema: { operationId: 'metrics', summary: 'Prometheus metrics' } }, async (_req, reply) => {
+  app.get('/metrics', { schema: { operationId: 'metrics', summary: 'Prometheus metrics', response: { 200: rawResponse('text/plain', 'Prometheus text exposition format') } } }, async (_req, reply) => {
     void reply.type(deps.metrics.contentType);
     return deps.metrics.render();
   });
@@ -293,7 +294,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
       // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
       return { html, gzip: await gzipAsync(html, { level: 6 }) };
     };
-    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)' } }, async (req, reply) => {
+    app.get('/', { config: { public: true }, schema: { operationId: 'dashboard', summary: 'Dashboard page (public)', response: { 200: rawResponse('text/html', 'the status page') } } }, async (req, reply) => {
       const now = deps.now();
       if (!page || now - page.at >= DASHBOARD_TTL_MS) {
         const body = render(now);

@@ -9,6 +9,8 @@ import { chmodSync, createReadStream, readdirSync, rmSync, statSync } from 'node
 import { join } from 'node:path';
 import type { TicketStore } from '../../../src/store/tickets.js';
 import { HttpError } from '../../plugins/errors.js';
+import { rawResponse } from '../../plugins/openapi.js';
+import { ErrorSchema } from '../../../src/schemas/common.js';
 
 export const SNAPSHOT_CONTENT_TYPE = 'application/vnd.sqlite3';
 const PREFIX = 'snapshot-';
@@ -38,7 +40,7 @@ export function snapshotRoute(app: FastifyInstance, deps: SnapshotRouteDeps): vo
 
   app.get(
     '/sync/snapshot',
-    { schema: { operationId: 'syncSnapshot', summary: 'The whole ticket database as an SQLite file, for an empty peer to start from' } },
+    { schema: { operationId: 'syncSnapshot', summary: 'The whole ticket database as an SQLite file, for an empty peer to start from', response: { 200: rawResponse(SNAPSHOT_CONTENT_TYPE, 'the SQLite database file', true), 429: ErrorSchema, 500: ErrorSchema } } },
     async (req, reply) => {
       if (sending) {
         reply.header('retry-after', '30');
