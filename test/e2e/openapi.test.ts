@@ -161,6 +161,11 @@ describe.each(SERVICES)('the %s document', (service) => {
     expect(left).toEqual([]);
   });
 
+  it('documents a success answer for every operation, so a generated client has a type for it', () => {
+    const without = operations(docs[service]).filter(({ op }) => !Object.keys(op.responses).some((c) => /^2\d\d$/.test(c)));
+    expect(without.map(({ method, path }) => `${method.toUpperCase()} ${path}`)).toEqual([]);
+  });
+
   it('declares the security the server enforces: bearer-only operations answer 401 without a credential, the others do not', async () => {
     const doc = docs[service];
     expect(doc.components.securitySchemes?.bearer).toEqual({ type: 'http', scheme: 'bearer' });
