@@ -59,12 +59,12 @@ function asListenError(err: unknown, host: string, port: number): unknown {
 }
 
 /**
- * Binds HOST:PORT and lets it go again, so a taken port is found before a service opens its
- * store and logs that it is ready (and, for `serve all`, before any service starts). Port 0 is
- * always free. A port taken in the moment between this and the real listen still fails there.
+ * Binds HOST:PORT and lets it go again, so a taken port (or, with port 0 too, a host that is not
+ * this machine's) is found before a service opens its store and logs that it is ready, and for
+ * `serve all` before any service starts. A port taken in the moment between this and the real
+ * listen still fails there, as a ListenError all the same.
  */
 export async function checkPortFree(host: string, port: number): Promise<void> {
-  if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err) => reject(asListenError(err, host, port)));

@@ -106,6 +106,16 @@ describe('issue 30, item 8: mkt serve on a busy port', () => {
     expect(existsSync(join(dir.path, 'data'))).toBe(false);
   });
 
+  it('a --host that is not an address of this machine is the command line\'s mistake: exit 2, nothing opened', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    // 192.0.2.1 is TEST-NET-1 (RFC 5737), never a machine's own address.
+    const s = serve(['tickets', '--host', '192.0.2.1', '--port', '0'], {}, join(dir.path, 'data'));
+    expect(await s.exit).toBe(2);
+    expect(s.output().trim().split('\n')).toEqual(['mkt: cannot listen on 192.0.2.1:0: address not available on this machine', 'hint: --host must name an address of this machine (127.0.0.1, ::1, 0.0.0.0, ...)']);
+    expect(existsSync(join(dir.path, 'data'))).toBe(false);
+  });
+
   it.skipIf(!hasScript())('on a terminal, `listening on` is printed once (the log record is not rendered beside the plain line)', async () => {
     const dir = tempDir();
     cleanups.push(() => dir.remove());
