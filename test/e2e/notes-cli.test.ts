@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { tempDir } from '../helpers/tmp.js';
+import { gitEnvAsAna } from '../helpers/notes-server.js';
 import { marketplaceEnvFor } from '../helpers/pg.js';
 
 const execFileAsync = promisify(execFile);
@@ -53,24 +54,7 @@ async function admin(...args: string[]): Promise<string> {
  * argv). Asynchronous: the marketplace runs in this process and must answer while git waits.
  */
 async function git(...args: string[]): Promise<string> {
-  const basic = Buffer.from(`ana:${token}`).toString('base64');
-  const { stdout } = await execFileAsync('git', args, {
-    cwd: clone,
-    encoding: 'utf8',
-    env: {
-      ...process.env,
-      HOME: home.path,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_AUTHOR_NAME: 'Ana',
-      GIT_AUTHOR_EMAIL: 'ana@example.com',
-      GIT_COMMITTER_NAME: 'Ana',
-      GIT_COMMITTER_EMAIL: 'ana@example.com',
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'http.extraHeader',
-      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-    },
-  });
+  const { stdout } = await execFileAsync('git', args, { cwd: clone, encoding: 'utf8', env: { ...process.env, ...gitEnvAsAna(home.path, token) } });
   return stdout.trim();
 }
 

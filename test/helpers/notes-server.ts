@@ -59,6 +59,26 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
 /** A fixed identity and no user or system config, for every git the notes tests run. */
 export const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com', HOME: '/nonexistent' };
 
+/**
+ * Stock git as Ana, pushing and fetching with `token` as the HTTP Basic password through an extra
+ * header (kept out of argv and URLs), with no user or system config but `home`.
+ */
+export function gitEnvAsAna(home: string, token: string): NodeJS.ProcessEnv {
+  const basic = Buffer.from(`ana:${token}`).toString('base64');
+  return {
+    HOME: home,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_AUTHOR_NAME: 'Ana',
+    GIT_AUTHOR_EMAIL: 'ana@example.com',
+    GIT_COMMITTER_NAME: 'Ana',
+    GIT_COMMITTER_EMAIL: 'ana@example.com',
+    GIT_CONFIG_COUNT: '1',
+    GIT_CONFIG_KEY_0: 'http.extraHeader',
+    GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
+  };
+}
+
 /** Runs git asynchronously: the server under test lives in this process, so a sync call would deadlock. */
 export function gitIn(cwd: string, args: string[], input?: string): Promise<string> {
   return new Promise((resolve, reject) => {

@@ -9,6 +9,7 @@ import { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminCli, type AdminCli } from '../../helpers/admin-cli.js';
+import { gitEnvAsAna } from '../../helpers/notes-server.js';
 import { marketplaceDatabaseUrl } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';
 
@@ -22,24 +23,7 @@ let close: () => Promise<void> = async () => undefined;
 
 /** Stock git in `cwd`, the push token as HTTP Basic password (kept out of argv and URLs). */
 async function git(cwd: string, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const basic = Buffer.from(`ana:${token}`).toString('base64');
-  return execFileAsync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: dir.path,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_TERMINAL_PROMPT: '0',
-      GIT_AUTHOR_NAME: 'Ana',
-      GIT_AUTHOR_EMAIL: 'ana@example.com',
-      GIT_COMMITTER_NAME: 'Ana',
-      GIT_COMMITTER_EMAIL: 'ana@example.com',
-      GIT_CONFIG_COUNT: '1',
-      GIT_CONFIG_KEY_0: 'http.extraHeader',
-      GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}`,
-    },
-  });
+  return execFileAsync('git', args, { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, ...gitEnvAsAna(dir.path, token) } });
 }
 
 /** A work tree with one commit on `branch` (`master` unless said), its origin the hosted repository. */
