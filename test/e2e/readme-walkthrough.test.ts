@@ -109,12 +109,12 @@ describe('README walkthrough: drift fails it', () => {
     expect(existsSync(r.scratch)).toBe(false);
   });
 
-  it('without a network namespace, a default port another process holds fails at once, naming it', async () => {
+  it('without a network namespace, a default port another process holds (past the wait) fails, naming it', async () => {
     const busy: Server = createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as { port: number }).port;
     try {
-      const r = await runWalkthrough(tour(`mkt serve tickets --port ${port}   # "listening on http://127.0.0.1:${port}"`), { isolate: false });
+      const r = await runWalkthrough(tour(`mkt serve tickets --port ${port}   # "listening on http://127.0.0.1:${port}"`), { isolate: false, busyPortWaitMs: 0 });
       expect(r.failure).toMatch(new RegExp(`^port ${port} is in use on this machine`));
       expect(r.transcript).toBe('');
     } finally {

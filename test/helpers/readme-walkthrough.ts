@@ -241,6 +241,11 @@ export interface WalkthroughOptions {
   isolate?: 'auto' | false;
   /** Bounds the whole tour (a hang is a failure, not a stuck test run). */
   timeoutMs?: number;
+  /**
+   * Without a namespace, how long a default port another process holds may take to come free
+   * (another test of the same run may hold one for a moment: test/e2e/serve.test.ts holds 7071).
+   */
+  busyPortWaitMs?: number;
 }
 
 /**
@@ -271,7 +276,9 @@ export async function runWalkthrough(markdown: string, opts: WalkthroughOptions 
     const netns = opts.isolate === false ? undefined : isolatedBash();
     result.isolated = netns !== undefined;
     if (!netns) {
+      const deadline = Date.now() + (opts.busyPortWaitMs ?? 90_000);
       for (const port of tourPorts(markdown)) {
+        while (!(await portFree(port)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
         if (!(await portFree(port))) {
           result.failure = `port ${port} is in use on this machine: the README walkthrough runs the tour unchanged on its default ports (and no network namespace is available here to give it its own); stop what listens on ${port} and run it again`;
           return result;
