@@ -4,8 +4,13 @@ import { vi } from 'vitest';
 
 // ink's chalk takes its colour level from the process's own stdout, a pipe under the test runner:
 // force it, so that a run without NO_COLOR does show colours and the NO_COLOR runs prove something.
+// ink also holds every frame back until exit when it believes it runs in CI (is-in-ci reads CI and
+// CONTINUOUS_INTEGRATION when ink loads), and CI runs this suite with CI=true: this test stands in
+// for a person at a terminal, so it says it is not CI before `watch` loads ink.
 vi.hoisted(() => {
   process.env.FORCE_COLOR = '1';
+  process.env.CI = 'false';
+  process.env.CONTINUOUS_INTEGRATION = 'false';
 });
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
