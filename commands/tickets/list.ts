@@ -7,7 +7,7 @@ import { stdoutIsTTY, type IOStreams } from '../../src/cli/io.js';
 import { cellText, printJson, printTable, type Cell } from '../../src/cli/output.js';
 import type { TicketsClient } from '../../src/client/tickets.js';
 import { LIST_LIMIT, type ListQuery, type ListResponse, type Ticket } from '../../src/schemas/tickets.js';
-import { checkChannel, checkPriority, checkStatus, personFilter, ticketsClient, type ClientFlags } from './shared.js';
+import { personFilter, ticketsClient, type ClientFlags } from './shared.js';
 
 export interface ListOptions extends ClientFlags {
   factory: Factory;
@@ -38,9 +38,10 @@ export function checkLimit(raw: string | undefined): number | undefined {
 export async function listRun(opts: ListOptions): Promise<void> {
   const { io } = opts.factory;
   const query: ListQuery = {
-    status: checkStatus(opts.status),
-    priority: checkPriority(opts.priority),
-    channel: checkChannel(opts.channel),
+    // Canonical already: the parser's choiceOption normalises these.
+    status: opts.status,
+    priority: opts.priority,
+    channel: opts.channel,
     source: opts.source,
     assignee: personFilter(opts.assignee),
     requester: personFilter(opts.requester),

@@ -5,7 +5,7 @@ import { UsageError } from '../../src/cli/errors.js';
 import { readAll, type IOStreams } from '../../src/cli/io.js';
 import { printFields } from '../../src/cli/output.js';
 import { TicketsClient } from '../../src/client/tickets.js';
-import { CHANNELS, PERSON_NONE, PRIORITIES, SHORT_ID_MIN, STATUSES, parseChannel, parsePriority, parseStatus, type Ticket, type UpdateTicket } from '../../src/schemas/tickets.js';
+import { PERSON_NONE, SHORT_ID_MIN, type Ticket, type UpdateTicket } from '../../src/schemas/tickets.js';
 
 export interface ClientFlags {
   server?: string;
@@ -33,27 +33,14 @@ export async function ticketsClient(f: Factory, flags: ClientFlags): Promise<Tic
   return new TicketsClient(await f.http('tickets', { server: flags.server }));
 }
 
-export function checkEnum(name: string, raw: string | undefined, parse: (v: unknown) => string | undefined, allowed: readonly string[]): string | undefined {
-  if (raw === undefined) return undefined;
-  const v = parse(raw);
-  if (v === undefined) throw new UsageError(`invalid --${name} ${JSON.stringify(raw)}; choose one of: ${allowed.join(', ')}`);
-  return v;
-}
-
-export const checkStatus = (raw: string | undefined): string | undefined => checkEnum('status', raw, parseStatus, STATUSES);
-export const checkPriority = (raw: string | undefined): string | undefined => checkEnum('priority', raw, parsePriority, PRIORITIES);
-export const checkChannel = (raw: string | undefined): string | undefined => checkEnum('channel', raw, parseChannel, CHANNELS);
-
 /** The editable fields named by flags; absent flags stay absent. */
 export async function fieldsFrom(io: IOStreams, flags: FieldFlags): Promise<UpdateTicket> {
   const out: UpdateTicket = {};
   if (flags.description !== undefined) out.description = flags.description === '-' ? (await readAll(io.stdin)).replace(/\n$/, '') : flags.description;
-  const status = checkStatus(flags.status);
-  const priority = checkPriority(flags.priority);
-  const channel = checkChannel(flags.channel);
-  if (status) out.status = status;
-  if (priority) out.priority = priority;
-  if (channel) out.channel = channel;
+  // status, priority and channel come canonical from the parser (choiceOption normalises "On Hold").
+  if (flags.status) out.status = flags.status;
+  if (flags.priority) out.priority = flags.priority;
+  if (flags.channel) out.channel = flags.channel;
   if (flags.source !== undefined) out.source = flags.source;
   // "" (or blanks) clears the field: sent as null, which is what the server stores for nobody.
   if (flags.requester !== undefined) out.requester = blankToNull(flags.requester);
