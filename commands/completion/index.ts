@@ -1,7 +1,7 @@
 // `mkt completion bash|zsh|fish`: prints a completion script generated from the command tree.
 import { Argument, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
-import { SHELLS, type Shell } from '../../src/cli/completion.js';
+import { SHELLS, type Shell } from '../../src/cli/shells.js';
 import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {

@@ -3,8 +3,9 @@
 import type { Argument, Command, Option } from 'commander';
 
 /** The shells `mkt completion` writes for; its argument's choices. */
-export const SHELLS = ['bash', 'zsh', 'fish'] as const;
-export type Shell = (typeof SHELLS)[number];
+import type { Shell } from './shells.js';
+
+export { SHELLS, type Shell } from './shells.js';
 
 /**
  * What a value completes to. `words`: the parser's own choices (Option/Argument.argChoices);
