@@ -122,7 +122,10 @@ describe('issue 30, item 8: mkt serve on a busy port', () => {
     const dir = tempDir();
     cleanups.push(() => dir.remove());
     // script(1) runs the server on a pseudo-terminal; a ^C typed into it is SIGINT, a clean stop.
-    const child = spawn('script', ['-qec', `${process.execPath} ${mkt} serve monitor --port 0 --data-dir ${dir.path}`, '/dev/null'], { env: { ...process.env, MKT_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    // script runs the command through $SHELL, or /bin/sh when SHELL is unset (as under CI). dash
+    // keeps itself as the parent, takes the same SIGINT and ends 130 whatever the server does;
+    // `exec` makes the server the terminal's foreground process, so the status is the server's.
+    const child = spawn('script', ['-qec', `exec ${shq(process.execPath)} ${shq(mkt)} serve monitor --port 0 --data-dir ${shq(dir.path)}`, '/dev/null'], { env: { ...process.env, MKT_LOG_LEVEL: 'info' }, stdio: ['pipe', 'pipe', 'pipe'] });
     cleanups.push(() => child.kill('SIGKILL'));
     let out = '';
     let typed = false;
@@ -165,6 +168,11 @@ describe('mkt serve monitor and SIGHUP', () => {
     expect(await s.exit).toBe(0);
   });
 });
+
+/** One word for sh, whatever characters the path holds. */
+function shq(word: string): string {
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
 
 function hasScript(): boolean {
   return spawnSync('script', ['--version'], { encoding: 'utf8' }).status === 0;
