@@ -3,7 +3,7 @@
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
-import { adminTarget } from './flags.js';
+import { addListVerb, adminTarget } from './flags.js';
 
 export function registerAccountsAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   const user = admin
@@ -20,14 +20,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory, runF?: ParsedV
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
       await runVerb(runF, { factory: f, ...adminTarget(cmd), name, ...(opts as { email: string; json?: boolean }) }, async () => (await import('./accounts/user-add.js')).userAddRun);
     });
-  user
-    .command('list')
-    .description('list the users (name, email, id, created; never a password)')
-    .option('--json', 'print machine-readable JSON')
-    .addHelpText('after', "\nExamples:\n  $ mkt admin user list\n  $ mkt admin user list --json | jq -r '.[].email'")
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
-      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, async () => (await import('./accounts/user-list.js')).userListRun);
-    });
+  addListVerb(user, f, runF, { description: 'list the users (name, email, id, created; never a password)', examples: ['mkt admin user list', "mkt admin user list --json | jq -r '.[].email'"] }, async () => (await import('./accounts/user-list.js')).userListRun);
 
   const token = admin
     .command('token')
@@ -91,14 +84,7 @@ export function registerAccountsAdmin(admin: Command, f: Factory, runF?: ParsedV
     .action(async (full: string, opts: Record<string, unknown>, cmd: Command) => {
       await runVerb(runF, { factory: f, ...adminTarget(cmd), repo: full, ...(opts as { private?: boolean; objectFormat?: string; defaultBranch?: string; json?: boolean }) }, async () => (await import('./accounts/repo-create.js')).repoCreateRun);
     });
-  repo
-    .command('list')
-    .description('list hosted repositories (owner/name, visibility, object format, created, path)')
-    .option('--json', 'print machine-readable JSON')
-    .addHelpText('after', "\nExamples:\n  $ mkt admin repo list\n  $ mkt admin repo list --json | jq -r '.[] | select(.private) | .name'")
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
-      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, async () => (await import('./accounts/repo-list.js')).repoListRun);
-    });
+  addListVerb(repo, f, runF, { description: 'list hosted repositories (owner/name, visibility, object format, created, path)', examples: ['mkt admin repo list', "mkt admin repo list --json | jq -r '.[] | select(.private) | .name'"] }, async () => (await import('./accounts/repo-list.js')).repoListRun);
   repo
     .command('grant')
     .description('let a user read, or read and push (git push and note writes), a repository')

@@ -4,7 +4,7 @@
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
-import { adminTarget } from './flags.js';
+import { addListVerb, adminTarget } from './flags.js';
 
 export function registerAppAdmin(admin: Command, f: Factory, runF?: ParsedVerb): void {
   const app = admin
@@ -33,12 +33,5 @@ Examples:
     .action(async (name: string, opts: Record<string, unknown>, cmd: Command) => {
       await runVerb(runF, { factory: f, ...adminTarget(cmd), name, ...opts } as Parameters<typeof import('./app/app-create.js').appCreateRun>[0], async () => (await import('./app/app-create.js')).appCreateRun);
     });
-  app
-    .command('list')
-    .description('list sync apps and their pricing constants (API keys are not kept, so not shown)')
-    .option('--json', 'print machine-readable JSON')
-    .addHelpText('after', '\nExamples:\n  $ mkt admin app list\n  $ mkt admin app list --json | jq -r \'.[].name\'')
-    .action(async (opts: { json?: boolean }, cmd: Command) => {
-      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, async () => (await import('./app/app-list.js')).appListRun);
-    });
+  addListVerb(app, f, runF, { description: 'list sync apps and their pricing constants (API keys are not kept, so not shown)', examples: ['mkt admin app list', "mkt admin app list --json | jq -r '.[].name'"] }, async () => (await import('./app/app-list.js')).appListRun);
 }

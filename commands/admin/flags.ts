@@ -4,6 +4,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { Factory, OpenedMarketplace } from '../../src/cli/factory.js';
+import { runVerb, type ParsedVerb } from '../../src/cli/flags.js';
 
 export interface AdminFlags {
   factory: Factory;
@@ -17,6 +18,21 @@ export interface AdminFlags {
 export function adminTarget(cmd: Command): { dataDir?: string; databaseUrl?: string } {
   const o = cmd.optsWithGlobals() as { dataDir?: string; databaseUrl?: string };
   return { ...(o.dataDir !== undefined ? { dataDir: o.dataDir } : {}), ...(o.databaseUrl !== undefined ? { databaseUrl: o.databaseUrl } : {}) };
+}
+
+/**
+ * `NOUN list [--json]`, the listing verb that user, repo and app share: no argument, the admin
+ * place, and a runner loaded on use.
+ */
+export function addListVerb(noun: Command, f: Factory, runF: ParsedVerb | undefined, help: { description: string; examples: readonly string[] }, load: () => Promise<(opts: AdminFlags) => unknown>): void {
+  noun
+    .command('list')
+    .description(help.description)
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText('after', `\nExamples:\n${help.examples.map((e) => `  $ ${e}`).join('\n')}`)
+    .action(async (opts: { json?: boolean }, cmd: Command) => {
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), ...opts }, load);
+    });
 }
 
 /**
