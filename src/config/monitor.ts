@@ -6,6 +6,10 @@ import { hostname } from 'node:os';
 import { LineCounter, parseDocument, isMap } from 'yaml';
 import { ConfigError, Reader, parseDuration } from './yaml-reader.js';
 import { canonicalZone, localToEpoch } from '../util/zoned-time.js';
+import { scheduleProblem, type HeartbeatConfig } from '../monitor/heartbeat-schedule.js';
+import { ConditionSyntaxError, parseCondition, type Condition } from '../monitor/conditions.js';
+
+export type { HeartbeatConfig } from '../monitor/heartbeat-schedule.js';
 
 export { ConfigError, parseDuration } from './yaml-reader.js';
 
@@ -38,10 +42,26 @@ export interface TestsConfig {
   staleAfterMs: number;
   timeoutMs: number;
 }
+/** `url: tcp://host:port`: a connection, then optionally a line sent and an answer expected. */
+export interface TcpConfig {
+  host: string;
+  port: number;
+  /** Sent once connected (`\r\n` and other escapes as YAML wrote them). */
+  send?: string;
+  /** The answer must contain this text, or match this regular expression. */
+  expect?: { text: string } | { regex: string; flags: string };
+}
 export interface TargetConfig {
   name: string;
   label: string;
+  /** What is polled: an http(s) URL, or `tcp://host:port`; empty for a heartbeat target (it is pushed to). */
   url: string;
+  /** A TCP target (its url is `tcp://...`). */
+  tcp?: TcpConfig;
+  /** A heartbeat target: checked by the pings it receives, not polled. */
+  heartbeat?: HeartbeatConfig;
+  /** Conditions on the HTTP answer; when given they decide operational or down instead of today's rules. */
+  conditions?: Condition[];
   intervalMs: number;
   timeoutMs: number;
   /** A health answer slower than this (but within the timeout) is `degraded`. */
@@ -135,9 +155,23 @@ export function isResolverAddress(v: string): boolean {
 
 function readTarget(r: Reader, name: string): TargetConfig | undefined {
   const p = ['targets', name];
-  r.keys(p, ['label', 'url', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests']);
+  r.keys(p, ['label', 'url', 'heartbeat', 'send', 'expect', 'conditions', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests']);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) r.fail(p, 'name must be 1-64 letters, digits, dot, dash or underscore (it is used in URLs)');
-  const url = r.url([...p, 'url'], true);
+  const isHeartbeat = r.has([...p, 'heartbeat']);
+  const rawUrl = r.get([...p, 'url']);
+  const isTcp = typeof rawUrl === 'string' && /^tcp:/i.test(rawUrl.trim());
+  if (isHeartbeat && r.has([...p, 'url'])) r.fail([...p, 'url'], 'cannot be given with heartbeat: a heartbeat target is pinged, not polled (give one of url, heartbeat)');
+  if (!isHeartbeat && !r.has([...p, 'url'])) r.fail(p, 'needs a url (http(s):// or tcp://host:port) or a heartbeat section');
+  const url = isHeartbeat ? '' : isTcp ? (rawUrl as string).trim() : r.has([...p, 'url']) ? r.url([...p, 'url'], true) : undefined;
+  const tcp = isTcp ? readTcp(r, p, url!) : undefined;
+  if (!isTcp) for (const k of ['send', 'expect']) if (r.has([...p, k])) r.fail([...p, k], 'is only for tcp:// targets');
+  const heartbeat = isHeartbeat ? readHeartbeat(r, [...p, 'heartbeat']) : undefined;
+  const conditions = r.has([...p, 'conditions']) ? readConditions(r, [...p, 'conditions'], isHeartbeat || isTcp) : undefined;
+  const notPolledOverHttp = isHeartbeat ? 'a heartbeat target' : isTcp ? 'a tcp:// target' : undefined;
+  if (notPolledOverHttp) {
+    for (const k of ['headers', 'routes', 'degraded_after']) if (r.has([...p, k])) r.fail([...p, k], `does not apply to ${notPolledOverHttp} (it needs an http(s) url)`);
+    if (isHeartbeat && r.has([...p, 'tls']) && !r.has([...p, 'tls', 'host'])) r.fail([...p, 'tls'], 'needs a host on a heartbeat target (there is no url to take it from)');
+  }
   const intervalMs = r.duration([...p, 'interval'], 60_000);
   const timeoutMs = r.duration([...p, 'timeout'], Math.min(10_000, intervalMs));
   let degradedAfterMs: number | undefined;
@@ -181,7 +215,7 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
   if (r.has([...p, 'tls'])) {
     const tp = [...p, 'tls'];
     r.keys(tp, ['host', 'port', 'warn_days']);
-    const fallbackHost = url ? new URL(url).hostname : undefined;
+    const fallbackHost = tcp ? tcp.host : url ? new URL(url).hostname : undefined;
     const host = r.string([...tp, 'host'], fallbackHost);
     if (!host) r.fail(tp, 'needs a host');
     else tls = { host, port: r.int([...tp, 'port'], 443, 1, 65535), warnDays: r.int([...tp, 'warn_days'], 14, 0, 3650) };
@@ -213,12 +247,15 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
       };
     }
   }
-  if (!url) return undefined;
+  if (url === undefined || (isTcp && !tcp) || (isHeartbeat && !heartbeat) || (conditions === null)) return undefined;
   const threshold = r.has([...p, 'incident_threshold']) ? r.int([...p, 'incident_threshold'], 3, 1, 100) : undefined;
   return {
     name,
     label: r.string([...p, 'label'], name) ?? name,
     url,
+    ...(tcp ? { tcp } : {}),
+    ...(heartbeat ? { heartbeat } : {}),
+    ...(conditions ? { conditions } : {}),
     intervalMs,
     timeoutMs,
     ...(degradedAfterMs !== undefined ? { degradedAfterMs } : {}),
@@ -230,6 +267,107 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
     whois,
     tests,
   };
+}
+
+/** `url: tcp://host:port` with its optional `send` and `expect`; undefined (and a problem) when malformed. */
+function readTcp(r: Reader, p: (string | number)[], url: string): TcpConfig | undefined {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return r.fail([...p, 'url'], `must be tcp://host:port, got ${JSON.stringify(url)}`);
+  }
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  if (!host || !u.port || (u.pathname !== '' && u.pathname !== '/') || u.search || u.hash || u.username) return r.fail([...p, 'url'], `must be tcp://host:port with nothing after the port, got ${JSON.stringify(url)}`);
+  const tcp: TcpConfig = { host, port: Number(u.port) };
+  if (r.has([...p, 'send'])) {
+    const send = r.get([...p, 'send']);
+    if (typeof send !== 'string' || send === '') r.fail([...p, 'send'], 'must be a non-empty string (use double quotes for escapes: "PING\\r\\n")');
+    else tcp.send = send;
+  }
+  if (r.has([...p, 'expect'])) {
+    const expect = r.get([...p, 'expect']);
+    if (typeof expect !== 'string' || expect === '') r.fail([...p, 'expect'], 'must be a non-empty string: text the answer contains, or /regex/flags');
+    else {
+      const m = /^\/(.+)\/([a-z]*)$/s.exec(expect);
+      if (!m) tcp.expect = { text: expect };
+      else {
+        try {
+          new RegExp(m[1]!, m[2]);
+          if (/[gy]/.test(m[2]!)) throw new Error('the g and y flags make no sense for one answer');
+          tcp.expect = { regex: m[1]!, flags: m[2]! };
+        } catch (err) {
+          r.fail([...p, 'expect'], `is not a valid regular expression: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+  return tcp;
+}
+
+/** Ping keys: at least 16 URL-safe characters (they are the whole secret of a ping URL). */
+export const PING_KEY = /^[A-Za-z0-9_-]{16,128}$/;
+
+/** The `heartbeat:` section: a schedule (cron, in a zone) or a period, a grace, and an optional ping key. */
+function readHeartbeat(r: Reader, hp: (string | number)[]): HeartbeatConfig | undefined {
+  const raw = r.get(hp);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return r.fail(hp, 'must be a mapping: a schedule (cron) or a period, and a grace');
+  r.keys(hp, ['schedule', 'period', 'timezone', 'grace', 'ping_key']);
+  const problems = r.problems.length;
+  let timezone = 'UTC';
+  const zoneRaw = r.string([...hp, 'timezone']);
+  if (zoneRaw !== undefined) {
+    const zone = canonicalZone(zoneRaw);
+    if (zone === undefined) r.fail([...hp, 'timezone'], `is not a known IANA time zone (like Europe/Berlin or UTC): ${zoneRaw}`);
+    else timezone = zone;
+  }
+  const hb: HeartbeatConfig = { timezone, graceMs: r.has([...hp, 'grace']) ? r.duration([...hp, 'grace'], 3_600_000) : 3_600_000 };
+  const hasSchedule = r.has([...hp, 'schedule']);
+  const hasPeriod = r.has([...hp, 'period']);
+  if (hasSchedule && hasPeriod) r.fail([...hp, 'period'], 'cannot be given with schedule: give one');
+  else if (hasSchedule) {
+    const schedule = r.string([...hp, 'schedule']);
+    const problem = schedule === undefined ? undefined : scheduleProblem(schedule.trim(), timezone);
+    if (schedule === undefined || schedule.trim() === '') r.fail([...hp, 'schedule'], 'must be a cron expression like "0 3 * * *"');
+    else if (problem) r.fail([...hp, 'schedule'], `is not a cron expression the monitor can read (${problem}): ${JSON.stringify(schedule)}`);
+    else hb.schedule = schedule.trim();
+  } else if (hasPeriod) hb.periodMs = r.duration([...hp, 'period'], 86_400_000);
+  else r.fail(hp, 'needs a schedule (a cron expression like "0 3 * * *") or a period (like 1d)');
+  if (zoneRaw !== undefined && !hasSchedule) r.fail([...hp, 'timezone'], 'applies only to a schedule');
+  if (r.has([...hp, 'ping_key'])) {
+    const key = r.string([...hp, 'ping_key']);
+    if (key === undefined || !PING_KEY.test(key)) r.fail([...hp, 'ping_key'], 'must be 16-128 URL-safe characters (letters, digits, - and _): it is the only secret of the ping URL');
+    else hb.pingKey = key;
+  }
+  return r.problems.length === problems ? hb : undefined;
+}
+
+/** `conditions:` as parsed conditions; null (with a problem per bad line) when any is malformed. */
+function readConditions(r: Reader, cp: (string | number)[], notHttp: boolean): Condition[] | null {
+  if (notHttp) {
+    r.fail(cp, 'apply only to an http(s) target');
+    return null;
+  }
+  const items = givenList(r, cp, 'must list at least one condition, like "[STATUS] == 200" (leave it out for the default rules)');
+  if (!items) return null;
+  const out: Condition[] = [];
+  let ok = true;
+  items.forEach((_, i) => {
+    const v = r.get([...cp, i]);
+    if (typeof v !== 'string') {
+      ok = false;
+      r.fail([...cp, i], 'must be a string like "[STATUS] == 200"');
+      return;
+    }
+    try {
+      out.push(parseCondition(v));
+    } catch (err) {
+      if (!(err instanceof ConditionSyntaxError)) throw err;
+      ok = false;
+      r.fail([...cp, i], `is not a condition: ${err.message}`);
+    }
+  });
+  return ok ? out : null;
 }
 
 /** The most vantage points a quorum may ask for: every instance of a large mesh. */

@@ -4,6 +4,7 @@
 import type { SqlMigration } from './sql.js';
 import type { RollupGrain } from './monitor.js';
 import { CUM_COLUMNS } from './monitor-rollups.js';
+import { HEARTBEATS_TABLE } from './monitor-migrations-sqlite.js';
 
 const ROLLUP_TABLE = (g: RollupGrain): string => `CREATE TABLE rollup_${g} (
     target TEXT NOT NULL,
@@ -75,4 +76,6 @@ export const MONITOR_PG_MIGRATIONS: SqlMigration[] = [
      started_at TEXT NOT NULL,
      seen_at BIGINT NOT NULL
    );`,
+  // Heartbeat targets (issue 31).
+  HEARTBEATS_TABLE,
 ];

@@ -5,6 +5,17 @@ import type { Db, Migration } from './sqlite.js';
 import { CUM_COLUMNS, floorTo, GRAIN_MS, plus, RollupAcc, ZERO } from './monitor-rollups.js';
 import type { RollupGrain } from './monitor.js';
 
+/** The same text on both engines (their integer types suffice for epoch milliseconds). */
+export const HEARTBEATS_TABLE = `CREATE TABLE heartbeats (
+     target TEXT PRIMARY KEY,
+     ping_key TEXT NOT NULL,
+     since BIGINT NOT NULL,
+     last_start BIGINT,
+     last_end BIGINT,
+     last_ok INTEGER,
+     last_error TEXT
+   )`;
+
 /** A whole rollup row, written as the backfill computed it. */
 const UPSERT_ROLLUP = (g: RollupGrain): string => {
   const cols = ['target', 'start', 'operational', 'degraded', 'down', 'maintenance', 'rt_count', 'rt_sum', 'rt_min', 'rt_max', 'hist', ...(g === 'hour' ? CUM_COLUMNS : [])];
@@ -81,6 +92,8 @@ export const MONITOR_MIGRATIONS: Migration[] = [
      WHERE ended_at IS NULL AND id <> (SELECT n.id FROM incidents n WHERE n.target = incidents.target AND n.ended_at IS NULL ORDER BY n.ts_start DESC, n.id DESC LIMIT 1);
    CREATE UNIQUE INDEX incidents_one_open ON incidents(target) WHERE ended_at IS NULL;
    CREATE TABLE incident_alerts (incident_id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (incident_id, event)) WITHOUT ROWID;`,
+  // Heartbeat targets (issue 31): a ping key per target and its last signals.
+  HEARTBEATS_TABLE,
 ];
 
 /** Folds every raw row of a database made before rollups existed (run once, by the migration). */

@@ -3,6 +3,7 @@
 // monitor-sqlite.ts (a file in the data dir) or monitor-pg.ts (a cluster's shared database).
 import type { Engine, SqlDatabase } from './sql.js';
 import type { LimiterWindows } from './limiter-windows.js';
+import { SqlHeartbeats } from './monitor-heartbeats.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import type { CheckCounts, DnsResult, MonitorStore, Rollup, RollupGrain, RouteResult, TestRun } from './monitor.js';
 import type { Incident, LatencyStats, Snapshot, TrendBucket } from '../schemas/monitor.js';
@@ -86,6 +87,8 @@ export class SqlMonitorStore implements MonitorStore {
   private readonly compounds = new Map<string, string>();
   /** Raw rows are complete from here on (the last raw prune's cut-off, 0 before any); read at open, moved by `prune`. */
   protected rawFloor: number;
+  /** Heartbeat targets' ping keys and last signals. */
+  readonly heartbeats: SqlHeartbeats;
 
   protected constructor(
     readonly sql: SqlDatabase,
@@ -95,6 +98,7 @@ export class SqlMonitorStore implements MonitorStore {
   ) {
     this.dialect = dialect(sql.engine);
     this.rawFloor = rawFloor;
+    this.heartbeats = new SqlHeartbeats(sql);
   }
 
   private compound(key: string, text: () => string): string {
