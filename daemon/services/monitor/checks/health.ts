@@ -1,10 +1,13 @@
 // The health check: GET the target's URL and turn the answer into operational, degraded or
 // down. Redirects are followed (the target's headers stay on its origin, hops stay off the
 // monitor's network); the final HTTP status decides first (anything but 2xx is down); a JSON
-// body's `status` from the configured origin, or slowness, can lower it.
+// body's `status` from the configured origin, or slowness, can lower it. A target's
+// `conditions` replace the status and body rules: all must hold, or the first that fails is down.
 import type { TargetConfig } from '../../../../src/config/monitor.js';
 import type { Snapshot } from '../../../../src/store/monitor.js';
+import { evaluateConditions, needsCertificate, type Condition, type ConditionAnswer } from '../../../../src/monitor/conditions.js';
 import { getFollowing, RedirectLoopError, RedirectRefusedError, type HopPolicy } from './http.js';
+import { checkTls } from './tls.js';
 import type { Dispatcher } from 'undici';
 import { readCapped, ResponseTooLargeError } from '../../../../src/client/http.js';
 
@@ -46,6 +49,9 @@ async function bodyText(res: Dispatcher.ResponseData, max: number): Promise<stri
 export async function checkHealth(t: TargetConfig, now: () => number, stop?: AbortSignal, hops?: HopPolicy): Promise<Snapshot> {
   const started = now();
   const checked_at = new Date(started).toISOString();
+  const conditions = t.conditions?.length ? t.conditions : undefined;
+  // Read beside the request (its own handshake), only when a condition asks for it.
+  const certificate = conditions && needsCertificate(conditions) ? certificateTimeLeft(t, now) : undefined;
   try {
     const signal = stop ? AbortSignal.any([AbortSignal.timeout(t.timeoutMs), stop]) : AbortSignal.timeout(t.timeoutMs);
     const opts = { headers: { 'user-agent': 'mkt-monitor', accept: 'application/json' }, secretHeaders: t.headers, timeoutMs: t.timeoutMs, signal, hops };
@@ -61,6 +67,10 @@ export async function checkHealth(t: TargetConfig, now: () => number, stop?: Abo
         body = undefined;
       }
       const details = body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+      if (conditions) {
+        const bodyUnread = !onOrigin ? 'the answer came from another origin' : text === undefined ? `larger than ${MAX_BODY_BYTES} bytes` : undefined;
+        return judged(t, conditions, { status: res.statusCode, responseTimeMs: elapsed, body: text ?? '', ...(bodyUnread ? { bodyUnread } : {}), certificateExpiresInMs: await certificate }, checked_at, details);
+      }
       if (res.statusCode < 200 || res.statusCode >= 300) {
         const snap: Snapshot = { status: 'down', checked_at, response_time_ms: 0, error: `HTTP ${res.statusCode}` };
         if (details) snap.details = details;
@@ -80,4 +90,27 @@ export async function checkHealth(t: TargetConfig, now: () => number, stop?: Abo
     const known = err instanceof RedirectLoopError ? 'redirect loop' : err instanceof RedirectRefusedError ? err.message : undefined;
     return { status: 'down', checked_at, response_time_ms: 0, error: timedOut ? `timed out after ${t.timeoutMs} ms` : (known ?? e.code ?? e.message ?? String(err)) };
   }
+}
+
+/**
+ * The time left on the certificate of the configured host and port (a handshake of its own, the
+ * chain not judged: the request itself fails on an untrusted one); 0 on http, as Gatus does, so
+ * `> 48h` fails; undefined when the handshake fails.
+ */
+async function certificateTimeLeft(t: TargetConfig, now: () => number): Promise<number | undefined> {
+  const u = new URL(t.url);
+  if (u.protocol !== 'https:') return 0;
+  const r = await checkTls({ host: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || 443), warnDays: 0 }, t.timeoutMs, now);
+  return r.not_after === null ? undefined : Date.parse(r.not_after) - now();
+}
+
+/** The snapshot for an answer judged by conditions; a slow answer over degraded_after is still degraded. */
+function judged(t: TargetConfig, conditions: readonly Condition[], answer: ConditionAnswer, checked_at: string, details: Record<string, unknown> | undefined): Snapshot {
+  const failed = evaluateConditions(conditions, answer);
+  const slow = t.degradedAfterMs !== undefined && answer.responseTimeMs > t.degradedAfterMs;
+  const snap: Snapshot = failed
+    ? { status: 'down', checked_at, response_time_ms: 0, error: failed }
+    : { status: slow ? 'degraded' : 'operational', checked_at, response_time_ms: answer.responseTimeMs };
+  if (details) snap.details = details;
+  return snap;
 }
