@@ -161,6 +161,8 @@ export const TargetStatusSchema = Type.Object({
   vantage_points: Type.Optional(Type.Array(VantagePointSchema, { description: 'with a mesh: each vantage point\'s latest status, this instance first (docs/monitor.md)' })),
   down_from: Type.Optional(Type.Array(Type.String(), { description: 'the vantage points whose latest result is down; omitted when none' })),
   regional: Type.Optional(Type.Boolean({ description: 'present (true) when down from fewer vantage points than the confirm quorum' })),
+  heartbeat: Type.Optional(open('a heartbeat target: schedule or period_s, grace_s, watching_since, last_ping_at, last_ok, last_start_at, running, late_after (docs/monitor.md#heartbeats)')),
+  ping_url: Type.Optional(Type.String({ description: 'a heartbeat target\'s ping URL (GET /api/status/{target} only; the key in it is a secret)' })),
 });
 
 export const StatusAllSchema = Type.Object({ targets: Type.Record(Type.String(), TargetStatusSchema) });

@@ -2,6 +2,7 @@
 // test runs and incidents — with windowed statistics. Interface and types only: one adapter serves
 // both engines (monitor-sql.ts, opened by monitor-sqlite.ts or monitor-pg.ts).
 import type { CheckCounts } from '../monitor/uptime.js';
+import type { SqlHeartbeats } from './monitor-heartbeats.js';
 
 export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
 import type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
@@ -45,6 +46,8 @@ export interface Rollup extends CheckCounts {
 export type RollupGrain = 'hour' | 'day';
 
 export interface MonitorStore {
+  /** Heartbeat targets' ping keys and last signals (monitor-heartbeats.ts). */
+  readonly heartbeats: SqlHeartbeats;
   recordSnapshot(target: string, s: Snapshot): Promise<void>;
   recent(target: string, limit: number): Promise<Snapshot[]>;
   /** Checks since `sinceMs`: total, and how many were up, by the uptime rule (src/monitor/uptime.ts). */

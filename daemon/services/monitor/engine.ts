@@ -7,12 +7,14 @@ import type { Clock } from '../../../src/util/clock.js';
 import type { Logger } from '../../logger.js';
 import type { AlertSender } from './alerts.js';
 import { checkHealth } from './checks/health.js';
+import { checkTcp } from './checks/tcp.js';
 import { checkRoutes } from './checks/routes.js';
 import { checkDns } from './checks/dns.js';
 import { checkTls } from './checks/tls.js';
 import { checkWhois } from './checks/whois.js';
 import { runTests } from './checks/tests.js';
 import type { MaintenanceSchedule } from './maintenance.js';
+import { signalSnapshot, stateVerdict, storedSignal, type PingSignal } from './checks/heartbeat.js';
 
 export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
@@ -27,6 +29,10 @@ interface Job {
   everyMs: number;
   timer?: NodeJS.Timeout;
   running?: Promise<void>;
+  /** A heartbeat target's next deadline (epoch ms): its next turn comes no later. */
+  dueAt?: number;
+  /** When the pending timer fires (engine clock, epoch ms). */
+  nextAt?: number;
 }
 
 export interface EngineOptions {
@@ -140,16 +146,21 @@ export class CheckEngine {
   private schedule(job: Job, delay: number): void {
     if (this.stopped || this.jobs.get(`${job.target.name}/${job.kind}`) !== job) return;
     if (job.timer) clearTimeout(job.timer);
+    job.nextAt = this.now() + delay;
     job.timer = setTimeout(() => {
       const owned = this.opts.owns?.(job.target.name) ?? true;
       void (owned ? this.exclusive(job, () => this.gate.run(() => this.runJob(job))) : Promise.resolve())
         .catch((err: Error) => this.opts.logger.error({ target: job.target.name, kind: job.kind, err: err.message }, 'check failed to record'))
-        .finally(() => {
-          // ±10% jitter spreads targets that share an interval.
-          this.schedule(job, Math.max(1, Math.round(job.everyMs * (0.9 + Math.random() * 0.2))));
-        });
+        .finally(() => this.scheduleNext(job));
     }, delay);
     job.timer.unref?.();
+  }
+
+  /** The turn after a run: one interval on (±10% jitter spreads targets that share one), or a heartbeat's deadline if sooner. */
+  private scheduleNext(job: Job): void {
+    let delay = Math.max(1, Math.round(job.everyMs * (0.9 + Math.random() * 0.2)));
+    if (job.dueAt !== undefined) delay = Math.min(delay, Math.max(1, job.dueAt - this.now()));
+    this.schedule(job, delay);
   }
 
   /** Runs `fn` after the job's current run (if any): never two checks of one kind of one target at once. */
@@ -213,9 +224,12 @@ export class CheckEngine {
     const t = job.target;
     const { store } = this.opts;
     let recorded: Snapshot | undefined;
-    if (job.kind === 'health') {
+    if (job.kind === 'health' && t.heartbeat) {
+      recorded = await this.heartbeatTurn(job);
+      if (!recorded) return;
+    } else if (job.kind === 'health') {
       const [snap, routes, dns] = await Promise.all([
-        checkHealth(t, this.now, this.halt.signal),
+        t.tcp ? checkTcp(t, this.now, this.halt.signal) : checkHealth(t, this.now, this.halt.signal),
         t.routes.length ? checkRoutes(t, this.now, this.halt.signal) : Promise.resolve(undefined),
         t.dns.length ? checkDns(t.dns, t.timeoutMs, this.now) : Promise.resolve(undefined),
       ]);
@@ -246,6 +260,74 @@ export class CheckEngine {
     this.opts.onResult?.(t.name, recorded, job.kind);
   }
 
+  /**
+   * A heartbeat target's turn: its state now, recorded like a poll (late, a run too long, the
+   * last run failed, or on time), and its next deadline, which the next turn waits for.
+   */
+  private async heartbeatTurn(job: Job): Promise<Snapshot | undefined> {
+    const t = job.target;
+    const state = (await this.opts.store.heartbeats.get(t.name)) ?? (await this.opts.store.heartbeats.ensure(t.name, this.now()));
+    const verdict = stateVerdict(t, state, this.now());
+    job.dueAt = verdict.changesAt;
+    if (this.stopped || !(this.opts.owns?.(t.name) ?? true)) return undefined;
+    await this.recordVerdict(t, verdict.snapshot, true);
+    return verdict.snapshot;
+  }
+
+  /** Records a check's snapshot, tagged when in maintenance, and (outside maintenance, when it is a verdict) tracks the incident. */
+  private async recordVerdict(t: TargetConfig, snap: Snapshot, verdict: boolean): Promise<void> {
+    const inMaintenance = this.opts.maintenance?.().activeAt(t.name, Date.parse(snap.checked_at));
+    if (inMaintenance) snap.maintenance = true;
+    await this.opts.store.recordSnapshot(t.name, snap);
+    if (!inMaintenance && verdict) await this.trackIncident(t, snap);
+  }
+
+  /**
+   * A ping to a heartbeat target (on any instance of a cluster): its signal stored, its snapshot
+   * recorded with the run's log, the incident tracked (a success resolves it), and, when this
+   * instance checks the target, its next turn moved to the new deadline.
+   */
+  async ping(target: string, signal: PingSignal, log: { text: string; truncated: boolean } | undefined): Promise<Snapshot> {
+    const t = this.config.targets.find((x) => x.name === target && x.heartbeat);
+    if (!t) throw new Error(`${target} is not a heartbeat target`);
+    const job = this.jobs.get(`${t.name}/health`);
+    const at = this.now();
+    // In turn with the target's own turns: a deadline and a ping never record out of order.
+    const work = async (): Promise<Snapshot> => {
+      const before = await this.opts.store.heartbeats.signal(t.name, storedSignal(signal), at);
+      const snap = signalSnapshot(signal, before, at, log);
+      // A start is no verdict: it neither opens nor resolves an incident.
+      await this.recordVerdict(t, snap, signal.kind !== 'start');
+      this.opts.onResult?.(t.name, snap, 'health');
+      return snap;
+    };
+    if (!job) return work();
+    let snap: Snapshot | undefined;
+    await this.exclusive(job, async () => {
+      snap = await work();
+    });
+    if (this.started && !this.stopped && (this.opts.owns?.(t.name) ?? true)) this.signalled(t.name);
+    return snap!;
+  }
+
+  /**
+   * A heartbeat target's state changed (a ping here, or one another cluster instance recorded):
+   * its next turn is taken from the state now, so a new deadline is met to the millisecond.
+   */
+  signalled(target: string): void {
+    const job = this.jobs.get(`${target}/health`);
+    if (!job?.target.heartbeat || !this.started || this.stopped) return;
+    void this.opts.store.heartbeats
+      .get(target)
+      .then((s) => {
+        if (!s) return;
+        job.dueAt = stateVerdict(job.target, s, this.now()).changesAt;
+        // The pending timer stays unless the deadline comes sooner (a run's start moves it closer).
+        if (job.dueAt !== undefined && !job.running && job.dueAt < (job.nextAt ?? Infinity)) this.schedule(job, Math.max(1, job.dueAt - this.now()));
+      })
+      .catch((err: Error) => this.opts.logger.warn({ target, err: err.message }, 'reading the heartbeat state failed; the next turn reads it again'));
+  }
+
   private async trackIncident(t: TargetConfig, snap: Snapshot): Promise<void> {
     const { store, alerts } = this.opts;
     await this.settle(t);
@@ -262,7 +344,8 @@ export class CheckEngine {
           alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open });
         }
       } else if (n >= this.threshold(t)) {
-        const gate = this.opts.gate ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
+        // A heartbeat target's pings come to this store: mesh peers see nothing to confirm.
+        const gate = this.opts.gate && !t.heartbeat ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
         if (!gate.open) return;
         const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance).slice(0, n);
         const first = recent[recent.length - 1] ?? snap;

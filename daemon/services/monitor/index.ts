@@ -19,6 +19,8 @@ import { MaintenanceSchedule } from './maintenance.js';
 import { ClusterCoordinator, newInstanceId } from './cluster.js';
 import { openMonitorStore } from './stores.js';
 import { monitorOptions, type MonitorOptions } from './options.js';
+import { PingKeys } from './ping-keys.js';
+import { pingRoutes } from './ping-routes.js';
 
 export const options = monitorOptions;
 
@@ -69,6 +71,9 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
     confirm.observe(t, snap);
   } });
   engine.apply(config);
+  const pingKeys = new PingKeys(store.heartbeats, now);
+  const refreshKeys = (c: MonitorConfig): Promise<void> => pingKeys.refresh(c).catch((err: Error) => logger.error({ err: err.message }, 'reading the ping keys failed; pings answer from the previous configuration'));
+  await refreshKeys(config);
   // On PostgreSQL: leases decide which instance checks which target.
   const cluster: ClusterCoordinator | undefined = opened.cluster
     ? new ClusterCoordinator({ leases: opened.cluster.leases, logger: logger.child({ component: 'cluster' }), version: VERSION, config: () => config, onAcquired: (ts: string[]): void => engine.acquired(ts), busy: (t: string): boolean => engine.busy(t) })
@@ -79,7 +84,11 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   }
   // Checks the other instances record reach this one's status cache.
   await opened.cluster?.pg.onChecks((notices) => {
-    for (const n of notices) cache.invalidate(n.target, n.snapshot, false);
+    for (const n of notices) {
+      cache.invalidate(n.target, n.snapshot, false);
+      // A ping another instance took may move a heartbeat deadline this one keeps.
+      engine.signalled(n.target);
+    }
   });
   const mesh = new Mesh(config, logger.child({ component: 'mesh' }), now);
   const warnReadable = (c: MonitorConfig): void => {
@@ -104,7 +113,9 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
       installMonitorGuard(app, guard);
-      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster }));
+      await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster, pingKeys }));
+      // Its own scope: its content-type parser (any body is a log) stays off the API's routes.
+      await app.register(async (scope) => pingRoutes(scope, { keys: pingKeys, engine, now }));
     },
     async start(app) {
       // `/` is where a newcomer looks first: say whether the page is served there.
@@ -131,6 +142,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       if (limitChanged) limiter = limiterFor(config);
       alerts.setHooks(config.alerts);
       engine.apply(config);
+      await refreshKeys(config);
       metrics.forget(new Set(config.targets.map((t) => t.name)));
       mesh.setConfig(config);
       cache.clear();

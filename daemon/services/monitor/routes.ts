@@ -19,6 +19,7 @@ import type { MonitorMetrics } from './metrics.js';
 import { DASHBOARD_OFF, renderDashboard, type DayCell } from './dashboard.js';
 import { dayCells, hourlyMeans } from './dashboard-data.js';
 import type { MaintenanceSchedule } from './maintenance.js';
+import type { PingKeys } from './ping-keys.js';
 import { buildReport, reportRange } from './report.js';
 import { statusBadge, uptimeBadge } from './badges.js';
 import { UPTIME_WINDOWS, type TargetStatus } from './status.js';
@@ -52,6 +53,8 @@ export interface MonitorDeps {
   cluster?: { info(): Promise<Record<string, unknown>> } | undefined;
   /** Mesh confirmation: vantage points in statuses, `confirmed`/`incident` in peer summaries. */
   confirm: ConfirmGate;
+  /** Heartbeat targets' ping keys, for `ping_url` in a target's status. */
+  pingKeys?: PingKeys;
 }
 
 const TARGET_PARAMS = { type: 'object', properties: { target: { type: 'string' } }, required: ['target'] } as const;
@@ -184,7 +187,10 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
 
   app.get<{ Params: { target: string } }>('/api/status/:target', { schema: { operationId: 'statusOne', summary: 'One target status', params: TARGET_PARAMS, response: { 200: TargetStatusSchema, 404: ErrorSchema, ...guarded } } }, async (req) => {
     const t = target(req.params.target);
-    return deps.confirm.decorate(t, await deps.cache.get(t));
+    const status = deps.confirm.decorate(t, await deps.cache.get(t));
+    const key = t.heartbeat ? await deps.pingKeys?.keyOf(t.name) : undefined;
+    // The ping URL as this request reached the monitor (a proxy in front passes its Host on).
+    return key === undefined ? status : { ...status, ping_url: `${req.protocol}://${req.host}/ping/${key}` };
   });
 
   app.get<{ Params: { target: string }; Querystring: { hours: number; bucket_minutes: number } }>(

@@ -6,6 +6,7 @@ import type { LatencyStats, MonitorStore, Snapshot } from '../../../src/store/mo
 import { pct, upAndTotal, type Uptime } from '../../../src/monitor/uptime.js';
 import { durationDrift, staleness } from './checks/tests.js';
 import type { MaintenanceOccurrence, MaintenanceSchedule } from './maintenance.js';
+import { heartbeatJson } from './checks/heartbeat.js';
 
 export const RECENT_LIMIT = 10;
 export const INCIDENT_LIMIT = 10;
@@ -73,6 +74,7 @@ export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, no
     const drift = durationDrift(runs);
     if (drift) s.test_duration_drift = drift;
   }
+  if (t.heartbeat) s.heartbeat = heartbeatJson(t, await store.heartbeats.get(t.name));
   const current = await store.currentIncident(t.name);
   if (current) s.current_incident = current;
   const incidents = await store.incidents(t.name, INCIDENT_LIMIT);

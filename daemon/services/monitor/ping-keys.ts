@@ -1,0 +1,53 @@
+// Which heartbeat target a ping key belongs to: the key from the configuration, or the one
+// generated once and kept in the store (so every instance of a cluster, and every restart, knows
+// the same key). Refreshed when the configuration is applied.
+import type { MonitorConfig } from '../../../src/config/monitor.js';
+import type { SqlHeartbeats } from '../../../src/store/monitor-heartbeats.js';
+
+export class PingKeys {
+  private byKey = new Map<string, string>();
+  private byTarget = new Map<string, string>();
+  private ready: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly store: SqlHeartbeats,
+    private readonly now: () => number,
+  ) {}
+
+  /**
+   * Reads (and, for targets seen the first time, makes) every heartbeat target's key; the maps
+   * are swapped whole when done, so lookups meanwhile answer from the previous configuration.
+   */
+  refresh(config: MonitorConfig): Promise<void> {
+    const next = (async (): Promise<void> => {
+      const targets = config.targets.filter((t) => t.heartbeat);
+      const stored = new Map((await this.store.states(targets.map((t) => t.name))).map((s) => [s.target, s.key]));
+      const byKey = new Map<string, string>();
+      const byTarget = new Map<string, string>();
+      for (const t of targets) {
+        const key = t.heartbeat!.pingKey ?? stored.get(t.name) ?? (await this.store.ensure(t.name, this.now())).key;
+        // The row (and its first sighting) exists even for a key from the configuration.
+        if (!stored.has(t.name) && t.heartbeat!.pingKey !== undefined) await this.store.ensure(t.name, this.now());
+        byKey.set(key, t.name);
+        byTarget.set(t.name, key);
+      }
+      this.byKey = byKey;
+      this.byTarget = byTarget;
+    })();
+    // A failed refresh leaves the previous maps; the caller logs it.
+    this.ready = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The target a key pings, or undefined. */
+  async target(key: string): Promise<string | undefined> {
+    await this.ready;
+    return this.byKey.get(key);
+  }
+
+  /** The key of a heartbeat target, or undefined. */
+  async keyOf(target: string): Promise<string | undefined> {
+    await this.ready;
+    return this.byTarget.get(target);
+  }
+}

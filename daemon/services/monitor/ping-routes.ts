@@ -1,0 +1,81 @@
+// Ping URLs of heartbeat targets: `/ping/{key}` and its `/start`, `/fail` and `/{0-255}`
+// signals, by GET or POST, without the API token or rate limit (cron jobs call them with curl).
+// A POST body is the run's log; the key is the only secret, so it is never logged, and an
+// address guessing keys is refused for a while (ping-guard.ts).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../../plugins/errors.js';
+import type { CheckEngine } from './engine.js';
+import type { PingKeys } from './ping-keys.js';
+import { PingGuard } from './ping-guard.js';
+import { parseSignal, signalName } from './checks/heartbeat.js';
+import { ErrorSchema } from '../../../src/schemas/monitor.js';
+
+/** The largest ping body taken (a bigger one is 413, the signal not recorded). */
+export const MAX_PING_BODY = 100 * 1024;
+/** The tail of the log kept with the snapshot. */
+export const KEPT_LOG_BYTES = 10 * 1024;
+
+export interface PingDeps {
+  keys: PingKeys;
+  engine: CheckEngine;
+  now(): number;
+}
+
+/** The last `max` bytes of a log as text, never starting inside a UTF-8 sequence. */
+export function logTail(body: Buffer, max = KEPT_LOG_BYTES): { text: string; truncated: boolean } {
+  if (body.length <= max) return { text: body.toString('utf8'), truncated: false };
+  let start = body.length - max;
+  // Continuation bytes are 10xxxxxx: step past them to the start of a character.
+  while (start < body.length && (body[start]! & 0xc0) === 0x80) start++;
+  return { text: body.subarray(start).toString('utf8'), truncated: true };
+}
+
+const PING_PARAMS = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', description: 'the target\'s ping key (a secret)' },
+    signal: { type: 'string', description: 'start, fail, or an exit status 0-255; absent: success' },
+  },
+  required: ['key'],
+} as const;
+const PingAnswerSchema = {
+  type: 'object',
+  properties: { ok: { type: 'boolean' }, target: { type: 'string' }, signal: { type: 'string' } },
+  required: ['ok', 'target', 'signal'],
+} as const;
+
+export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<void> {
+  const guard = new PingGuard({ now: deps.now });
+  // Any content type is a log (curl --data-binary sends form encoding); nothing is parsed.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_PING_BODY }, (_req, body, done) => done(null, body));
+  // Say what to do about a log too long; every other error goes on to the service's handler.
+  app.setErrorHandler((err: { code?: string }) => {
+    if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new HttpError(413, `the ping body is over ${MAX_PING_BODY / 1024} KiB; send the end of the log (the monitor keeps the last ${KEPT_LOG_BYTES / 1024} KiB; mkt monitor run sends just that)`);
+    throw err;
+  });
+
+  const handle = async (req: FastifyRequest<{ Params: { key: string; signal?: string } }>, reply: FastifyReply): Promise<unknown> => {
+    const address = req.ip;
+    const wait = guard.blockedFor(address);
+    if (wait > 0) {
+      void reply.header('retry-after', String(wait));
+      throw new HttpError(429, `too many pings with unknown keys from this address; retry in ${wait} s`);
+    }
+    const signal = parseSignal(req.params.signal);
+    const target = signal ? await deps.keys.target(req.params.key) : undefined;
+    if (!signal || target === undefined) {
+      guard.failed(address);
+      // The same answer for a bad key and a bad signal: nothing tells a guesser which part was wrong.
+      throw new HttpError(404, 'no heartbeat target has this ping URL (signals: /ping/KEY, /start, /fail, /0-255)');
+    }
+    const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+    await deps.engine.ping(target, signal, body ? logTail(body) : undefined);
+    req.log.debug({ target, signal: signalName(signal) }, 'ping');
+    return { ok: true, target, signal: signalName(signal) };
+  };
+  const schema = { operationId: 'ping', summary: 'A heartbeat target\'s ping (no token; the body is the run\'s log)', params: PING_PARAMS, response: { 200: PingAnswerSchema, 404: ErrorSchema, 413: ErrorSchema, 429: ErrorSchema } };
+  for (const url of ['/ping/:key', '/ping/:key/:signal']) {
+    app.route({ method: ['GET', 'POST'], url, config: { public: true }, schema: { ...schema, operationId: url.endsWith(':signal') ? 'pingSignal' : 'ping' }, handler: handle });
+  }
+}
