@@ -1,5 +1,5 @@
-// The one-target view of `mkt monitor status TARGET`: every check the target has (health,
-// latency, incident, TLS, WHOIS, tests, routes, DNS) as labelled lines instead of a table row.
+// The one-target view of `mkt monitor status TARGET` (and the head of `mkt monitor detail`): every
+// check the target has (health, heartbeat, latency, incident, TLS, WHOIS, tests, routes, DNS) as labelled lines.
 import type { Cell } from '../../src/cli/output.js';
 import type { TargetStatusJson } from '../../src/client/monitor.js';
 import { pct } from './shared.js';
@@ -12,6 +12,38 @@ function days(n: unknown): string {
   return typeof n === 'number' ? `${n} day${n === 1 ? '' : 's'} left` : 'unknown expiry';
 }
 
+/** Seconds in the largest unit that divides them (`1h`, `30m`, `90s`), as the configuration writes them. */
+function span(seconds: unknown): string {
+  if (typeof seconds !== 'number') return '-';
+  for (const [unit, n] of [['d', 86_400], ['h', 3_600], ['m', 60]] as const) if (seconds > 0 && seconds % n === 0) return `${seconds / n}${unit}`;
+  return `${seconds}s`;
+}
+
+/**
+ * A ping URL with its key hidden. The key lets anyone signal the target, and these views end up in
+ * terminals' scrollback, screenshots and tickets; `mkt monitor ping-url` prints it whole (and
+ * `--json` keeps the API's document as it came, for scripts).
+ */
+export function maskedPingUrl(url: string, target: string): string {
+  const at = url.lastIndexOf('/ping/');
+  return `${at < 0 ? '' : url.slice(0, at)}/ping/<key> (\`mkt monitor ping-url ${target}\` prints it)`;
+}
+
+/** A heartbeat target's lines: its schedule, its last signals, when it is late, its ping URL hidden. */
+function heartbeatFields(name: string, s: TargetStatusJson): [string, Cell][] {
+  const hb = s.heartbeat as Obj | undefined;
+  const f: [string, Cell][] = [];
+  if (hb) {
+    const when = typeof hb.schedule === 'string' ? `schedule "${hb.schedule}" (${str(hb.timezone ?? 'UTC')})` : `every ${span(hb.period_s)}`;
+    f.push(['heartbeat', `${when}, grace ${span(hb.grace_s)}`]);
+    f.push(['last ping', hb.last_ping_at ? `${str(hb.last_ping_at)} (${hb.last_ok ? 'ok' : 'failed'})` : 'none yet']);
+    if (hb.last_start_at) f.push(['last start', `${str(hb.last_start_at)}${hb.running ? ' (running)' : ''}`]);
+    if (hb.late_after) f.push(['late after', str(hb.late_after)]);
+  }
+  if (typeof s.ping_url === 'string') f.push(['ping url', maskedPingUrl(s.ping_url, name)]);
+  return f;
+}
+
 export function targetFields(name: string, s: TargetStatusJson): [string, Cell][] {
   const f: [string, Cell][] = [
     ['target', name],
@@ -21,6 +53,7 @@ export function targetFields(name: string, s: TargetStatusJson): [string, Cell][
     ['response', s.latest ? `${s.latest.response_time_ms} ms` : '-'],
   ];
   if (s.latest?.error) f.push(['error', s.latest.error]);
+  f.push(...heartbeatFields(name, s));
   f.push(['uptime 24h', pct(s.uptime_24h)], ['uptime 7d', pct(s.uptime_7d)]);
   const l = s.latency_24h;
   if (l) f.push(['latency 24h', `p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.count} checks)`]);

@@ -1,19 +1,28 @@
-// `mkt monitor status|trends|report|mesh|watch|check-config`: the health monitor client. Flags and
-// help only; each verb is loaded when it runs.
-import { Option, type Command } from 'commander';
+// `mkt monitor status|detail|trends|report|mesh|watch|check-config|ping-url|ping|run`: the health
+// monitor client. Flags and help only; each verb is loaded when it runs.
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
 import { jsonOption, runVerb, serverOption, type ParsedVerb } from '../../src/cli/flags.js';
+
+/** `--exit-code N`: a shell's exit status, 0-255. */
+function exitStatus(raw: string): number {
+  if (!/^\d{1,3}$/.test(raw) || Number(raw) > 255) throw new InvalidArgumentError('must be an integer from 0 to 255');
+  return Number(raw);
+}
+
+const PING_URL_HELP = 'the ping URL (from `mkt monitor ping-url`), instead of asking the server (else MKT_MONITOR_PING_URL)';
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const monitor = program
     .command('monitor')
-    .description('read a health monitor: status, trends, mesh, a live view; check a config file offline')
+    .description('read a health monitor: status, trends, mesh, a live view; heartbeats: ping, wrap a job; check a config file offline')
     .addHelpText(
       'after',
       `
 Examples:
   $ mkt monitor status --fail-on down
   $ mkt monitor trends api --hours 48 --bucket 120
+  $ mkt monitor run nightly-backup -- /usr/local/bin/backup.sh
   $ mkt monitor check-config /etc/mkt/monitor.yaml`,
     );
 
@@ -35,6 +44,27 @@ Examples:
     )
     .action(async (target: string | undefined, opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./status.js')).statusRun);
+    });
+
+  monitor
+    .command('detail')
+    .description("one target's latest snapshots with their errors and response times, and the log of its latest run")
+    .argument('<target>', 'a target name')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+A heartbeat target's run log is what \`mkt monitor run\` (or a POST to its ping URL) sent with the
+run's last signal; the monitor keeps its last 10 KiB. The ping URL is shown with its key hidden:
+\`mkt monitor ping-url TARGET\` prints it.
+
+Examples:
+  $ mkt monitor detail nightly-backup
+  $ mkt monitor detail api --json | jq '.recent[] | select(.error) | .error'`,
+    )
+    .action(async (target: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./detail-verb.js')).detailRun);
     });
 
   monitor
@@ -118,6 +148,80 @@ Examples:
     )
     .action(async (opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, ...opts }, async () => (await import('./watch.js')).watchRun);
+    });
+
+  monitor
+    .command('ping-url')
+    .description("print a heartbeat target's ping URL (asks the server, with the API token)")
+    .argument('<target>', 'a heartbeat target (one with a `heartbeat:` section)')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+The URL holds the target's ping key, a secret: anyone who has it can signal the target. Other
+views (\`status\`, \`detail\`) show it with the key hidden. A target that is not a heartbeat
+target exits 1.
+
+Examples:
+  $ mkt monitor ping-url nightly-backup
+  $ echo "MKT_MONITOR_PING_URL=$(mkt monitor ping-url nightly-backup)" | sudo tee /etc/mkt/backup.env`,
+    )
+    .action(async (target: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./ping-url.js')).pingUrlRun);
+    });
+
+  monitor
+    .command('ping')
+    .description('send one heartbeat signal for a target: success (default), start, fail or an exit status')
+    .argument('<target>', 'a heartbeat target')
+    .addOption(new Option('--start', 'a run began').conflicts(['fail', 'exitCode']))
+    .addOption(new Option('--fail', 'the run failed').conflicts(['exitCode']))
+    .addOption(new Option('--exit-code <n>', 'the run ended with this status: 0 is success, 1-255 failure').argParser(exitStatus))
+    .option('--log <file>', "the run's log, sent with the signal: a file, or - for stdin; of a log over 100 KiB only its last 100 KiB is sent")
+    .addOption(new Option('--ping-url <url>', PING_URL_HELP).conflicts(['server']))
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Without --ping-url (or MKT_MONITOR_PING_URL), the ping URL is read from the target's status on the
+server, with the API token; the ping itself needs no token. Each request gets 3 s and up to two
+quick retries. Exit 0 when the monitor took the signal, 1 for a key it does not know, 3 when it
+cannot be reached. Prints nothing on success (a line on stderr on a terminal), the answer with --json.
+
+Examples:
+  $ mkt monitor ping nightly-backup --start
+  $ backup.sh 2>&1 | tail -c 100000 | mkt monitor ping nightly-backup --exit-code "\${PIPESTATUS[0]}" --log -
+  $ mkt monitor ping nightly-backup --fail --log /var/log/backup.log`,
+    )
+    .action(async (target: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./ping.js')).pingRun);
+    });
+
+  monitor
+    .command('run')
+    .description("run a command for a heartbeat target: signal start, run it, signal its exit status with its output's last 10 KiB")
+    .argument('<target>', 'a heartbeat target')
+    .argument('<command...>', 'the command and its arguments, after `--` (run without a shell)')
+    .addOption(new Option('--ping-url <url>', PING_URL_HELP).conflicts(['server']))
+    .addOption(serverOption('monitor'))
+    .addHelpText(
+      'after',
+      `
+The command runs without a shell (write \`sh -c '...'\` for pipes), in this directory and
+environment; its output is passed on as it comes, and mkt exits with its status (128 + N when
+signal N killed it, 127 when it cannot be found). SIGINT, SIGTERM and SIGHUP are passed on to it.
+The monitor never stops or fails the command: each request gets 3 s and up to two quick retries,
+at most 5 s before the command starts and 5 s after it ends; then one warning line on stderr.
+
+Examples:
+  $ mkt monitor run nightly-backup -- /usr/local/bin/backup.sh --full
+  $ MKT_MONITOR_PING_URL=https://status.example.com/ping/KEY mkt monitor run nightly-backup -- restic backup /srv
+  $ mkt monitor run queue-drain --server https://status.example.com -- sh -c 'drain-queue | logger'`,
+    )
+    .action(async (target: string, command: string[], opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, target, command, ...opts }, async () => (await import('./run.js')).runRun);
     });
 
   monitor

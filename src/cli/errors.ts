@@ -93,6 +93,17 @@ export class SilentExit extends CliError {
 }
 
 /**
+ * The status of a command mkt ran for the user (`mkt monitor run -- CMD`), which becomes mkt's own
+ * (0-255, as a shell passes it on); nothing is printed, the command has spoken for itself.
+ */
+export class CommandStatusExit extends Error {
+  constructor(readonly exitCode: number) {
+    super('');
+    this.name = 'CommandStatusExit';
+  }
+}
+
+/**
  * Recognises a CliError by shape, not `instanceof`: the start-up path is bundled into
  * dist/cli.cjs while verbs load as separate modules, so each side has its own class object.
  */
@@ -100,7 +111,9 @@ export function isCliError(err: unknown): err is CliError {
   return err instanceof Error && typeof (err as Partial<CliError>).exitCode === 'number';
 }
 
-export function exitCodeFor(err: unknown): ExitCodeValue {
+export function exitCodeFor(err: unknown): number {
+  // By shape, as isCliError: the bundled start-up path has its own copy of the class.
+  if (err instanceof Error && err.name === 'CommandStatusExit' && typeof (err as Partial<CommandStatusExit>).exitCode === 'number') return (err as CommandStatusExit).exitCode;
   if (isCliError(err)) return err.exitCode;
   return ExitCode.unreachable;
 }

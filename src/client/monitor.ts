@@ -13,6 +13,8 @@ export type TargetStatusJson = {
   uptime_7d: number | null;
   latency_24h?: LatencyJson;
   current_incident?: { started_at: string; cause: string };
+  /** Heartbeat targets only: where pings go (`/ping/{key}`); the key is a secret. */
+  ping_url?: string;
 } & Record<string, unknown>;
 
 export interface TrendJson {

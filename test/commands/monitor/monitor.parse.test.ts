@@ -2,6 +2,10 @@
 // (StatusOptions, ReportOptions, ...) under its name, defaults and choices hold, usage errors exit 2.
 import { describe, expect, it } from 'vitest';
 import type { checkConfigRun } from '../../../commands/monitor/check-config.js';
+import type { detailRun } from '../../../commands/monitor/detail-verb.js';
+import type { pingRun } from '../../../commands/monitor/ping.js';
+import type { pingUrlRun } from '../../../commands/monitor/ping-url.js';
+import type { runRun } from '../../../commands/monitor/run.js';
 import type { meshRun } from '../../../commands/monitor/mesh.js';
 import type { reportRun } from '../../../commands/monitor/report.js';
 import type { statusRun } from '../../../commands/monitor/status.js';
@@ -50,6 +54,41 @@ describe('mkt monitor: parsing', () => {
     await cli.verb<typeof checkConfigRun>('monitor check-config', ['monitor.yaml', '--json'], { file: 'monitor.yaml', json: true });
     await cli.usage(['monitor', 'check-config'], /missing required argument 'file'/);
     await cli.usage(['monitor', 'check-config', 'f', '--server', 'u'], /unknown option '--server'/);
+  });
+
+  it('detail: <target>, --server, --json', async () => {
+    await cli.verb<typeof detailRun>('monitor detail', ['backup', '--server', 'u', '--json'], { target: 'backup', server: 'u', json: true });
+    await cli.usage(['monitor', 'detail'], /missing required argument 'target'/);
+  });
+
+  it('ping-url: <target>, --server, --json', async () => {
+    await cli.verb<typeof pingUrlRun>('monitor ping-url', ['backup'], { target: 'backup' });
+    await cli.verb<typeof pingUrlRun>('monitor ping-url', ['backup', '--server', 'u', '--json'], { target: 'backup', server: 'u', json: true });
+    await cli.usage(['monitor', 'ping-url'], /missing required argument 'target'/);
+  });
+
+  it('ping: one of --start, --fail, --exit-code 0-255; --log; --ping-url or --server', async () => {
+    await cli.verb<typeof pingRun>('monitor ping', ['backup'], { target: 'backup' });
+    await cli.verb<typeof pingRun>('monitor ping', ['backup', '--start'], { target: 'backup', start: true });
+    await cli.verb<typeof pingRun>('monitor ping', ['backup', '--fail', '--log', '-'], { target: 'backup', fail: true, log: '-' });
+    await cli.verb<typeof pingRun>('monitor ping', ['backup', '--exit-code', '0'], { target: 'backup', exitCode: 0 });
+    await cli.verb<typeof pingRun>('monitor ping', ['backup', '--exit-code', '255', '--log', 'run.log', '--ping-url', 'http://h/ping/k', '--json'], { target: 'backup', exitCode: 255, log: 'run.log', pingUrl: 'http://h/ping/k', json: true });
+    await cli.verb<typeof pingRun>('monitor ping', ['backup', '--server', 'u'], { target: 'backup', server: 'u' });
+    await cli.usage(['monitor', 'ping', 'backup', '--start', '--fail'], /option '--start' cannot be used with option '--fail'/);
+    await cli.usage(['monitor', 'ping', 'backup', '--fail', '--exit-code', '1'], /option '--fail' cannot be used with option '--exit-code <n>'/);
+    await cli.usage(['monitor', 'ping', 'backup', '--exit-code', '3', '--start'], /option '--start' cannot be used with option '--exit-code <n>'/);
+    for (const bad of ['256', '-1', '1.5', 'x', '']) await cli.usage(['monitor', 'ping', 'backup', '--exit-code', bad], /--exit-code <n>' argument '.*' is invalid\. must be an integer from 0 to 255/);
+    await cli.usage(['monitor', 'ping', 'backup', '--ping-url', 'http://h/ping/k', '--server', 'u'], /option '--ping-url <url>' cannot be used with option '--server <url>'/);
+    await cli.usage(['monitor', 'ping'], /missing required argument 'target'/);
+  });
+
+  it('run: <target> -- <command...> (its own flags stay its own), --ping-url or --server', async () => {
+    await cli.verb<typeof runRun>('monitor run', ['backup', '--', 'tar', '-czf', 'x.tgz', '--json', '/srv'], { target: 'backup', command: ['tar', '-czf', 'x.tgz', '--json', '/srv'] });
+    await cli.verb<typeof runRun>('monitor run', ['backup', '--ping-url', 'http://h/ping/k', '--', 'true'], { target: 'backup', command: ['true'], pingUrl: 'http://h/ping/k' });
+    await cli.verb<typeof runRun>('monitor run', ['backup', '--server', 'u', '--', 'sh', '-c', 'exit 3'], { target: 'backup', command: ['sh', '-c', 'exit 3'], server: 'u' });
+    await cli.usage(['monitor', 'run', 'backup'], /missing required argument 'command'/);
+    await cli.usage(['monitor', 'run', 'backup', '--ping-url', 'http://h/ping/k', '--server', 'u', '--', 'true'], /option '--ping-url <url>' cannot be used with option '--server <url>'/);
+    await cli.usage(['monitor', 'run', 'backup', '--json', '--', 'true'], /unknown option '--json'/);
   });
 
   it('every verb of mkt monitor has its parse case', () => {
