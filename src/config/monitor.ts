@@ -170,7 +170,6 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
   const notPolledOverHttp = isHeartbeat ? 'a heartbeat target' : isTcp ? 'a tcp:// target' : undefined;
   if (notPolledOverHttp) {
     for (const k of ['headers', 'routes', 'degraded_after']) if (r.has([...p, k])) r.fail([...p, k], `does not apply to ${notPolledOverHttp} (it needs an http(s) url)`);
-    if (isHeartbeat && r.has([...p, 'tls']) && !r.has([...p, 'tls', 'host'])) r.fail([...p, 'tls'], 'needs a host on a heartbeat target (there is no url to take it from)');
   }
   const intervalMs = r.duration([...p, 'interval'], 60_000);
   const timeoutMs = r.duration([...p, 'timeout'], Math.min(10_000, intervalMs));
@@ -217,7 +216,7 @@ function readTarget(r: Reader, name: string): TargetConfig | undefined {
     r.keys(tp, ['host', 'port', 'warn_days']);
     const fallbackHost = tcp ? tcp.host : url ? new URL(url).hostname : undefined;
     const host = r.string([...tp, 'host'], fallbackHost);
-    if (!host) r.fail(tp, 'needs a host');
+    if (!host) r.fail(tp, isHeartbeat ? 'needs a host on a heartbeat target (there is no url to take it from)' : 'needs a host');
     else tls = { host, port: r.int([...tp, 'port'], 443, 1, 65535), warnDays: r.int([...tp, 'warn_days'], 14, 0, 3650) };
   }
   let whois: WhoisCheckConfig | undefined;
@@ -582,10 +581,15 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
   const confirm = readConfirm(r, ['confirm'], cfg.mesh);
   if (confirm) cfg.confirm = confirm;
   const targetNames = r.mapKeys(['targets']);
+  const pingKeys = new Map<string, string>();
   for (const name of targetNames) {
     const t = readTarget(r, name);
     const own = readConfirm(r, ['targets', name, 'confirm'], cfg.mesh);
     if (t && own) t.confirm = own;
+    const key = t?.heartbeat?.pingKey;
+    // One URL, one target: a second target with the key would never receive a ping.
+    if (key !== undefined && pingKeys.has(key)) r.fail(['targets', name, 'heartbeat', 'ping_key'], `is the ping key of ${pingKeys.get(key)} too: each heartbeat target needs its own`);
+    else if (key !== undefined) pingKeys.set(key, name);
     if (t) cfg.targets.push(t);
   }
   const windowNames = new Set<string>();
