@@ -1,7 +1,7 @@
 // checkConfigRun: `mkt monitor check-config FILE` — validates offline; every problem on its own
-// line as FILE:LINE: message, exit 1 when there are any.
+// line as FILE:LINE: message, exit 2 when there are any (as `mkt serve monitor` refuses the file).
 import type { Factory } from '../../src/cli/factory.js';
-import { NegativeError } from '../../src/cli/errors.js';
+import { UsageError } from '../../src/cli/errors.js';
 import { printJson } from '../../src/cli/output.js';
 import { ConfigError, loadMonitorConfig } from '../../src/config/monitor.js';
 
@@ -21,6 +21,6 @@ export async function checkConfigRun(opts: CheckConfigOptions): Promise<void> {
     if (!(err instanceof ConfigError)) throw err;
     if (opts.json) printJson(io, { ok: false, file: opts.file, problems: err.problems });
     else for (const p of err.problems) io.stderr.write(p + '\n');
-    throw new NegativeError(`${opts.file}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}`);
+    throw new UsageError(`${opts.file}: ${err.problems.length} problem${err.problems.length === 1 ? '' : 's'}`);
   }
 }

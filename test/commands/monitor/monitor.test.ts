@@ -162,12 +162,12 @@ describe('mkt monitor', () => {
     expect((await mkt(['report', 'api', '--format', 'xml'])).code).toBe(2);
   });
 
-  it('a wrong token exits 4; check-config reports problems with line numbers and exits 1', async () => {
+  it('a wrong token exits 4; check-config reports problems with line numbers and exits 2, as serve does', async () => {
     expect((await mkt(['status'], { MKT_MONITOR_TOKEN: 'nope' })).code).toBe(4);
     const bad = join(dir.path, 'bad.yaml');
     writeFileSync(bad, 'targets:\n  x:\n    url: nope\n    interval: 5x\n');
     const r = await mkt(['check-config', bad]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.err).toContain(`${bad}:3: targets.x.url must be an http(s) URL`);
     expect(r.err).toContain(`${bad}:4: targets.x.interval must be a duration`);
     expect((await mkt(['check-config', mon.configPath])).code).toBe(0);

@@ -32,13 +32,13 @@ describe('conditions in monitor.yaml', () => {
     expect(configProblems(yaml(['[STATUS]']))).toEqual(['m.yaml:5: targets.api.conditions.0 is not a condition: missing operator after [STATUS] (one of == != < <= > >=)']);
   });
 
-  it('mkt monitor check-config prints the line and fails; mkt serve monitor refuses the file with exit 2', async () => {
+  it('mkt monitor check-config prints the line and exits 2; mkt serve monitor refuses the file with exit 2', async () => {
     const bad = join(dir.path, 'monitor.yaml');
     writeFileSync(bad, `token: t0k\n${yaml(['[STATUS] == 200', '[BODY].status = ok'])}`);
     const problem = `${bad}:7: targets.api.conditions.1 is not a condition: unknown operator "=" (one of == != < <= > >=)`;
     const check = fakeIO();
-    // check-config exits 1 on problems (the README's "check failed"); see the report on issue 31.
-    expect(await run(['monitor', 'check-config', bad], check)).toBe(1);
+    // Issue 31: check-config exits 2 on a malformed file, as serve does.
+    expect(await run(['monitor', 'check-config', bad], check)).toBe(2);
     expect(check.err()).toContain(problem);
     const serve = fakeIO({ env: { MKT_LOG_LEVEL: 'silent' } });
     expect(await run(['serve', 'monitor', '--port', '0', '--data-dir', dir.path, '--config', bad], serve)).toBe(2);
