@@ -195,7 +195,11 @@ export class CheckEngine {
       this.consecutiveDown.delete(job.target.name);
       if (!this.started) continue;
       void this.lastResultAt(job)
-        .then((last) => this.schedule(job, last === undefined ? this.firstDelay(job) : Math.max(0, last + job.everyMs - this.now())))
+        .then((last) => {
+          this.schedule(job, last === undefined ? this.firstDelay(job) : Math.max(0, last + job.everyMs - this.now()));
+          // A heartbeat deadline sooner than that turn is met by the new owner too.
+          if (job.target.heartbeat) this.signalled(job.target.name);
+        })
         .catch(() => this.schedule(job, this.firstDelay(job)));
     }
   }
