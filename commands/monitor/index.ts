@@ -192,8 +192,8 @@ cannot be reached. Prints nothing on success (a line on stderr on a terminal), t
 
 Examples:
   $ mkt monitor ping nightly-backup --start
-  $ backup.sh 2>&1 | tail -c 100000 | mkt monitor ping nightly-backup --exit-code "\${PIPESTATUS[0]}" --log -
-  $ mkt monitor ping nightly-backup --fail --log /var/log/backup.log`,
+  $ backup.sh > backup.log 2>&1; mkt monitor ping nightly-backup --exit-code $? --log backup.log
+  $ tail -n 200 /var/log/backup.log | mkt monitor ping nightly-backup --fail --log -`,
     )
     .action(async (target: string, opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./ping.js')).pingRun);

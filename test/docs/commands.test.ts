@@ -19,10 +19,14 @@ const documents = [
 function shellLines(text: string): { line: number; text: string }[] {
   const out: { line: number; text: string }[] = [];
   let inBlock = false;
+  // Any fence opens a block and the next one closes it: the closing fence of a ```yaml block
+  // must not open a shell block that runs on into the prose after it.
+  let inFence = false;
   let heredoc: string | null = null;
   text.split('\n').forEach((l, i) => {
     if (/^```/.test(l)) {
-      inBlock = !inBlock && /^```(sh|bash|shell)?\s*$/.test(l);
+      inBlock = !inFence && /^```(sh|bash|shell)?\s*$/.test(l);
+      inFence = !inFence;
       return;
     }
     if (!inBlock) return;
