@@ -61,6 +61,9 @@ export async function pingRun(opts: PingOptions): Promise<void> {
   }
   const sent = await sendPing(url, signal, { log });
   if (sent.kind === 'failed') throw failure(sent.error, `monitor ping: ${signalName(signal)} ping of ${opts.target} at ${pingHost(url)}`);
+  // A ping URL given for another target (an MKT_MONITOR_PING_URL left in a shell) signals that one.
+  const took = (sent.value as { target?: unknown } | null)?.target;
+  if (typeof took === 'string' && took !== opts.target) f.io.stderr.write(`mkt: warning: that ping URL belongs to ${took}, not ${opts.target}: ${took} got the signal\n`);
   if (opts.json) printJson(f.io, sent.value);
   else if (f.io.stderr.isTTY) f.io.stderr.write(`${signalName(signal)} ping of ${opts.target} taken by ${pingHost(url)}\n`);
 }

@@ -109,6 +109,10 @@ describe('mkt monitor ping', () => {
     const r = await mkt(['ping', 'backup', '--start', '--json'], { env: { MKT_MONITOR_TOKEN: 'wrong', MKT_MONITOR_PING_URL: `${mon.url}/ping/${KEY}` } });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.out)).toMatchObject({ target: 'backup', signal: 'start' });
+    expect(r.err).toBe('');
+    // The URL names the target it belongs to: a ping meant for another one says so.
+    const other = await mkt(['ping', 'nightly', '--start'], { env: { MKT_MONITOR_PING_URL: `${mon.url}/ping/${KEY}` } });
+    expect(other).toEqual({ code: 0, out: '', err: 'mkt: warning: that ping URL belongs to backup, not nightly: backup got the signal\n' });
   });
 
   it('an unknown key exits 1; an unreachable monitor 3; a malformed URL 2; the key is never printed', async () => {
