@@ -47,6 +47,9 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     schemaController: { compilersFactory: { buildValidator: partValidators } },
+    // A monitor ping key (up to 128 characters) is a path segment: fastify's default of 100 made a
+    // configured key of 101-128 unreachable (414), and a longer guess answered unlike a wrong key.
+    routerOptions: { maxParamLength: 1024 },
   });
   installErrorHandling(app);
   installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs });
