@@ -1,6 +1,7 @@
 // Conditions on an HTTP answer (a subset of Gatus' language): `[PLACEHOLDER] OP VALUE`, parsed
 // once when the configuration is read, evaluated against each answer. No eval: a small parser
 // and a path walker over the parsed JSON body only.
+import { MAX_ANSWER_JSON_DEPTH, jsonDepthExceeds } from '../util/json-depth.js';
 
 /** What a condition can look at: one HTTP answer. */
 export interface ConditionAnswer {
@@ -72,7 +73,7 @@ export function parseGoDuration(s: string): number | undefined {
     ms += Number(m[1]) * DURATION_UNITS[m[2]!]!;
     i = DURATION_PART.lastIndex;
   }
-  return sign * ms;
+  return Number.isFinite(ms) ? sign * ms : undefined;
 }
 
 /** A number as written in a condition or a JSON string; undefined when `s` is not one. */
@@ -215,6 +216,8 @@ class BodyView {
   constructor(private readonly answer: ConditionAnswer) {}
   json(): Resolved {
     if (this.parsed) return this.parsed;
+    // A value nested this deep parses, but showing it (JSON.stringify) would overflow the stack.
+    if (jsonDepthExceeds(this.answer.body, MAX_ANSWER_JSON_DEPTH)) return (this.parsed = { found: false, why: 'missing: the body nests too deep' });
     try {
       this.parsed = { found: true, value: JSON.parse(this.answer.body) as unknown };
     } catch {

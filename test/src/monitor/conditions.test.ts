@@ -79,7 +79,7 @@ describe('parseGoDuration and globMatch', () => {
     expect(parseGoDuration('250ms')).toBe(250);
     expect(parseGoDuration('1d12h')).toBe(36 * 3_600_000);
     expect(parseGoDuration('-2h')).toBe(-7_200_000);
-    for (const bad of ['', '72', 'h', '1x', '1h 2m', '-']) expect(parseGoDuration(bad)).toBeUndefined();
+    for (const bad of ['', '72', 'h', '1x', '1h 2m', '-', `${'9'.repeat(400)}h`]) expect(parseGoDuration(bad)).toBeUndefined();
   });
 
   it('* any run, ? one character, the whole value', () => {
@@ -138,6 +138,8 @@ describe('evaluateConditions', () => {
     expect(check(['[BODY].status != ok'], { body: '{}' })).toBe('condition failed: [BODY].status != ok (was missing)');
     expect(check(['[BODY].a[3] == 1'], { body: '{"a":[1]}' })).toBe('condition failed: [BODY].a[3] == 1 (was missing)');
     expect(check(['[BODY].status == ok'], { body: 'status: ok' })).toBe('condition failed: [BODY].status == ok (was missing: the body is not JSON)');
+    const deep = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    expect(check(['[BODY].a == x'], { body: deep })).toBe('condition failed: [BODY].a == x (was missing: the body nests too deep)');
     expect(check(['[BODY] == ok'], { body: '', bodyUnread: 'larger than 262144 bytes' })).toBe('condition failed: [BODY] == ok (was not read: larger than 262144 bytes)');
   });
 
