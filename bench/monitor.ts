@@ -3,8 +3,9 @@
 // p99 at one connection (goal < 50 ms), the daemon's peak RSS (goal < 250 MiB) and the database's
 // bytes per target and day (dbstat); (2) scheduling: 5,000 targets at a 30 s interval against a
 // local target server: checks/s achieved vs scheduled, CPU and peak RSS of the monitor; (3)
-// /api/health requests/s as a ratio to bare node:http (target >= 0.6). BENCH_SECONDS shortens
-// part 2; BENCH_ONLY=health|history|scheduling runs one part; BENCH_PROFILE=1 runs the history
+// /api/health requests/s as a ratio to bare node:http (target >= 0.6); (4) heartbeats
+// (monitor-heartbeat.ts). BENCH_SECONDS shortens part 2; BENCH_ONLY=health|history|scheduling|
+// pings|deadlines runs one part; BENCH_PROFILE=1 runs the history
 // daemon under --cpu-prof and prints its hottest frames while it serves /api/status.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { SqliteMonitorStore } from '../src/store/monitor-sqlite.js';
 import { LatencyHistogram } from '../src/store/latency-histogram.js';
 import { parseMonitorConfig } from '../src/config/monitor.js';
 import { StatusCache } from '../daemon/services/monitor/status-cache.js';
+import { run as heartbeat } from './monitor-heartbeat.js';
 import { autocannon, bareServer, frameName, mulberry32, ratio, serveBuilt, topShares, type ProfileFrame, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token';
@@ -461,6 +463,8 @@ export async function run(): Promise<void> {
     if (!only || only === 'health') await healthThroughput(dirs[0]!);
     if (!only || only === 'history') await history(dirs[1]!, `${target.url}/health`);
     if (!only || only === 'scheduling') await scheduling(dirs[2]!, `${target.url}/health`);
+    // Heartbeats (issue 31): pings/s and 10,000 deadlines, bench/monitor-heartbeat.ts.
+    if (!only || only === 'pings' || only === 'deadlines') await heartbeat();
   } finally {
     target.server.close();
     for (const d of dirs) rmSync(d, { recursive: true, force: true });

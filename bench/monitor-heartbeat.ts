@@ -1,0 +1,193 @@
+// Heartbeat benchmark (issue 31), run as a part of `npm run bench -- monitor` (BENCH_ONLY=pings or
+// deadlines for one part): (1) pings/s at /ping/{key}, GET and POST with a small log, as a ratio to
+// bare node:http answering the same bytes (goal >= 0.5); (2) 10,000 heartbeat targets on one SQLite
+// instance, deadlines spread over 20-30 s: the delay from each deadline to its "no ping since" down
+// snapshot (goal p99 <= 1 s), and the daemon's CPU and RSS. Needs `npm run build` (the real binary).
+// MKT_BENCH_PING_SECONDS (default 5) and MKT_BENCH_HB_TARGETS (default 10,000) shorten it;
+// BENCH_PROFILE=1 runs the deadlines daemon under --cpu-prof and prints its hottest frames.
+import { readdirSync, readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { bareServer, frameName, ratio, serveBuilt, topShares, warmLoad, type LoadResult, type ProfileFrame } from './_util.js';
+
+const TOKEN = 'bench-token';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const goal = (met: boolean, text: string): string => `(goal ${text}: ${met ? 'met' : 'NOT met'})`;
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU (user + system, ms) and memory (VmRSS, VmHWM, KiB) of a child process, from /proc. */
+function proc(pid: number): { cpuMs: number; rssKb: number; hwmKb: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { cpuMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / CLK_TCK, rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
+}
+
+/** Ping keys from the configuration, so the bench knows them without asking the API. */
+const keyOf = (i: number): string => `bench-ping-key-${String(i).padStart(6, '0')}`;
+const nameOf = (i: number): string => `hb-${String(i).padStart(5, '0')}`;
+
+/** A heartbeat target per entry; `interval` long, so only pings and deadlines make turns. */
+function config(targets: { period: string; grace: string }[]): string {
+  const lines = [`name: bench`, `token: ${TOKEN}`, `incident_threshold: 1`, `targets:`];
+  targets.forEach((t, i) => lines.push(`  ${nameOf(i)}:`, `    interval: 10m`, `    heartbeat: { period: ${t.period}, grace: ${t.grace}, ping_key: ${keyOf(i)} }`));
+  return lines.join('\n') + '\n';
+}
+
+function row(name: string, r: LoadResult, base?: LoadResult): string {
+  const rel = base ? `  ratio ${ratio(r.rps, base.rps)} ${goal(r.rps / base.rps >= 0.5, '>= 0.50')}` : ' (baseline)';
+  return `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s  p99 ${String(r.p99).padStart(4)} ms${rel}${r.errors || r.non2xx ? `  errors ${r.errors} non2xx ${r.non2xx}` : ''}`;
+}
+
+/** Part 1: one heartbeat target pinged by 20 keep-alive connections (autocannon), against bare node:http. */
+async function pings(dir: string): Promise<void> {
+  const seconds = Number(process.env.MKT_BENCH_PING_SECONDS ?? 5);
+  writeFileSync(join(dir, 'monitor.yaml'), config([{ period: '1h', grace: '1h' }]));
+  const mon = await serveBuilt('monitor', dir);
+  const url = `${mon.url}/ping/${keyOf(0)}`;
+  const answer = await (await fetch(url)).text();
+  if (!answer.includes('"ok":true')) throw new Error(`GET /ping/KEY answered ${answer}`);
+  const bare = await bareServer(answer);
+  // A small run log, as `mkt monitor run` sends with its exit status (curl --data-binary sends form encoding; any type is a log).
+  const log = 'rsync: 1,204 files, 38 MiB sent\nbackup finished in 41 s\n'.repeat(3);
+  const post = { method: 'POST' as const, body: log, headers: { 'content-type': 'text/plain' }, seconds };
+  try {
+    const db = new Database(join(dir, 'monitor.db'), { readonly: true });
+    const count = db.prepare('SELECT count(*) FROM snapshots WHERE target = ?').pluck();
+    const bareGet = await warmLoad(`${bare.url}/ping/x`, { seconds });
+    const s0 = proc(mon.pid);
+    const n0 = count.get(nameOf(0)) as number;
+    const get = await warmLoad(url, { seconds });
+    const s1 = proc(mon.pid);
+    const n1 = count.get(nameOf(0)) as number;
+    const barePost = await warmLoad(`${bare.url}/ping/x`, post);
+    const ours = await warmLoad(`${url}/0`, post);
+    const s2 = proc(mon.pid);
+    const n2 = count.get(nameOf(0)) as number;
+    db.close();
+    console.log(`pings at /ping/{key}, 20 keep-alive connections, ${seconds} s after 1 s of warm-up (the built daemon, info logs to a pipe):`);
+    console.log(row('bare node:http, GET', bareGet));
+    console.log(row('GET /ping/{key}', get, bareGet));
+    console.log(row(`bare node:http, POST ${log.length} B`, barePost));
+    console.log(row(`POST /ping/{key}/0, ${log.length} B log`, ours, barePost));
+    // Every ping is a snapshot: the rows written tell the pings the server took, warm-up included.
+    console.log(`  snapshots recorded: ${n1 - n0} during the GET loads, ${n2 - n1} during the POST loads; daemon CPU ${((s1.cpuMs - s0.cpuMs) / (n1 - n0)).toFixed(3)} / ${((s2.cpuMs - s1.cpuMs) / (n2 - n1)).toFixed(3)} ms a ping`);
+  } finally {
+    bare.server.close();
+    await mon.stop();
+  }
+}
+
+/** The hottest functions by self time among the profile's samples in [fromMs, toMs) after its start. */
+function hottest(file: string, fromMs: number, toMs: number, top = 25): string {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: { id: number; callFrame: ProfileFrame }[]; samples: number[]; timeDeltas: number[] };
+  const key = new Map(p.nodes.map((n) => [n.id, frameName(n.callFrame)]));
+  const self = new Map<string, number>();
+  let t = 0;
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    t += p.timeDeltas[i]! / 1000;
+    if (t < fromMs || t >= toMs) return;
+    total++;
+    self.set(key.get(id)!, (self.get(key.get(id)!) ?? 0) + 1);
+  });
+  return `${total} samples\n` + topShares(self, total, top).replace(/^/gm, '  ');
+}
+
+const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+
+/**
+ * Part 2: N heartbeat targets (MKT_BENCH_HB_TARGETS, default 10,000), periods from 19 to 29 s and
+ * a grace of 1 s, each pinged once after the start: deadlines fall 20-30 s after their ping.
+ */
+async function deadlines(dir: string): Promise<void> {
+  const n = Number(process.env.MKT_BENCH_HB_TARGETS ?? 10_000);
+  const graceMs = 1000;
+  const periodMs = (i: number): number => 19_000 + Math.floor((i * 10_000) / n);
+  writeFileSync(join(dir, 'monitor.yaml'), config(Array.from({ length: n }, (_, i) => ({ period: `${periodMs(i)}ms`, grace: `${graceMs}ms` }))));
+  const profDir = process.env.BENCH_PROFILE ? mkdtempSync(join(tmpdir(), 'mkt-bench-heartbeat-prof-')) : undefined;
+  const spawned = performance.now();
+  const mon = await serveBuilt('monitor', dir, {}, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  const listening = performance.now();
+  const db = new Database(join(dir, 'monitor.db'), { readonly: true });
+  let window: [number, number] = [0, 0];
+  try {
+    const afterStart = proc(mon.pid);
+    console.log(`${n} heartbeat targets (period 19-29 s, grace 1 s, interval 10m, incident_threshold 1): listening ${((listening - spawned) / 1000).toFixed(1)} s after spawn, RSS ${(afterStart.rssKb / 1024).toFixed(0)} MiB`);
+    // Every target pinged once, 20 at a time over keep-alive connections (undici under fetch).
+    const p0 = performance.now();
+    let next = 0;
+    let failed = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (next < n) {
+          const i = next++;
+          const res = await fetch(`${mon.url}/ping/${keyOf(i)}`, { method: 'POST', body: 'ok\n' });
+          await res.arrayBuffer();
+          if (res.status !== 200) failed++;
+        }
+      }),
+    );
+    const pingS = (performance.now() - p0) / 1000;
+    if (failed) throw new Error(`${failed} of ${n} first pings failed`);
+    console.log(`  first pings: ${n} in ${pingS.toFixed(1)} s (${(n / pingS).toFixed(0)}/s)`);
+
+    // Each target's deadline, as the engine computes it: one millisecond past its last ping + period + grace.
+    const states = db.prepare('SELECT target, last_end FROM heartbeats').raw().all() as [string, number | null][];
+    const due = new Map<string, number>();
+    for (const [t, lastEnd] of states) {
+      const i = Number(t.slice(3));
+      if (lastEnd === null) throw new Error(`${t} has no recorded ping`);
+      due.set(t, lastEnd + periodMs(i) + graceMs + 1);
+    }
+    const lastDue = Math.max(...due.values());
+    const firstDue = Math.min(...due.values());
+    const decided = db.prepare("SELECT count(DISTINCT target) FROM snapshots WHERE status = 'down' AND error LIKE 'no ping since%'").pluck();
+    // Bounded by what is checked: until every target is down, or 30 s past the last deadline.
+    const c0 = proc(mon.pid);
+    const w0 = performance.now();
+    let rssMax = c0.rssKb;
+    while ((decided.get() as number) < n && Date.now() < lastDue + 30_000) {
+      await sleep(500);
+      rssMax = Math.max(rssMax, proc(mon.pid).rssKb);
+    }
+    const c1 = proc(mon.pid);
+    const w1 = performance.now();
+    window = [w0 - spawned, w1 - spawned];
+
+    const first = db.prepare("SELECT target, min(ts) FROM snapshots WHERE status = 'down' AND error LIKE 'no ping since%' GROUP BY target").raw().all() as [string, number][];
+    const delays = first.map(([t, ts]) => ts - due.get(t)!).sort((a, b) => a - b);
+    const early = delays.filter((d) => d < 0).length;
+    const incidents = db.prepare('SELECT count(*) FROM incidents').pluck().get() as number;
+    const spanS = (lastDue - firstDue) / 1000;
+    console.log(`  deadlines over ${spanS.toFixed(1)} s (${(n / spanS).toFixed(0)}/s); decided late: ${first.length} of ${n}, ${incidents} incidents opened${early ? `, ${early} BEFORE their deadline` : ''}`);
+    if (delays.length) {
+      const p99 = quantile(delays, 0.99);
+      console.log(`  deadline to "no ping since" snapshot: p50 ${quantile(delays, 0.5)} ms, p99 ${p99} ms, max ${delays.at(-1)} ms, min ${delays[0]} ms ${goal(p99 <= 1000 && first.length === n, 'p99 <= 1 s, every target')}`);
+    }
+    const busy = (c1.cpuMs - c0.cpuMs) / (w1 - w0);
+    console.log(`  daemon over the ${((w1 - w0) / 1000).toFixed(1)} s of deadlines: CPU ${(busy * 100).toFixed(1)} % of one core (${((c1.cpuMs - c0.cpuMs) / Math.max(1, first.length)).toFixed(2)} ms a late decision, incident included); RSS ${(afterStart.rssKb / 1024).toFixed(0)} MiB after start, max ${(rssMax / 1024).toFixed(0)} MiB, peak (VmHWM) ${(c1.hwmKb / 1024).toFixed(0)} MiB`);
+  } finally {
+    db.close();
+    await mon.stop();
+  }
+  if (profDir) {
+    const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+    if (!prof) throw new Error('the daemon wrote no profile');
+    console.log(`profile ${join(profDir, prof)}\nstart-up and first pings, hottest by self time: ${hottest(join(profDir, prof), 0, window[0])}`);
+    console.log(`the deadlines, hottest by self time: ${hottest(join(profDir, prof), window[0], window[1])}`);
+  }
+}
+
+export async function run(): Promise<void> {
+  const only = process.env.BENCH_ONLY; // pings | deadlines (monitor.ts passes these on)
+  const dirs = [1, 2].map(() => mkdtempSync(join(tmpdir(), 'mkt-bench-heartbeat-')));
+  try {
+    if (!only || only === 'pings') await pings(dirs[0]!);
+    if (!only || only === 'deadlines') await deadlines(dirs[1]!);
+  } finally {
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  }
+}
