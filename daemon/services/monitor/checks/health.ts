@@ -50,8 +50,9 @@ export async function checkHealth(t: TargetConfig, now: () => number, stop?: Abo
   const started = now();
   const checked_at = new Date(started).toISOString();
   const conditions = t.conditions?.length ? t.conditions : undefined;
-  // Read beside the request (its own handshake), only when a condition asks for it.
-  const certificate = conditions && needsCertificate(conditions) ? certificateTimeLeft(t, now) : undefined;
+  // Read beside the request (its own handshake), only when a condition asks for it; never left
+  // rejected, since nobody awaits it when the request fails first.
+  const certificate = conditions && needsCertificate(conditions) ? certificateTimeLeft(t, now).catch(() => undefined) : undefined;
   try {
     const signal = stop ? AbortSignal.any([AbortSignal.timeout(t.timeoutMs), stop]) : AbortSignal.timeout(t.timeoutMs);
     const opts = { headers: { 'user-agent': 'mkt-monitor', accept: 'application/json' }, secretHeaders: t.headers, timeoutMs: t.timeoutMs, signal, hops };
