@@ -38,9 +38,14 @@ async function mkt(args: string[], extraEnv: NodeJS.ProcessEnv = {}): Promise<{ 
   return { code, out: io.out(), err: io.err() };
 }
 
+/**
+ * The snapshots pings recorded (each names its signal), most recent first: the target's own turns
+ * record snapshots too, on their schedule, and may come between.
+ */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- snapshots, read field by field
 async function recent(): Promise<any[]> {
-  return (await mon.get('/api/status/backup')).body.recent;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+  return ((await mon.get('/api/status/backup')).body.recent as any[]).filter((s) => typeof s.details?.signal === 'string');
 }
 
 const WARNING = /^mkt: warning: could not reach the monitor at 127\.0\.0\.1:\d+: .*; the job ran anyway$/;
