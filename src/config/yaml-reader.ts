@@ -1,6 +1,6 @@
 // A YAML document reader that reports every problem as FILE:LINE: path message (the monitor's
 // config loader uses it); durations are seconds or strings such as 30s, 5m, 2h, 7d.
-import { LineCounter, isMap, isSeq, type Document, type Node } from 'yaml';
+import { LineCounter, isMap, isPair, isScalar, isSeq, type Document, type Node, type Pair, type YAMLMap } from 'yaml';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -29,9 +29,40 @@ export class Reader {
     private readonly file: string,
   ) {}
 
+  /**
+   * Each map's pairs by key, made the first time the map is read: the document's getIn scans a
+   * map's items, so a configuration of n targets took O(n²) to read (80 s for 10,000).
+   */
+  private readonly indexes = new WeakMap<YAMLMap, Map<unknown, Pair>>();
+
+  /** The node at `path` (scalars as nodes), as `doc.getIn(path, true)` finds it: the first pair of a key. */
+  private nodeAt(path: readonly (string | number)[]): unknown {
+    let node: unknown = this.doc.contents;
+    for (const k of path) {
+      if (isMap(node)) node = this.pairOf(node, k)?.value;
+      else if (isSeq(node)) node = node.get(k, true);
+      else return undefined;
+    }
+    return node;
+  }
+
+  private pairOf(map: YAMLMap, k: unknown): Pair | undefined {
+    let index = this.indexes.get(map);
+    if (!index) {
+      index = new Map();
+      for (const it of map.items) {
+        if (!isPair(it)) continue;
+        const key = isScalar(it.key) ? it.key.value : it.key;
+        if (!index.has(key)) index.set(key, it);
+      }
+      this.indexes.set(map, index);
+    }
+    return index.get(k);
+  }
+
   private line(path: (string | number)[]): number | undefined {
     for (let p = path; p.length > 0; p = p.slice(0, -1)) {
-      const node = this.doc.getIn(p, true) as Node | undefined;
+      const node = this.nodeAt(p) as Node | undefined;
       if (node && typeof node === 'object' && node.range) return this.lines.linePos(node.range[0]).line;
     }
     return undefined;
@@ -44,17 +75,22 @@ export class Reader {
   }
 
   get(path: (string | number)[]): unknown {
-    const v: unknown = this.doc.getIn(path);
+    const n = this.nodeAt(path);
+    const v: unknown = isScalar(n) ? n.value : n;
     // Collections come back as YAML nodes; scalars as plain values.
     return v !== null && typeof v === 'object' && 'toJSON' in v ? (v as { toJSON(): unknown }).toJSON() : v;
   }
 
   has(path: (string | number)[]): boolean {
-    return this.doc.hasIn(path);
+    if (path.length === 0) return this.doc.contents !== null && this.doc.contents !== undefined;
+    const parent = this.nodeAt(path.slice(0, -1));
+    const k = path[path.length - 1];
+    if (isMap(parent)) return this.pairOf(parent, k) !== undefined;
+    return isSeq(parent) ? parent.has(k) : false;
   }
 
   keys(path: (string | number)[], allowed: string[]): void {
-    const node = path.length ? this.doc.getIn(path, true) : this.doc.contents;
+    const node = this.nodeAt(path);
     if (!isMap(node)) return;
     for (const item of node.items) {
       const k = String((item.key as { value?: unknown })?.value ?? item.key);
@@ -113,7 +149,7 @@ export class Reader {
   }
 
   seq(path: (string | number)[]): unknown[] {
-    const node = this.doc.getIn(path, true);
+    const node = this.nodeAt(path);
     if (node === undefined || node === null) return [];
     if (!isSeq(node)) {
       this.fail(path, 'must be a list');
@@ -123,7 +159,7 @@ export class Reader {
   }
 
   mapKeys(path: (string | number)[]): string[] {
-    const node = this.doc.getIn(path, true);
+    const node = this.nodeAt(path);
     if (node === undefined || node === null) return [];
     if (!isMap(node)) {
       this.fail(path, 'must be a mapping');
