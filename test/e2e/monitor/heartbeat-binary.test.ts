@@ -134,7 +134,10 @@ describe('mkt serve monitor: heartbeats (issue 31 "Heartbeats end to end with th
     expect(done.status).toBe('operational');
     expect(done.response_time_ms).toBeGreaterThan(4000);
 
-    // The server's own log names the targets, never their keys.
+    // A SIGHUP reload re-reads the keys; the server's own log names the targets, never their keys.
+    server.child.kill('SIGHUP');
+    await waitFor(async () => output.includes('configuration reloaded'), 'the reload', 30_000);
+    expect(await ping(after.ping_url)).toBe(200);
     expect(output).toMatch(/"target":"job"/);
     for (const u of [before.ping_url, (await status('late')).ping_url]) expect(output).not.toContain(new URL(u).pathname.split('/')[2]!);
   });
