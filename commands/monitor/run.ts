@@ -2,6 +2,7 @@
 // between heartbeat signals; mkt exits with its status, whatever the monitor does.
 import type { Factory } from '../../src/cli/factory.js';
 import { CommandStatusExit, UsageError } from '../../src/cli/errors.js';
+import { continueWhenOutputCloses } from '../../src/cli/closed-output.js';
 import { lookupPingUrl } from '../../src/client/monitor-ping.js';
 import { monitoredRun, type PingUrlSource } from '../../src/client/monitor-run.js';
 import { givenPingUrl } from './ping-url.js';
@@ -29,6 +30,8 @@ export async function runRun(opts: RunOptions): Promise<void> {
     const token = await f.resolveToken('monitor', server).catch(() => undefined);
     pingUrl = { kind: 'lookup', server, lookup: (budget) => lookupPingUrl({ baseUrl: server, token }, opts.target, { budget }) };
   }
+  // The job's status and its end ping matter more than our output: a closed pipe stops the output only.
+  continueWhenOutputCloses();
   const result = await monitoredRun({
     target: opts.target,
     pingUrl,

@@ -52,10 +52,19 @@ class Tail {
   }
 }
 
-/** Copies a child's stream to ours as it comes (pausing while ours is full) and into the tail. */
+/**
+ * Copies a child's stream to ours as it comes (pausing while ours is full) and into the tail. Once
+ * ours is closed (`mkt monitor run ... | head`) the output still goes to the tail: the job runs on.
+ */
 function forward(from: NodeJS.ReadableStream, to: Writable, tail: Tail): void {
+  let open = true;
+  to.once('error', () => {
+    open = false;
+    from.resume();
+  });
   from.on('data', (chunk: Buffer) => {
     tail.push(chunk);
+    if (!open || to.destroyed) return;
     if (!to.write(chunk)) {
       from.pause();
       to.once('drain', () => from.resume());

@@ -204,4 +204,23 @@ describe('mkt monitor run, the real binary', () => {
     expect(err).toBe('');
     expect((await recent())[0]).toMatchObject({ status: 'down', details: { signal: '7', log: 'ready\ngot TERM\n' } });
   });
+
+  it('a reader that closes our stdout early (| head) stops the output, not the job: it finishes and its status is signalled', { timeout: 60_000 }, async () => {
+    const script = 'echo first; sleep 0.3; i=0; while [ $i -lt 200 ]; do echo line $i; i=$((i+1)); done; echo done-writing >&2; exit 5';
+    const child = spawn(process.execPath, [bin, 'monitor', 'run', 'backup', '--', 'sh', '-c', script], {
+      env: { PATH: process.env.PATH, MKT_MONITOR_PING_URL: `${mon.url}/ping/${KEY}`, XDG_CONFIG_HOME: dir.path, MKT_CREDENTIAL_STORE: 'file' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+    // Read the first line, then close the pipe as `head -1` would.
+    await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdout.destroy();
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(5);
+    expect(err).toContain('done-writing');
+    const last = (await recent())[0];
+    expect(last).toMatchObject({ status: 'down', details: { signal: '5' } });
+    expect(last.details.log).toContain('line 199');
+  });
 });
