@@ -1,6 +1,6 @@
 // buildServer: a fastify app with the shared plugins (error bodies, bounded bodies, request log,
 // OpenAPI), timeouts, and one service's routes. It never listens: tests inject or listen on port 0.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import AjvCompiler, { type BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import type { Logger } from './logger.js';
 import { requestLogger } from './request-logger.js';
@@ -50,6 +50,13 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     // A monitor ping key (up to 128 characters) is a path segment: fastify's default of 100 made a
     // configured key of 101-128 unreachable (414), and a longer guess answered unlike a wrong key.
     routerOptions: { maxParamLength: 1024 },
+    // A URL the router refuses (a bad %-escape, a segment over the length) answers like every
+    // other error, `{"error"}`, and never echoes the URL: it may hold a key.
+    frameworkErrors: (err, _req, reply: FastifyReply) => {
+      const status = typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+      const text = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is longer than 1024 characters' : err.code === 'FST_ERR_BAD_URL' ? 'the URL is malformed (a bad %-escape)' : 'bad request';
+      void reply.code(status).send({ error: text });
+    },
   });
   installErrorHandling(app);
   installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs });

@@ -61,6 +61,16 @@ describe('server harness', () => {
     expect(r.json()).toEqual({ error: 'no route for GET /nope' });
   });
 
+  it('a URL the router refuses (a bad %-escape, a path segment over 1024 characters) answers {"error"} without echoing it', async () => {
+    const bad = await app.inject({ method: 'GET', url: '/secret/%zz' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ error: 'the URL is malformed (a bad %-escape)' });
+    const long = await app.inject({ method: 'GET', url: `/secret/${'k'.repeat(2000)}` });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ error: 'a path segment is longer than 1024 characters' });
+    expect((await app.inject({ method: 'GET', url: `/secret/${'k'.repeat(1000)}` })).json()).toEqual({ ok: true });
+  });
+
   it('malformed JSON answers 400 with an error body', async () => {
     const r = await app.inject({ method: 'POST', url: '/things', headers: { 'content-type': 'application/json' }, payload: '{"name":' });
     expect(r.statusCode).toBe(400);
