@@ -304,6 +304,15 @@ function readTcp(r: Reader, p: (string | number)[], url: string): TcpConfig | un
   return tcp;
 }
 
+/** A `timezone` setting as a canonical IANA zone; UTC when absent (or, with a problem, when unknown). */
+function readZone(r: Reader, path: (string | number)[]): string {
+  const raw = r.string(path);
+  if (raw === undefined) return 'UTC';
+  const zone = canonicalZone(raw);
+  if (zone === undefined) r.fail(path, `is not a known IANA time zone (like Europe/Berlin or UTC): ${raw}`);
+  return zone ?? 'UTC';
+}
+
 /** Ping keys: at least 16 URL-safe characters (they are the whole secret of a ping URL). */
 export const PING_KEY = /^[A-Za-z0-9_-]{16,128}$/;
 
@@ -313,13 +322,8 @@ function readHeartbeat(r: Reader, hp: (string | number)[]): HeartbeatConfig | un
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return r.fail(hp, 'must be a mapping: a schedule (cron) or a period, and a grace');
   r.keys(hp, ['schedule', 'period', 'timezone', 'grace', 'ping_key']);
   const problems = r.problems.length;
-  let timezone = 'UTC';
   const zoneRaw = r.string([...hp, 'timezone']);
-  if (zoneRaw !== undefined) {
-    const zone = canonicalZone(zoneRaw);
-    if (zone === undefined) r.fail([...hp, 'timezone'], `is not a known IANA time zone (like Europe/Berlin or UTC): ${zoneRaw}`);
-    else timezone = zone;
-  }
+  const timezone = readZone(r, [...hp, 'timezone']);
   const hb: HeartbeatConfig = { timezone, graceMs: r.has([...hp, 'grace']) ? r.duration([...hp, 'grace'], 3_600_000) : 3_600_000 };
   const hasSchedule = r.has([...hp, 'schedule']);
   const hasPeriod = r.has([...hp, 'period']);
@@ -451,13 +455,7 @@ function readMaintenance(r: Reader, index: number, targetNames: string[], seen: 
     });
   }
 
-  let timezone = 'UTC';
-  const zoneRaw = r.string([...wp, 'timezone']);
-  if (zoneRaw !== undefined) {
-    const zone = canonicalZone(zoneRaw);
-    if (zone === undefined) r.fail([...wp, 'timezone'], `is not a known IANA time zone (like Europe/Berlin or UTC): ${zoneRaw}`);
-    else timezone = zone;
-  }
+  const timezone = readZone(r, [...wp, 'timezone']);
 
   const onceKeys = ['from', 'to'].filter((k) => r.has([...wp, k]));
   const recurringKeys = ['weekdays', 'start', 'duration', 'end'].filter((k) => r.has([...wp, k]));
