@@ -56,8 +56,8 @@ async function pings(dir: string): Promise<void> {
   try {
     const db = new Database(join(dir, 'monitor.db'), { readonly: true });
     const count = db.prepare('SELECT count(*) FROM snapshots WHERE target = ?').pluck();
-    // The daemon's ping path is still being compiled after warmLoad's one second (2.5x fewer pings
-    // after 1 s than after 6 s in a profile): it first takes pings of both kinds, not counted.
+    // The daemon's ping path is still being compiled after warmLoad's one second (a profile after
+    // 2 s of load: 1,050 pings/s, after 6 s: 2,961): it first takes pings of both kinds, not counted.
     const warm = Number(process.env.MKT_BENCH_PING_WARM ?? 4);
     await autocannon(url, { seconds: warm });
     await autocannon(`${url}/0`, { ...post, seconds: warm });
