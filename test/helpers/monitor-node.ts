@@ -7,6 +7,16 @@ import { startService, type RunningService } from '../../daemon/start.js';
 import { createLogger } from '../../daemon/logger.js';
 import type { MonitorOptions } from '../../daemon/services/monitor/options.js';
 
+/** A snapshot (one check or heartbeat turn) as `/api/status/{target}` lists it in `recent` and `latest`. */
+export interface SnapshotJson {
+  status: string;
+  checked_at: string;
+  response_time_ms: number;
+  error?: string;
+  maintenance?: boolean;
+  details?: Record<string, unknown>;
+}
+
 export interface MonitorNode {
   url: string;
   dataDir: string;

@@ -2,28 +2,16 @@
 // alert), back (resolved); and a run started before a restart still outstanding after it, under
 // the same ping URL, down once its grace is over. The key is in none of the server's output.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { serveBinary, type Served } from '../../helpers/serve-binary.js';
-import { listenLocal } from '../../helpers/local-http.js';
+import { startAlertHook, type Alert, type AlertHook } from '../../helpers/alert-hook.js';
+import type { SnapshotJson } from '../../helpers/monitor-node.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 
-interface Alert {
-  event: string;
-  target: string;
-  incident: { id: number; cause: string };
-}
-interface Snap {
-  status: string;
-  checked_at: string;
-  response_time_ms: number;
-  error?: string;
-  details?: Record<string, unknown>;
-}
 interface Status {
-  recent: Snap[];
+  recent: SnapshotJson[];
   heartbeat: Record<string, unknown>;
   ping_url: string;
   current_incident?: { id: number };
@@ -31,8 +19,7 @@ interface Status {
 
 const dir = tempDir();
 const dataDir = join(dir.path, 'data');
-const closers: (() => Promise<void> | void)[] = [];
-const alerts: Alert[] = [];
+let hook: AlertHook;
 let server: Served;
 /** Everything the server processes wrote after `listening on`. */
 let output = '';
@@ -55,18 +42,10 @@ async function ping(url: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  const hook = createServer((req, res) => {
-    let b = '';
-    req.on('data', (c: Buffer) => (b += c.toString()));
-    req.on('end', () => {
-      alerts.push(JSON.parse(b) as Alert);
-      res.writeHead(204).end();
-    });
-  });
-  const hookUrl = await listenLocal(hook, (c) => closers.push(c));
+  hook = await startAlertHook();
   writeFileSync(
     join(dir.path, 'monitor.yaml'),
-    `name: hb-bin\ntoken: hb-token\nrate_limit: { requests: 1000000 }\nalerts:\n  - url: ${hookUrl}/\ntargets:\n` +
+    `name: hb-bin\ntoken: hb-token\nrate_limit: { requests: 1000000 }\nalerts:\n  - url: ${hook.url}\ntargets:\n` +
       `  late:\n    heartbeat: { period: 2s, grace: 1s }\n    interval: 1s\n    incident_threshold: 1\n` +
       `  job:\n    heartbeat: { period: 1h, grace: 4s }\n    interval: 500ms\n`,
   );
@@ -76,7 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   if (server.child.exitCode === null) server.child.kill('SIGTERM');
   await server.exited;
-  for (const c of closers) await c();
+  await hook.close();
   dir.remove();
 });
 
@@ -93,21 +72,21 @@ describe('mkt serve monitor: heartbeats (issue 31 "Heartbeats end to end with th
     const down = await waitFor(async () => (await status('late')).recent.find((s) => s.status === 'down' && s.checked_at > last), 'late to be late', 60_000);
     expect(down.error).toBe(`no ping since ${last}`);
     expect(Date.parse(down.checked_at)).toBeGreaterThan(Date.parse(last) + 3000);
-    const ours = (): Alert[] => alerts.filter((a) => a.target === 'late' && a.event === 'incident.opened' && a.incident.cause === `no ping since ${last}`);
+    const ours = (): Alert[] => hook.alerts.filter((a) => a.target === 'late' && a.event === 'incident.opened' && a.incident.cause === `no ping since ${last}`);
     await waitFor(async () => ours().length >= 1, 'the opening alert', 30_000);
     const seen = (await status('late')).recent[0]!.checked_at;
     await waitFor(async () => (await status('late')).recent.filter((s) => s.checked_at > seen && s.status === 'down').length >= 3, 'three more late turns', 60_000);
     const opened = ours();
     expect(opened).toHaveLength(1);
-    expect(alerts.filter((a) => a.event === 'incident.opened' && a.incident.id === opened[0]!.incident.id)).toHaveLength(1);
+    expect(hook.alerts.filter((a) => a.event === 'incident.opened' && a.incident.id === opened[0]!.incident.id)).toHaveLength(1);
 
     expect(await ping(url)).toBe(200);
     expect((await status('late')).current_incident).toBeUndefined();
-    await waitFor(async () => alerts.some((a) => a.event === 'incident.resolved' && a.incident.id === opened[0]!.incident.id), 'the resolved alert', 30_000);
+    await waitFor(async () => hook.alerts.some((a) => a.event === 'incident.resolved' && a.incident.id === opened[0]!.incident.id), 'the resolved alert', 30_000);
     // One more turn after the resolution: still one resolution.
     const resolvedSeen = (await status('late')).recent[0]!.checked_at;
     await waitFor(async () => (await status('late')).recent[0]!.checked_at > resolvedSeen, 'a turn after the resolution', 30_000);
-    expect(alerts.filter((a) => a.target === 'late' && a.event === 'incident.resolved' && a.incident.id === opened[0]!.incident.id)).toHaveLength(1);
+    expect(hook.alerts.filter((a) => a.target === 'late' && a.event === 'incident.resolved' && a.incident.id === opened[0]!.incident.id)).toHaveLength(1);
   });
 
   it('a run started before a restart is still outstanding after it, under the same ping URL, and down after its grace', async () => {

@@ -3,35 +3,19 @@
 // a run that never finishes, exit statuses, run logs, schedules, maintenance, and the target in
 // every view a polled one has.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer } from 'node:http';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
-import { listenLocal } from '../../helpers/local-http.js';
-import { startMonitor, type MonitorNode } from '../../helpers/monitor-node.js';
-
-/** An alert as the hook receives it. */
-interface Alert {
-  event: string;
-  target: string;
-  incident: { id: number; cause: string };
-}
-interface Snap {
-  status: string;
-  checked_at: string;
-  response_time_ms: number;
-  error?: string;
-  maintenance?: boolean;
-  details?: Record<string, unknown>;
-}
+import { startAlertHook, type Alert, type AlertHook } from '../../helpers/alert-hook.js';
+import { startMonitor, type MonitorNode, type SnapshotJson } from '../../helpers/monitor-node.js';
 
 const dir = tempDir();
 const closers: (() => Promise<void> | void)[] = [];
-const alerts: Alert[] = [];
+let hook: AlertHook;
 let mon: MonitorNode;
 
-const alertsOf = (target: string, event: string): Alert[] => alerts.filter((a) => a.target === target && a.event === event);
+const alertsOf = (target: string, event: string): Alert[] => hook.alerts.filter((a) => a.target === target && a.event === event);
 
-async function status(target: string): Promise<{ recent: Snap[]; latest: Snap | null; heartbeat: Record<string, unknown>; ping_url: string; current_incident?: { id: number }; incidents?: unknown[] }> {
+async function status(target: string): Promise<{ recent: SnapshotJson[]; latest: SnapshotJson | null; heartbeat: Record<string, unknown>; ping_url: string; current_incident?: { id: number }; incidents?: unknown[] }> {
   const r = await mon.get(`/api/status/${target}`);
   expect(r.status).toBe(200);
   return r.body;
@@ -45,14 +29,14 @@ async function ping(target: string, signal = '', body?: string | Buffer): Promis
 }
 
 /** The newest snapshot a ping with `signal` recorded (a turn may have been recorded after it). */
-function signalled(recent: Snap[], signal: string): Snap {
+function signalled(recent: SnapshotJson[], signal: string): SnapshotJson {
   const s = recent.find((x) => x.details?.signal === signal);
   expect(s, `a snapshot of the ${signal} signal`).toBeDefined();
   return s!;
 }
 
 /** Waits until `n` snapshots checked after `after` satisfy `match`, and returns them. */
-async function snapshotsAfter(target: string, after: string, n: number, match: (s: Snap) => boolean, what: string): Promise<Snap[]> {
+async function snapshotsAfter(target: string, after: string, n: number, match: (s: SnapshotJson) => boolean, what: string): Promise<SnapshotJson[]> {
   return waitFor(async () => {
     const later = (await status(target)).recent.filter((s) => s.checked_at > after);
     return later.filter(match).length >= n ? later : undefined;
@@ -60,22 +44,15 @@ async function snapshotsAfter(target: string, after: string, n: number, match: (
 }
 
 beforeAll(async () => {
-  const hook = createServer((req, res) => {
-    let b = '';
-    req.on('data', (c: Buffer) => (b += c.toString()));
-    req.on('end', () => {
-      alerts.push(JSON.parse(b) as Alert);
-      res.writeHead(204).end();
-    });
-  });
-  const hookUrl = await listenLocal(hook, (c) => closers.push(c));
+  hook = await startAlertHook();
+  closers.push(hook.close);
   const yaml = `
 name: hb
 token: mon-token
 rate_limit: { requests: 1000000 }
 dashboard: true
 alerts:
-  - url: ${hookUrl}/
+  - url: ${hook.url}
 targets:
   ontime:
     label: Nightly backup
@@ -268,7 +245,7 @@ describe('maintenance windows apply (issue 31 "maintenance windows apply")', () 
     const s = await status('patched');
     expect(s.current_incident).toBeUndefined();
     expect(s.incidents).toBeUndefined();
-    expect(alerts.filter((a) => a.target === 'patched')).toEqual([]);
+    expect(hook.alerts.filter((a) => a.target === 'patched')).toEqual([]);
   });
 });
 
