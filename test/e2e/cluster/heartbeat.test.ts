@@ -4,19 +4,17 @@
 // a ping to an instance that does not own the target resolves it with one alert, and a run started
 // on one instance and never finished is decided by the owner after the grace.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServer, type Server } from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { freshDatabaseUrl } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 import { serveBinary, type Served } from '../../helpers/serve-binary.js';
+import { startAlertHook, type AlertHook } from '../../helpers/alert-hook.js';
 
 const TOKEN = 'cluster-token';
-const alerts: { event: string; target: string; incident: { id: number; cause: string } }[] = [];
-let alertServer: Server;
+let hook: AlertHook;
 let dbUrl: string;
 let db: pg.Client;
 const dirs = [tempDir('mkt-hb-cluster-'), tempDir('mkt-hb-cluster-'), tempDir('mkt-hb-cluster-')];
@@ -77,8 +75,8 @@ async function roles(): Promise<{ owner: number; others: number[] }> {
   return { owner: owner - 1, others: [0, 1, 2].filter((i) => i !== owner - 1) };
 }
 
-const opened = (id?: number): number => alerts.filter((a) => a.target === 't' && a.event === 'incident.opened' && (id === undefined || a.incident.id === id)).length;
-const resolved = (id: number): number => alerts.filter((a) => a.target === 't' && a.event === 'incident.resolved' && a.incident.id === id).length;
+const opened = (id?: number): number => hook.alerts.filter((a) => a.target === 't' && a.event === 'incident.opened' && (id === undefined || a.incident.id === id)).length;
+const resolved = (id: number): number => hook.alerts.filter((a) => a.target === 't' && a.event === 'incident.resolved' && a.incident.id === id).length;
 
 /** Waits for `n` more state turns of the target recorded after `afterMs` (each instance turn that owns it records one a second). */
 async function turnsAfter(afterMs: number, n: number, status: string): Promise<void> {
@@ -86,16 +84,8 @@ async function turnsAfter(afterMs: number, n: number, status: string): Promise<v
 }
 
 beforeAll(async () => {
-  alertServer = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      alerts.push(JSON.parse(body) as (typeof alerts)[number]);
-      res.writeHead(204).end();
-    });
-  });
-  const ap = await new Promise<number>((r) => alertServer.listen(0, '127.0.0.1', () => r((alertServer.address() as AddressInfo).port)));
-  const yaml = `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 1\nalerts:\n  - url: "http://127.0.0.1:${ap}/hook"\ntargets:\n  t:\n    heartbeat: { period: 3s, grace: 1s }\n    interval: 1s\n`;
+  hook = await startAlertHook();
+  const yaml = `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 1\nalerts:\n  - url: "${hook.url}"\ntargets:\n  t:\n    heartbeat: { period: 3s, grace: 1s }\n    interval: 1s\n`;
   dbUrl = await freshDatabaseUrl();
   db = new pg.Client({ connectionString: dbUrl });
   await db.connect();
@@ -113,8 +103,7 @@ afterAll(async () => {
   await pinger?.catch(() => undefined);
   for (const s of instances) s.child.kill('SIGKILL');
   await db?.end();
-  alertServer?.closeAllConnections();
-  await new Promise((r) => alertServer?.close(r));
+  await hook?.close();
   for (const d of dirs) d.remove();
 });
 
@@ -142,7 +131,7 @@ describe('a heartbeat target on a monitor cluster of three on one PostgreSQL', (
   it('silence opens one incident with one alert across the cluster; a ping to a non-owner resolves it with one alert', async () => {
     const before = opened();
     const silentFrom = Date.now();
-    const alert = await waitFor(async () => alerts.slice().reverse().find((a) => a.target === 't' && a.event === 'incident.opened' && opened() > before), 'the incident.opened alert', 30_000);
+    const alert = await waitFor(async () => hook.alerts.slice().reverse().find((a) => a.target === 't' && a.event === 'incident.opened' && opened() > before), 'the incident.opened alert', 30_000);
     const id = alert.incident.id;
     expect(alert.incident.cause).toMatch(/^no ping since /);
     // Several more late turns (each owner turn a second apart): still one alert, one open incident.
@@ -160,7 +149,7 @@ describe('a heartbeat target on a monitor cluster of three on one PostgreSQL', (
     await waitFor(async () => resolved(id) >= 1, 'the incident.resolved alert', 30_000);
     await turnsAfter(back, 3, 'operational');
     expect(resolved(id)).toBe(1);
-    expect(alerts.filter((a) => a.target === 't' && a.incident.id === id).map((a) => a.event)).toEqual(['incident.opened', 'incident.resolved']);
+    expect(hook.alerts.filter((a) => a.target === 't' && a.incident.id === id).map((a) => a.event)).toEqual(['incident.opened', 'incident.resolved']);
     expect(await count("SELECT count(*) FROM incidents WHERE target = 't' AND ended_at IS NULL")).toBe(0);
   });
 
@@ -175,7 +164,7 @@ describe('a heartbeat target on a monitor cluster of three on one PostgreSQL', (
     // Decided after the grace, and as an overrun (lateness would come only at start + 4 s).
     expect(first.error).toBe(overrun);
     expect(Number(first.ts)).toBeGreaterThan(S + 1000);
-    const alert = await waitFor(async () => (opened() > before ? alerts.filter((a) => a.target === 't' && a.event === 'incident.opened').at(-1) : undefined), 'the overrun incident.opened alert', 30_000);
+    const alert = await waitFor(async () => (opened() > before ? hook.alerts.filter((a) => a.target === 't' && a.event === 'incident.opened').at(-1) : undefined), 'the overrun incident.opened alert', 30_000);
     expect(alert.incident.cause).toBe(overrun);
     await turnsAfter(Number(first.ts), 3, 'down');
     expect(opened()).toBe(before + 1);

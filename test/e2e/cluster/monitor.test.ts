@@ -13,6 +13,7 @@ import { freshDatabaseUrl } from '../../helpers/pg.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
 import { serveBinary, type Served } from '../../helpers/serve-binary.js';
+import { startAlertHook, type AlertHook } from '../../helpers/alert-hook.js';
 
 const TARGETS = 50;
 const INTERVAL_MS = 2_000;
@@ -22,9 +23,8 @@ const names = [...Array(TARGETS)].map((_, i) => `t${String(i).padStart(2, '0')}`
 /** Hits per target path, and the paths answering 500. */
 const hits = new Map<string, number[]>();
 const failing = new Set<string>();
-const alerts: { event: string; target: string; incident: { id: number; started_at: string } }[] = [];
 let targetServer: Server;
-let alertServer: Server;
+let hook: AlertHook;
 let dbUrl: string;
 let db: pg.Client;
 const dirs = [tempDir('mkt-mon-cluster-'), tempDir('mkt-mon-cluster-'), tempDir('mkt-mon-cluster-')];
@@ -34,9 +34,9 @@ function listen(s: Server): Promise<number> {
   return new Promise((r) => s.listen(0, '127.0.0.1', () => r((s.address() as AddressInfo).port)));
 }
 
-function config(targetPort: number, alertPort: number, extra = ''): string {
+function config(targetPort: number, alertUrl: string, extra = ''): string {
   const targets = names.map((n) => `  ${n}: { url: "http://127.0.0.1:${targetPort}/${n}", interval: ${INTERVAL_MS}ms, timeout: 1500ms }`).join('\n');
-  return `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nalerts:\n  - url: "http://127.0.0.1:${alertPort}/hook"\ntargets:\n${targets}\n${extra}`;
+  return `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nalerts:\n  - url: "${alertUrl}"\ntargets:\n${targets}\n${extra}`;
 }
 
 let yaml = '';
@@ -88,16 +88,8 @@ beforeAll(async () => {
     if (failing.has(name)) return res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":"boom"}');
     res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
   });
-  alertServer = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      alerts.push(JSON.parse(body) as (typeof alerts)[number]);
-      res.writeHead(204).end();
-    });
-  });
-  const [tp, ap] = [await listen(targetServer), await listen(alertServer)];
-  yaml = config(tp, ap);
+  hook = await startAlertHook();
+  yaml = config(await listen(targetServer), hook.url);
   dbUrl = await freshDatabaseUrl();
   db = new pg.Client({ connectionString: dbUrl });
   await db.connect();
@@ -108,9 +100,8 @@ afterAll(async () => {
   for (const s of instances) s?.child.kill('SIGKILL');
   await db?.end();
   targetServer?.closeAllConnections();
-  alertServer?.closeAllConnections();
   await new Promise((r) => targetServer?.close(r));
-  await new Promise((r) => alertServer?.close(r));
+  await hook?.close();
   for (const d of dirs) d.remove();
 });
 
@@ -140,12 +131,12 @@ describe('a monitor cluster of three on one PostgreSQL', () => {
 
   it('opens and resolves an incident once, with one alert per transition', async () => {
     failing.add('t07');
-    await waitFor(async () => alerts.some((a) => a.event === 'incident.opened' && a.target === 't07'), 'the incident.opened alert', 20_000);
+    await waitFor(async () => hook.alerts.some((a) => a.event === 'incident.opened' && a.target === 't07'), 'the incident.opened alert', 20_000);
     for (const s of instances) expect((await get(s!.url, '/api/status/t07')).body.current_incident?.status).toBe('open');
     failing.delete('t07');
-    await waitFor(async () => alerts.some((a) => a.event === 'incident.resolved' && a.target === 't07'), 'the incident.resolved alert', 20_000);
+    await waitFor(async () => hook.alerts.some((a) => a.event === 'incident.resolved' && a.target === 't07'), 'the incident.resolved alert', 20_000);
     await sleep(2 * INTERVAL_MS); // time for a second alert, were one to come
-    expect(alerts.filter((a) => a.target === 't07').map((a) => a.event)).toEqual(['incident.opened', 'incident.resolved']);
+    expect(hook.alerts.filter((a) => a.target === 't07').map((a) => a.event)).toEqual(['incident.opened', 'incident.resolved']);
     expect(Number((await db.query("SELECT count(*) FROM incidents WHERE target = 't07'")).rows[0].count)).toBe(1);
   });
 
@@ -169,7 +160,7 @@ describe('a monitor cluster of three on one PostgreSQL', () => {
 
   it('a restart of all three keeps history and the open incident, without alerting it again', async () => {
     failing.add('t11');
-    await waitFor(async () => alerts.some((a) => a.event === 'incident.opened' && a.target === 't11'), 'the t11 incident.opened alert', 20_000);
+    await waitFor(async () => hook.alerts.some((a) => a.event === 'incident.opened' && a.target === 't11'), 'the t11 incident.opened alert', 20_000);
     const live = instances.find(Boolean)!;
     const before = (await get(live.url, '/api/status/t11')).body;
     expect(before.current_incident.status).toBe('open');
@@ -188,9 +179,9 @@ describe('a monitor cluster of three on one PostgreSQL', () => {
     expect(after.uptime_24h).not.toBeNull();
     expect((await db.query("SELECT count(*) FROM snapshots WHERE target = 't00' AND ts < $1", [Date.now() - 10_000])).rows[0].count).not.toBe('0');
     failing.delete('t11');
-    await waitFor(async () => alerts.some((a) => a.event === 'incident.resolved' && a.target === 't11'), 'the t11 incident.resolved alert', 20_000);
+    await waitFor(async () => hook.alerts.some((a) => a.event === 'incident.resolved' && a.target === 't11'), 'the t11 incident.resolved alert', 20_000);
     await sleep(INTERVAL_MS);
-    expect(alerts.filter((a) => a.target === 't11').map((a) => a.event)).toEqual(['incident.opened', 'incident.resolved']);
+    expect(hook.alerts.filter((a) => a.target === 't11').map((a) => a.event)).toEqual(['incident.opened', 'incident.resolved']);
   });
 
   it('an instance with a different configuration is reported in /api/peer/info and the log', async () => {
