@@ -30,13 +30,12 @@ export function logTail(body: Buffer, max = KEPT_LOG_BYTES): { text: string; tru
   return { text: body.subarray(start).toString('utf8'), truncated: true };
 }
 
-const PING_PARAMS = {
+const KEY_PARAM = { key: { type: 'string', description: 'the target\'s ping key (a secret)' } } as const;
+const PING_PARAMS = { type: 'object', properties: KEY_PARAM, required: ['key'] } as const;
+const SIGNAL_PARAMS = {
   type: 'object',
-  properties: {
-    key: { type: 'string', description: 'the target\'s ping key (a secret)' },
-    signal: { type: 'string', description: 'start, fail, or an exit status 0-255; absent: success' },
-  },
-  required: ['key'],
+  properties: { ...KEY_PARAM, signal: { type: 'string', description: 'start, fail, or an exit status 0-255' } },
+  required: ['key', 'signal'],
 } as const;
 const PingAnswerSchema = {
   type: 'object',
@@ -75,7 +74,12 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
     return { ok: true, target, signal: signalName(signal) };
   };
   const schema = { operationId: 'ping', summary: 'A heartbeat target\'s ping (no token; the body is the run\'s log)', params: PING_PARAMS, response: { 200: PingAnswerSchema, 404: ErrorSchema, 413: ErrorSchema, 429: ErrorSchema } };
+  // One route per method: every operation of the OpenAPI document has its own operationId.
   for (const url of ['/ping/:key', '/ping/:key/:signal']) {
-    app.route({ method: ['GET', 'POST'], url, config: { public: true }, schema: { ...schema, operationId: url.endsWith(':signal') ? 'pingSignal' : 'ping' }, handler: handle });
+    for (const method of ['GET', 'POST'] as const) {
+      const operationId = `ping${url.endsWith(':signal') ? 'Signal' : ''}${method === 'POST' ? 'WithLog' : ''}`;
+      const params = url.endsWith(':signal') ? SIGNAL_PARAMS : PING_PARAMS;
+      app.route({ method, url, config: { public: true }, schema: { ...schema, params, operationId }, handler: handle });
+    }
   }
 }

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { waitFor } from '../../helpers/wait.js';
 import { startMonitor, type MonitorNode } from '../../helpers/monitor-node.js';
 
 const CONFIG_KEY = 'cfgKey_0123456789abcdefXYZ';
@@ -146,6 +147,8 @@ describe('the key stays secret (issue 31 "The key never appears in a log line")'
     expect((await mon.get('/api/status/configured')).body.ping_url).toBe(`${mon.url}/ping/${CONFIG_KEY}`);
     expect((await mon.get('/api/status/generated')).body.ping_url).toBe(`${mon.url}/ping/${generatedKey}`);
     expect(generatedKey.length).toBeGreaterThanOrEqual(16);
+    // The peer summary lists a target once it has a check: wait for both first turns.
+    await waitFor(async () => (await mon.get('/api/status/generated')).body.latest && (await mon.get('/api/status/configured')).body.latest, 'the first turn of each target');
     const views = [
       await mon.get('/api/status'),
       await mon.get('/metrics'),
