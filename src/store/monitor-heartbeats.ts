@@ -2,7 +2,7 @@
 // by every instance on the store) and its last signals, which decide whether it is late. The
 // snapshots of each signal go to the history like any check's (monitor-sql.ts).
 import { randomBytes } from 'node:crypto';
-import type { SqlDatabase } from './sql.js';
+import type { SqlDatabase, SqlExecutor } from './sql.js';
 
 export interface HeartbeatState {
   target: string;
@@ -81,9 +81,30 @@ export class SqlHeartbeats {
 
   /** Records a signal at `atMs`; answers the state as it was before (a success after a start times the run). */
   async signal(target: string, signal: HeartbeatSignal, atMs: number): Promise<HeartbeatState | undefined> {
-    const before = await this.get(target);
-    if (signal.kind === 'start') await this.sql.run('UPDATE heartbeats SET last_start = ? WHERE target = ?', [atMs, target]);
-    else await this.sql.run('UPDATE heartbeats SET last_end = ?, last_ok = ?, last_error = ? WHERE target = ?', [atMs, signal.ok ? 1 : 0, signal.ok ? null : (signal.error ?? 'failed'), target]);
-    return before;
+    return this.sql.transaction(async (tx) => (await this.signalAll(tx, target, [{ signal, at: atMs }])).before[0]);
+  }
+
+  /**
+   * Inside a transaction: records signals in order with one read and one write of the row; answers
+   * the state before each, and after the last (undefined throughout for a target never seen).
+   */
+  async signalAll(tx: SqlExecutor, target: string, signals: readonly { signal: HeartbeatSignal; at: number }[]): Promise<{ before: (HeartbeatState | undefined)[]; state: HeartbeatState | undefined }> {
+    // Read, then written whole: under the target's lock, so instances of a cluster take turns.
+    await tx.lockWithNext(`monitor:${target}`);
+    const row = await tx.get<Row>(`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
+    if (!row) return { before: signals.map(() => undefined), state: undefined };
+    let s = state(row);
+    const before: HeartbeatState[] = [];
+    for (const { signal, at } of signals) {
+      before.push(s);
+      if (signal.kind === 'start') s = { ...s, lastStart: at };
+      else {
+        s = { ...s, lastEnd: at, lastOk: signal.ok };
+        if (signal.ok) delete s.lastError;
+        else s.lastError = signal.error ?? 'failed';
+      }
+    }
+    await tx.run('UPDATE heartbeats SET last_start = ?, last_end = ?, last_ok = ?, last_error = ? WHERE target = ?', [s.lastStart ?? null, s.lastEnd ?? null, s.lastOk === undefined ? null : s.lastOk ? 1 : 0, s.lastError ?? null, target]);
+    return { before, state: s };
   }
 }

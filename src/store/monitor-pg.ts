@@ -62,9 +62,8 @@ export class PgMonitorStore extends SqlMonitorStore {
     );
   }
 
-  override async recordSnapshot(target: string, s: Snapshot): Promise<void> {
-    await super.recordSnapshot(target, s);
-    this.announce(target, s);
+  protected override recorded(target: string, snapshots: readonly Snapshot[]): void {
+    for (const s of snapshots) this.announce(target, s);
   }
 
   private announce(target: string, s: Snapshot): void {

@@ -1,9 +1,9 @@
 // The monitor store over the SQL surface, one text for SQLite and PostgreSQL: statements branch on
 // the engine only where the dialects differ (a blob's type name, greatest/max). Opened by
 // monitor-sqlite.ts (a file in the data dir) or monitor-pg.ts (a cluster's shared database).
-import type { Engine, SqlDatabase } from './sql.js';
+import type { Engine, SqlDatabase, SqlExecutor } from './sql.js';
 import type { LimiterWindows } from './limiter-windows.js';
-import { SqlHeartbeats } from './monitor-heartbeats.js';
+import { SqlHeartbeats, type HeartbeatSignal, type HeartbeatState } from './monitor-heartbeats.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import type { CheckCounts, DnsResult, MonitorStore, Rollup, RollupGrain, RouteResult, TestRun } from './monitor.js';
 import type { Incident, LatencyStats, Snapshot, TrendBucket } from '../schemas/monitor.js';
@@ -122,14 +122,52 @@ export class SqlMonitorStore implements MonitorStore {
    * with COMMIT.
    */
   async recordSnapshot(target: string, s: Snapshot): Promise<void> {
-    const ts = Date.parse(s.checked_at);
-    if (!Number.isFinite(ts)) throw new Error(`snapshot of ${target} has no valid checked_at: ${s.checked_at}`);
-    const m = s.maintenance === true;
-    const one = oneCheck(s.status, m);
-    const hour = floorTo(ts, HOUR);
-    const day = floorTo(ts, DAY);
-    await this.sql.transaction(async (tx) => {
-      await tx.lockWithNext(`monitor:${target}`);
+    await this.sql.transaction((tx) => this.fold(tx, target, [s]));
+    this.recorded(target, [s]);
+  }
+
+  /**
+   * Heartbeat pings of one target in one transaction: the target's state read once and written
+   * once, each ping's snapshot built (by `snapshotOf`, from the state before that ping) and folded
+   * into the rollups together. A burst of pings costs one commit, not one each.
+   */
+  async recordHeartbeatPings(target: string, pings: readonly { signal: HeartbeatSignal; at: number }[], snapshotOf: (before: HeartbeatState | undefined, i: number) => Snapshot): Promise<{ snapshots: Snapshot[]; state: HeartbeatState | undefined }> {
+    const out = await this.sql.transaction(async (tx) => {
+      const { before, state } = await this.heartbeats.signalAll(tx, target, pings);
+      const snapshots = pings.map((_, i) => snapshotOf(before[i], i));
+      await this.fold(tx, target, snapshots);
+      return { snapshots, state };
+    });
+    this.recorded(target, out.snapshots);
+    return out;
+  }
+
+  /** Snapshots recorded (committed): PostgreSQL tells the other instances. */
+  protected recorded(target: string, snapshots: readonly Snapshot[]): void {
+    void target;
+    void snapshots;
+  }
+
+  /**
+   * Inside a transaction: the raw rows of one target and their rollups, under the target's lock.
+   * Rows of one hour share a read and a write of its rollups; only the last hour's writes may wait
+   * for COMMIT (PostgreSQL), since a later hour's read must see an earlier one's.
+   */
+  private async fold(tx: SqlExecutor, target: string, snaps: readonly Snapshot[]): Promise<void> {
+    const hours = new Map<number, { ts: number; s: Snapshot }[]>();
+    for (const s of snaps) {
+      const ts = Date.parse(s.checked_at);
+      if (!Number.isFinite(ts)) throw new Error(`snapshot of ${target} has no valid checked_at: ${s.checked_at}`);
+      const hour = floorTo(ts, HOUR);
+      let group = hours.get(hour);
+      if (!group) hours.set(hour, (group = []));
+      group.push({ ts, s });
+    }
+    await tx.lockWithNext(`monitor:${target}`);
+    let left = hours.size;
+    for (const [hour, group] of hours) {
+      const write = --left === 0 ? tx.runLast.bind(tx) : async (sql: string, params: readonly unknown[]): Promise<void> => void (await tx.run(sql, params));
+      const day = floorTo(hour, DAY);
       const rows = await tx.all<FoldRow>(this.dialect.foldRead, [target, hour, target, day, target, hour]);
       let hourRow: FoldRow | undefined;
       let dayRow: FoldRow | undefined;
@@ -140,19 +178,24 @@ export class SqlMonitorStore implements MonitorStore {
         else if (g === 1) dayRow = r;
         else prev = r;
       }
-      await tx.runLast(INSERT_SNAPSHOT, [target, ts, s.checked_at, s.status, s.response_time_ms, s.details ? JSON.stringify(s.details) : null, s.error ?? null, m ? 1 : 0]);
       const h = hourRow ? accFromRow(hourRow) : new RollupAcc();
-      h.add(s.status, s.response_time_ms, m);
+      const d = dayRow ? accFromRow(dayRow) : new RollupAcc();
+      let added = ZERO;
+      for (const { ts, s } of group) {
+        const m = s.maintenance === true;
+        await write(INSERT_SNAPSHOT, [target, ts, s.checked_at, s.status, s.response_time_ms, s.details ? JSON.stringify(s.details) : null, s.error ?? null, m ? 1 : 0]);
+        h.add(s.status, s.response_time_ms, m);
+        d.add(s.status, s.response_time_ms, m);
+        added = plus(added, oneCheck(s.status, m));
+      }
       // This hour's running totals: its own so far, or a new hour's from the hour before.
       const base = hourRow ?? prev;
       const cum = base ? (CUM_COLUMNS.map((c) => Number(base[c])) as Outcomes) : ZERO;
-      await tx.runLast(UPSERT.hour, [...h.row(target, hour), ...plus(cum, one)]);
+      await write(UPSERT.hour, [...h.row(target, hour), ...plus(cum, added)]);
       // A late check (its clock behind an earlier one's) is added to every later hour's totals.
-      await tx.runLast(BUMP_CUM, [...one, target, hour]);
-      const d = dayRow ? accFromRow(dayRow) : new RollupAcc();
-      d.add(s.status, s.response_time_ms, m);
-      await tx.runLast(UPSERT.day, d.row(target, day));
-    });
+      await write(BUMP_CUM, [...added, target, hour]);
+      await write(UPSERT.day, d.row(target, day));
+    }
   }
 
   async recent(target: string, limit: number): Promise<Snapshot[]> {

@@ -2,7 +2,7 @@
 // test runs and incidents — with windowed statistics. Interface and types only: one adapter serves
 // both engines (monitor-sql.ts, opened by monitor-sqlite.ts or monitor-pg.ts).
 import type { CheckCounts } from '../monitor/uptime.js';
-import type { SqlHeartbeats } from './monitor-heartbeats.js';
+import type { HeartbeatSignal, HeartbeatState, SqlHeartbeats } from './monitor-heartbeats.js';
 
 export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
 import type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
@@ -49,6 +49,11 @@ export interface MonitorStore {
   /** Heartbeat targets' ping keys and last signals (monitor-heartbeats.ts). */
   readonly heartbeats: SqlHeartbeats;
   recordSnapshot(target: string, s: Snapshot): Promise<void>;
+  /**
+   * Heartbeat pings of one target in one transaction: its state updated and each ping's snapshot
+   * (built by `snapshotOf` from the state before that ping) recorded; answers them and the state after.
+   */
+  recordHeartbeatPings(target: string, pings: readonly { signal: HeartbeatSignal; at: number }[], snapshotOf: (before: HeartbeatState | undefined, i: number) => Snapshot): Promise<{ snapshots: Snapshot[]; state: HeartbeatState | undefined }>;
   recent(target: string, limit: number): Promise<Snapshot[]>;
   /** Checks since `sinceMs`: total, and how many were up, by the uptime rule (src/monitor/uptime.ts). */
   uptime(target: string, sinceMs: number): Promise<{ total: number; up: number }>;

@@ -15,6 +15,7 @@ import { checkWhois } from './checks/whois.js';
 import { runTests } from './checks/tests.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { signalSnapshot, stateVerdict, storedSignal, type PingSignal } from './checks/heartbeat.js';
+import type { HeartbeatState } from '../../../src/store/monitor-heartbeats.js';
 
 export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
@@ -73,6 +74,16 @@ export interface IncidentGate {
    * point showed them sent, or `wait`.
    */
   resolutionOwed?(target: TargetConfig, incident: Incident): ('incident.opened' | 'incident.resolved')[] | 'wait';
+}
+
+/** A ping waiting for its group write. */
+interface QueuedPing {
+  job: Job;
+  signal: PingSignal;
+  log: { text: string; truncated: boolean } | undefined;
+  at: number;
+  resolve(snap: Snapshot): void;
+  reject(err: Error): void;
 }
 
 class Semaphore {
@@ -286,51 +297,97 @@ export class CheckEngine {
     if (!inMaintenance && verdict) await this.trackIncident(t, snap);
   }
 
+  /** Pings waiting for the next group write, and whether a flush is under way. */
+  private pings: QueuedPing[] = [];
+  private flushing = false;
+
   /**
    * A ping to a heartbeat target (on any instance of a cluster): its signal stored, its snapshot
    * recorded with the run's log, the incident tracked (a success resolves it), and, when this
-   * instance checks the target, its next turn moved to the new deadline.
+   * instance checks the target, its next turn moved to the new deadline. Pings that arrive while
+   * others are written go together in the next write (one transaction per target), so a burst
+   * costs one commit; each is answered once its write committed.
    */
-  async ping(target: string, signal: PingSignal, log: { text: string; truncated: boolean } | undefined): Promise<Snapshot> {
+  ping(target: string, signal: PingSignal, log: { text: string; truncated: boolean } | undefined): Promise<Snapshot> {
     // Every target has a health job (apply): found by name, not by a scan of 10,000 targets (59 µs a ping).
     const job = this.jobs.get(`${target}/health`);
-    const t = job?.target;
-    if (!t?.heartbeat) throw new Error(`${target} is not a heartbeat target`);
-    const at = this.now();
-    // In turn with the target's own turns: a deadline and a ping never record out of order.
-    const work = async (): Promise<Snapshot> => {
-      const before = await this.opts.store.heartbeats.signal(t.name, storedSignal(signal), at);
-      const snap = signalSnapshot(signal, before, at, log);
-      // A start is no verdict: it neither opens nor resolves an incident.
-      await this.recordVerdict(t, snap, signal.kind !== 'start');
-      this.opts.onResult?.(t.name, snap, 'health');
-      return snap;
-    };
-    if (!job) return work();
-    let snap: Snapshot | undefined;
-    await this.exclusive(job, async () => {
-      snap = await work();
+    if (!job?.target.heartbeat) return Promise.reject(new Error(`${target} is not a heartbeat target`));
+    return new Promise<Snapshot>((resolve, reject) => {
+      this.pings.push({ job, signal, log, at: this.now(), resolve, reject });
+      if (this.flushing) return;
+      this.flushing = true;
+      setImmediate(() => void this.flushPings());
     });
-    if (this.started && !this.stopped && (this.opts.owns?.(t.name) ?? true)) this.signalled(t.name);
-    return snap!;
+  }
+
+  private async flushPings(): Promise<void> {
+    while (this.pings.length) {
+      const batch = this.pings;
+      this.pings = [];
+      const byJob = new Map<Job, QueuedPing[]>();
+      for (const p of batch) {
+        const list = byJob.get(p.job);
+        if (list) list.push(p);
+        else byJob.set(p.job, [p]);
+      }
+      // In turn with each target's own turns: a deadline and a ping never record out of order.
+      await Promise.all(
+        [...byJob].map(([job, pings]) =>
+          this.exclusive(job, () => this.writePings(job, pings)).catch((err: Error) => {
+            for (const p of pings) p.reject(err);
+          }),
+        ),
+      );
+    }
+    this.flushing = false;
+  }
+
+  private async writePings(job: Job, pings: QueuedPing[]): Promise<void> {
+    const t = job.target;
+    const schedule = this.opts.maintenance?.();
+    const { snapshots, state } = await this.opts.store.recordHeartbeatPings(
+      t.name,
+      pings.map((p) => ({ signal: storedSignal(p.signal), at: p.at })),
+      (before, i) => {
+        const p = pings[i]!;
+        const snap = signalSnapshot(p.signal, before, p.at, p.log);
+        if (schedule?.activeAt(t.name, p.at)) snap.maintenance = true;
+        return snap;
+      },
+    );
+    // A start is no verdict, nor is a snapshot in maintenance. Of a run of operational verdicts only
+    // the first can change the incident (it resolves it); every down one counts.
+    let last: string | undefined;
+    for (let i = 0; i < pings.length; i++) {
+      const snap = snapshots[i]!;
+      if (pings[i]!.signal.kind !== 'start' && !snap.maintenance) {
+        if (snap.status === 'down' || snap.status !== last) await this.trackIncident(t, snap);
+        last = snap.status;
+      }
+      this.opts.onResult?.(t.name, snap, 'health');
+    }
+    for (let i = 0; i < pings.length; i++) pings[i]!.resolve(snapshots[i]!);
+    if (state && this.started && !this.stopped && (this.opts.owns?.(t.name) ?? true)) this.moveDeadline(job, state);
   }
 
   /**
-   * A heartbeat target's state changed (a ping here, or one another cluster instance recorded):
-   * its next turn is taken from the state now, so a new deadline is met to the millisecond.
+   * A heartbeat target's state changed (a ping another cluster instance recorded): its next turn
+   * is taken from the state now, so a new deadline is met to the millisecond.
    */
   signalled(target: string): void {
     const job = this.jobs.get(`${target}/health`);
     if (!job?.target.heartbeat || !this.started || this.stopped) return;
     void this.opts.store.heartbeats
       .get(target)
-      .then((s) => {
-        if (!s) return;
-        job.dueAt = stateVerdict(job.target, s, this.now()).changesAt;
-        // The pending timer stays unless the deadline comes sooner (a run's start moves it closer).
-        if (job.dueAt !== undefined && !job.running && job.dueAt < (job.nextAt ?? Infinity)) this.schedule(job, Math.max(1, job.dueAt - this.now()));
-      })
+      .then((s) => s && this.moveDeadline(job, s))
       .catch((err: Error) => this.opts.logger.warn({ target, err: err.message }, 'reading the heartbeat state failed; the next turn reads it again'));
+  }
+
+  /** The job's deadline from the state; its pending timer stays unless the deadline comes sooner (a run's start moves it closer). */
+  private moveDeadline(job: Job, state: HeartbeatState): void {
+    job.dueAt = stateVerdict(job.target, state, this.now()).changesAt;
+    // During a turn too: the turn's end reschedules by the same rule (scheduleNext).
+    if (job.dueAt !== undefined && job.dueAt < (job.nextAt ?? Infinity)) this.schedule(job, Math.max(1, job.dueAt - this.now()));
   }
 
   private async trackIncident(t: TargetConfig, snap: Snapshot): Promise<void> {
