@@ -345,6 +345,8 @@ export class CheckEngine {
   private async writePings(job: Job, pings: QueuedPing[]): Promise<void> {
     const t = job.target;
     const schedule = this.opts.maintenance?.();
+    // The down streak as it stands before the group: read after it, the store's newest rows would be the group's own.
+    if (!this.consecutiveDown.has(t.name)) this.consecutiveDown.set(t.name, await this.leadingDown(t.name));
     const { snapshots, state } = await this.opts.store.recordHeartbeatPings(
       t.name,
       pings.map((p) => ({ signal: storedSignal(p.signal), at: p.at })),
@@ -409,7 +411,8 @@ export class CheckEngine {
         // A heartbeat target's pings come to this store: mesh peers see nothing to confirm.
         const gate = this.opts.gate && !t.heartbeat ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
         if (!gate.open) return;
-        const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance).slice(0, n);
+        // Up to this snapshot: a group of pings may have recorded later ones already.
+        const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance && x.checked_at <= snap.checked_at).slice(0, n);
         const first = recent[recent.length - 1] ?? snap;
         // Another instance on this store may have opened it first: the store answers that one,
         // and the alert goes to whoever claims the transition.

@@ -56,3 +56,41 @@ describeEngines('heartbeat state', (open, engine) => {
     expect(await s.heartbeats.get('ghost')).toBeUndefined();
   });
 });
+
+describeEngines('heartbeat pings written as a group', (open, engine) => {
+  it('answers the state before each ping and after the last, and folds rollups as one-by-one recording does, across an hour', async () => {
+    const grouped = await storeOn(await open(), engine);
+    const single = await storeOn(await open(), engine);
+    await grouped.heartbeats.ensure('job', T0);
+    // 12:59:58 start, 12:59:59 success, 13:00:01 exit 3, 13:00:02 start: two hours, two days' worth of one day.
+    const at = [T0 + 3_598_000, T0 + 3_599_000, T0 + 3_601_000, T0 + 3_602_000];
+    const pings = [
+      { signal: { kind: 'start' as const }, at: at[0]! },
+      { signal: { kind: 'end' as const, ok: true }, at: at[1]! },
+      { signal: { kind: 'end' as const, ok: false, error: 'the job exited with status 3' }, at: at[2]! },
+      { signal: { kind: 'start' as const }, at: at[3]! },
+    ];
+    const snapshotOf = (_before: unknown, i: number) => ({ status: i === 2 ? ('down' as const) : ('operational' as const), checked_at: new Date(at[i]!).toISOString(), response_time_ms: i === 1 ? 1000 : 0, details: { signal: String(i) } });
+    const seen: unknown[] = [];
+    const { snapshots, state } = await grouped.recordHeartbeatPings('job', pings, (before, i) => {
+      seen.push(before && { lastStart: before.lastStart, lastEnd: before.lastEnd, lastOk: before.lastOk });
+      return snapshotOf(before, i);
+    });
+    expect(seen).toEqual([
+      { lastStart: undefined, lastEnd: undefined, lastOk: undefined },
+      { lastStart: at[0], lastEnd: undefined, lastOk: undefined },
+      { lastStart: at[0], lastEnd: at[1], lastOk: true },
+      { lastStart: at[0], lastEnd: at[2], lastOk: false },
+    ]);
+    expect(state).toMatchObject({ lastStart: at[3], lastEnd: at[2], lastOk: false, lastError: 'the job exited with status 3' });
+    expect(await grouped.heartbeats.get('job')).toEqual(state);
+    for (let i = 0; i < snapshots.length; i++) await single.recordSnapshot('job', snapshotOf(undefined, i));
+    for (const s of [grouped, single]) expect((await s.recent('job', 10)).map((x) => x.checked_at)).toEqual([...at].reverse().map((x) => new Date(x).toISOString()));
+    for (const grain of ['hour', 'day'] as const) expect(await grouped.rollups('job', grain, T0 - 86_400_000, T0 + 86_400_000)).toEqual(await single.rollups('job', grain, T0 - 86_400_000, T0 + 86_400_000));
+    expect(await grouped.counts('job', T0, T0 + 7_200_000)).toEqual(await single.counts('job', T0, T0 + 7_200_000));
+    // A target the store never saw: no state, and its snapshots are still recorded.
+    const unseen = await grouped.recordHeartbeatPings('ghost', [pings[1]!], () => snapshotOf(undefined, 1));
+    expect(unseen.state).toBeUndefined();
+    expect(await grouped.recent('ghost', 1)).toHaveLength(1);
+  });
+});

@@ -259,4 +259,41 @@ describe('heartbeat targets in the engine (a clock the test sets)', () => {
       await r.close().catch(() => undefined);
     }
   });
+
+  it('pings that arrive together are written as one group, in order: each snapshot from the state before it, one alert, one resolution', async () => {
+    const T0 = Date.parse('2026-06-02T00:00:00Z');
+    const r = await rig('group.db', periodic, T0);
+    try {
+      // Sent without waiting (the clock moved between them): they queue for the same write.
+      const at = (s: number) => (r.clock.set(T0 + 5 * MIN + s * 1000), r.engine);
+      const group = [
+        at(0).ping('backup', { kind: 'start' }, undefined),
+        at(1).ping('backup', { kind: 'exit', code: 3 }, { text: 'disk full\n', truncated: false }),
+        at(2).ping('backup', { kind: 'start' }, undefined),
+        at(5).ping('backup', { kind: 'success' }, undefined),
+        at(6).ping('backup', { kind: 'success' }, undefined),
+      ];
+      const snaps = await Promise.all(group);
+      expect(snaps.map((s) => [s.status, s.details?.signal, s.error])).toEqual([
+        ['operational', 'start', undefined],
+        ['down', '3', 'the job exited with status 3'],
+        // A start after a failure carries it: it is no verdict.
+        ['down', 'start', 'the job exited with status 3'],
+        ['operational', 'success', undefined],
+        ['operational', 'success', undefined],
+      ]);
+      expect(snaps[1]!.details).toMatchObject({ log: 'disk full\n', exit_code: 3 });
+      // The success after the second start ends its run: timed from that start.
+      expect(snaps[3]).toMatchObject({ response_time_ms: 3000, details: { duration_ms: 3000 } });
+      expect(snaps[4]!.details?.duration_ms).toBeUndefined();
+      expect((await r.store.recent('backup', 10)).filter((s) => s.details?.signal !== undefined)).toHaveLength(5);
+      expect(r.events()).toEqual(['incident.opened backup', 'incident.resolved backup']);
+      expect(await r.store.currentIncident('backup')).toBeUndefined();
+      expect(await r.store.heartbeats.get('backup')).toMatchObject({ lastStart: T0 + 5 * MIN + 2000, lastEnd: T0 + 5 * MIN + 6000, lastOk: true });
+      // A ping of a target that is not a heartbeat target is refused, not queued.
+      await expect(r.engine.ping('nothing', { kind: 'success' }, undefined)).rejects.toThrow(/not a heartbeat target/);
+    } finally {
+      await r.close().catch(() => undefined);
+    }
+  });
 });
