@@ -98,6 +98,10 @@ describe('the shipped example configuration', () => {
   it('daemon/examples/monitor.yaml is valid', async () => {
     const { loadMonitorConfig } = await import('../../../../src/config/monitor.js');
     const cfg = loadMonitorConfig(new URL('../../../../daemon/examples/monitor.yaml', import.meta.url).pathname);
-    expect(cfg.targets.map((t) => t.name)).toEqual(['api', 'www']);
+    expect(cfg.targets.map((t) => t.name)).toEqual(['api', 'www', 'search', 'cache', 'nightly-backup']);
+    const [, , search, cache, backup] = cfg.targets;
+    expect(search!.conditions).toHaveLength(5);
+    expect(cache!.tcp).toEqual({ host: '10.0.0.5', port: 6379, send: 'PING\r\n', expect: { text: '+PONG' } });
+    expect(backup!.heartbeat).toEqual({ schedule: '0 3 * * *', timezone: 'Europe/Berlin', graceMs: 1_800_000 });
   });
 });
