@@ -376,7 +376,7 @@ complete -c mkt -n '__mkt_at \'mkt monitor\' 0' -a 'watch' -d 'a live view of ev
 complete -c mkt -n '__mkt_at \'mkt monitor\' 0' -a 'ping-url' -d 'print a heartbeat target\'s ping URL (asks the server, with the API token)'
 complete -c mkt -n '__mkt_at \'mkt monitor\' 0' -a 'ping' -d 'send one heartbeat signal for a target: success (default), start, fail or an exit status'
 complete -c mkt -n '__mkt_at \'mkt monitor\' 0' -a 'run' -d 'run a command for a heartbeat target: signal start, run it, signal its exit status with its output\'s last 10 KiB'
-complete -c mkt -n '__mkt_at \'mkt monitor\' 0' -a 'check-config' -d 'validate a monitor configuration file offline; errors carry line numbers'
+complete -c mkt -n '__mkt_at \'mkt monitor\' 0' -a 'check-config' -d 'validate a monitor configuration file offline; errors carry line numbers (exit 2 when there are any)'
 complete -c mkt -n '__mkt_under \'mkt monitor\'' -l help -d 'show help'
 complete -c mkt -n '__mkt_at \'mkt monitor status\'' -l fail-on -x -a 'degraded down' -d 'exit 1 when a target is at or below this level (no data counts as down; a monitor with no targets fails too)'
 complete -c mkt -n '__mkt_at \'mkt monitor status\'' -l server -x -d 'monitor server URL (else MKT_MONITOR_URL, the saved profile, or localhost)'

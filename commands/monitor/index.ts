@@ -226,7 +226,7 @@ Examples:
 
   monitor
     .command('check-config')
-    .description('validate a monitor configuration file offline; errors carry line numbers')
+    .description('validate a monitor configuration file offline; errors carry line numbers (exit 2 when there are any)')
     .argument('<file>', 'the YAML file')
     .addOption(jsonOption())
     .addHelpText(
