@@ -1,6 +1,7 @@
 // Shared benchmark helpers: command timing, load runs, and the servers a row is measured
 // against (bare node:http, the framework floor) beside ours.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -213,4 +214,20 @@ export function topShares(m: Map<string, number>, total: number, n: number): str
     .slice(0, n)
     .map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)} %  ${k}`)
     .join('\n');
+}
+
+/** The hottest functions by self time among a profile's samples in [fromMs, toMs) after its start. */
+export function hottest(file: string, fromMs: number, toMs: number, top = 20): string {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: { id: number; callFrame: ProfileFrame }[]; samples: number[]; timeDeltas: number[] };
+  const key = new Map(p.nodes.map((n) => [n.id, frameName(n.callFrame)]));
+  const self = new Map<string, number>();
+  let t = 0;
+  let total = 0;
+  p.samples.forEach((id, i) => {
+    t += p.timeDeltas[i]! / 1000;
+    if (t < fromMs || t >= toMs) return;
+    total++;
+    self.set(key.get(id)!, (self.get(key.get(id)!) ?? 0) + 1);
+  });
+  return `${total} samples\n` + topShares(self, total, top).replace(/^/gm, '  ');
 }

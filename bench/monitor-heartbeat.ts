@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { autocannon, bareServer, frameName, ratio, serveBuilt, topShares, warmLoad, type LoadResult, type ProfileFrame } from './_util.js';
+import { autocannon, bareServer, hottest, ratio, serveBuilt, warmLoad, type LoadResult } from './_util.js';
 
 const TOKEN = 'bench-token';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -83,22 +83,6 @@ async function pings(dir: string): Promise<void> {
     bare.server.close();
     await mon.stop();
   }
-}
-
-/** The hottest functions by self time among the profile's samples in [fromMs, toMs) after its start. */
-function hottest(file: string, fromMs: number, toMs: number, top = 25): string {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: { id: number; callFrame: ProfileFrame }[]; samples: number[]; timeDeltas: number[] };
-  const key = new Map(p.nodes.map((n) => [n.id, frameName(n.callFrame)]));
-  const self = new Map<string, number>();
-  let t = 0;
-  let total = 0;
-  p.samples.forEach((id, i) => {
-    t += p.timeDeltas[i]! / 1000;
-    if (t < fromMs || t >= toMs) return;
-    total++;
-    self.set(key.get(id)!, (self.get(key.get(id)!) ?? 0) + 1);
-  });
-  return `${total} samples\n` + topShares(self, total, top).replace(/^/gm, '  ');
 }
 
 const quantile = (sorted: number[], q: number): number => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
@@ -192,8 +176,8 @@ async function deadlines(dir: string): Promise<void> {
   if (profDir) {
     const prof = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
     if (!prof) throw new Error('the daemon wrote no profile');
-    console.log(`profile ${join(profDir, prof)}\nstart-up and first pings, hottest by self time: ${hottest(join(profDir, prof), 0, window[0])}`);
-    console.log(`the deadlines, hottest by self time: ${hottest(join(profDir, prof), window[0], window[1])}`);
+    console.log(`profile ${join(profDir, prof)}\nstart-up and first pings, hottest by self time: ${hottest(join(profDir, prof), 0, window[0], 25)}`);
+    console.log(`the deadlines, hottest by self time: ${hottest(join(profDir, prof), window[0], window[1], 25)}`);
   }
 }
 

@@ -17,7 +17,7 @@ import { LatencyHistogram } from '../src/store/latency-histogram.js';
 import { parseMonitorConfig } from '../src/config/monitor.js';
 import { StatusCache } from '../daemon/services/monitor/status-cache.js';
 import { run as heartbeat } from './monitor-heartbeat.js';
-import { autocannon, bareServer, frameName, mulberry32, ratio, serveBuilt, topShares, type ProfileFrame, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, hottest, mulberry32, ratio, serveBuilt, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -315,22 +315,6 @@ async function firstChecks(file: string, rows: number): Promise<void> {
   while (((max.get() as number | null) ?? 0) < rows && Date.now() < until) await sleep(100);
   db.close();
   await sleep(200);
-}
-
-/** The hottest functions by self time among the profile's samples in [fromMs, toMs) after its start. */
-function hottest(file: string, fromMs: number, toMs: number, top = 20): string {
-  const p = JSON.parse(readFileSync(file, 'utf8')) as { nodes: { id: number; callFrame: ProfileFrame }[]; samples: number[]; timeDeltas: number[] };
-  const key = new Map(p.nodes.map((n) => [n.id, frameName(n.callFrame)]));
-  const self = new Map<string, number>();
-  let t = 0;
-  let total = 0;
-  p.samples.forEach((id, i) => {
-    t += p.timeDeltas[i]! / 1000;
-    if (t < fromMs || t >= toMs) return;
-    total++;
-    self.set(key.get(id)!, (self.get(key.get(id)!) ?? 0) + 1);
-  });
-  return `${total} samples\n` + topShares(self, total, top).replace(/^/gm, '  ');
 }
 
 async function history(dir: string, targetUrl: string): Promise<void> {
