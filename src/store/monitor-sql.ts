@@ -68,7 +68,14 @@ const upsertRollup = (g: RollupGrain): string => {
 };
 const UPSERT = { hour: upsertRollup('hour'), day: upsertRollup('day') };
 const BUMP_CUM = `UPDATE rollup_hour SET ${CUM_COLUMNS.map((c) => `${c} = ${c} + ?`).join(', ')} WHERE target = ? AND start > ?`;
-const INSERT_SNAPSHOT = 'INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error, maintenance) VALUES (?, ?, ?, ?, ?, ?, ?, ?)';
+const SNAPSHOT_PARAMS = 8;
+/** Rows in one INSERT at most (800 parameters: within SQLite's and PostgreSQL's limits). */
+const INSERT_ROWS_MAX = 100;
+const insertTexts: string[] = [];
+/** The INSERT of `rows` snapshot rows, its text made once per row count. */
+function insertSnapshots(rows: number): string {
+  return (insertTexts[rows] ??= `INSERT INTO snapshots (target, ts, checked_at, status, response_time_ms, details, error, maintenance) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`);
+}
 const ROLLUP_ROWS = (g: RollupGrain): string => `SELECT start, ${ROLLUP_COLS} FROM rollup_${g} WHERE target = ? AND start >= ? AND start < ? ORDER BY start`;
 const ROLLUP_ROWS_BY_GRAIN = { hour: ROLLUP_ROWS('hour'), day: ROLLUP_ROWS('day') };
 
@@ -181,12 +188,18 @@ export class SqlMonitorStore implements MonitorStore {
       const h = hourRow ? accFromRow(hourRow) : new RollupAcc();
       const d = dayRow ? accFromRow(dayRow) : new RollupAcc();
       let added = ZERO;
+      const values: unknown[] = [];
       for (const { ts, s } of group) {
         const m = s.maintenance === true;
-        await write(INSERT_SNAPSHOT, [target, ts, s.checked_at, s.status, s.response_time_ms, s.details ? JSON.stringify(s.details) : null, s.error ?? null, m ? 1 : 0]);
+        values.push(target, ts, s.checked_at, s.status, s.response_time_ms, s.details ? JSON.stringify(s.details) : null, s.error ?? null, m ? 1 : 0);
         h.add(s.status, s.response_time_ms, m);
         d.add(s.status, s.response_time_ms, m);
         added = plus(added, oneCheck(s.status, m));
+      }
+      // The rows in statements of up to INSERT_ROWS_MAX each: a group of pings is one statement, not one a ping.
+      for (let i = 0; i < values.length; i += INSERT_ROWS_MAX * SNAPSHOT_PARAMS) {
+        const chunk = values.slice(i, i + INSERT_ROWS_MAX * SNAPSHOT_PARAMS);
+        await write(insertSnapshots(chunk.length / SNAPSHOT_PARAMS), chunk);
       }
       // This hour's running totals: its own so far, or a new hour's from the hour before.
       const base = hourRow ?? prev;

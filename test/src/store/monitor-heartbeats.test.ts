@@ -93,4 +93,15 @@ describeEngines('heartbeat pings written as a group', (open, engine) => {
     expect(unseen.state).toBeUndefined();
     expect(await grouped.recent('ghost', 1)).toHaveLength(1);
   });
+
+  it('a group larger than one INSERT statement (250 pings) records every row and counts each once', async () => {
+    const s = await storeOn(await open(), engine);
+    await s.heartbeats.ensure('burst', T0);
+    const pings = Array.from({ length: 250 }, (_, i) => ({ signal: { kind: 'end' as const, ok: i % 5 !== 0, error: 'failed' }, at: T0 + i * 10 }));
+    const { snapshots, state } = await s.recordHeartbeatPings('burst', pings, (_b, i) => ({ status: i % 5 === 0 ? ('down' as const) : ('operational' as const), checked_at: new Date(pings[i]!.at).toISOString(), response_time_ms: 0 }));
+    expect(snapshots).toHaveLength(250);
+    expect(state).toMatchObject({ lastEnd: T0 + 2490, lastOk: true });
+    expect(await s.recent('burst', 1000)).toHaveLength(250);
+    expect(await s.counts('burst', T0, T0 + 3_600_000)).toMatchObject({ operational: 200, down: 50 });
+  });
 });
