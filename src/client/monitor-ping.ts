@@ -3,6 +3,7 @@
 import { Agent, request } from 'undici';
 import { ApiError, HttpClient, NetworkError, readCapped } from './http.js';
 import type { TargetStatusJson } from './monitor.js';
+import { tailBytes } from '../util/utf8-tail.js';
 
 /** What a ping says: success, a run began, a failure, or a command's exit status (0-255). */
 export type PingSignal = 'success' | 'start' | 'fail' | number;
@@ -175,17 +176,6 @@ export async function lookupPingUrl(server: { baseUrl: string; token?: string },
   if (got.kind === 'failed') return got;
   const url = typeof got.value.ping_url === 'string' ? pingBase(got.value.ping_url) : undefined;
   return url ? { kind: 'ok', value: url } : { kind: 'none' };
-}
-
-/**
- * The last `max` bytes of `buf`, cut at a character boundary (UTF-8 continuation bytes at the cut
- * are dropped), so the monitor is sent whole characters.
- */
-export function tailBytes(buf: Buffer, max: number): Buffer {
-  if (buf.length <= max) return buf;
-  let start = buf.length - max;
-  while (start < buf.length && (buf[start]! & 0xc0) === 0x80) start++;
-  return buf.subarray(start);
 }
 
 /** The last `max` bytes of a stream (stdin), read as it comes without holding more than about twice that. */

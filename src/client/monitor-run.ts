@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { ApiError } from './http.js';
-import { PingBudget, RUN_LOG_BYTES, pingHost, sendPing, signalName, tailBytes, type PingSignal, type PingUrlLookup } from './monitor-ping.js';
+import { tailBytes } from '../util/utf8-tail.js';
+import { PingBudget, RUN_LOG_BYTES, pingHost, sendPing, signalName, type PingSignal, type PingUrlLookup } from './monitor-ping.js';
 
 /** Where a process learns of signals (process itself, or a test's emitter). */
 export interface SignalSource {

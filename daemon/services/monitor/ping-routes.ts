@@ -9,6 +9,7 @@ import type { PingKeys } from './ping-keys.js';
 import { PingGuard } from './ping-guard.js';
 import { parseSignal, signalName } from './checks/heartbeat.js';
 import { ErrorSchema } from '../../../src/schemas/monitor.js';
+import { tailBytes } from '../../../src/util/utf8-tail.js';
 
 /** The largest ping body taken (a bigger one is 413, the signal not recorded). */
 export const MAX_PING_BODY = 100 * 1024;
@@ -23,11 +24,8 @@ export interface PingDeps {
 
 /** The last `max` bytes of a log as text, never starting inside a UTF-8 sequence. */
 export function logTail(body: Buffer, max = KEPT_LOG_BYTES): { text: string; truncated: boolean } {
-  if (body.length <= max) return { text: body.toString('utf8'), truncated: false };
-  let start = body.length - max;
-  // Continuation bytes are 10xxxxxx: step past them to the start of a character.
-  while (start < body.length && (body[start]! & 0xc0) === 0x80) start++;
-  return { text: body.subarray(start).toString('utf8'), truncated: true };
+  const tail = tailBytes(body, max);
+  return { text: tail.toString('utf8'), truncated: tail.length < body.length };
 }
 
 const KEY_PARAM = { key: { type: 'string', description: 'the target\'s ping key (a secret)' } } as const;

@@ -5,12 +5,11 @@
 import { join } from 'node:path';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import type { LimiterWindows } from '../../../src/store/limiter-windows.js';
-import type { SqlHeartbeats } from '../../../src/store/monitor-heartbeats.js';
 import type { MonitorLeases } from '../../../src/store/monitor-leases.js';
 import type { PgMonitorStore } from '../../../src/store/monitor-pg.js';
 
 export interface OpenedMonitorStore {
-  store: MonitorStore & { windows: LimiterWindows; heartbeats: SqlHeartbeats };
+  store: MonitorStore & { windows: LimiterWindows };
   /** Where it lives, without credentials. */
   label: string;
   /** On PostgreSQL: the cluster's leases and the store (for check notices); absent on SQLite. */

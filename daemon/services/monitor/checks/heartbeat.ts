@@ -13,7 +13,7 @@ export type PingSignal = { kind: 'success' } | { kind: 'start' } | { kind: 'fail
 export function parseSignal(segment: string | undefined): PingSignal | undefined {
   if (segment === undefined || segment === '') return { kind: 'success' };
   if (segment === 'start' || segment === 'fail') return { kind: segment };
-  if (/^(0|[1-9]\d{0,2})$/.test(segment) && Number(segment) <= 255) return Number(segment) === 0 ? { kind: 'exit', code: 0 } : { kind: 'exit', code: Number(segment) };
+  if (/^(0|[1-9]\d{0,2})$/.test(segment) && Number(segment) <= 255) return { kind: 'exit', code: Number(segment) };
   return undefined;
 }
 
