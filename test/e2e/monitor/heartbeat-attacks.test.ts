@@ -134,7 +134,9 @@ describe('a 100 MiB ping body (issue 31 "a 100 MiB ping body (bounded)")', () =>
     expect(r.sent).toBeLessThan(TOTAL / 4);
     const after = (await mon.get('/api/status/configured')).body;
     expect(after.heartbeat.last_ping_at).toBe(before.heartbeat.last_ping_at);
-    expect(after.recent.length).toBe(before.recent.length);
+    // Signal snapshots only: the target's own state turns may record meanwhile (a flake seen in CI).
+    const signals = (st: { recent: { details?: { signal?: string } }[] }): number => st.recent.filter((x) => x.details?.signal !== undefined).length;
+    expect(signals(after)).toBe(signals(before));
     expect(after.recent.some((s: { details?: { signal?: string } }) => s.details?.signal === 'fail')).toBe(false);
     expect(await hit(mon, '/api/health')).toMatchObject({ status: 200, body: { status: 'operational' } });
     // A ping just under the limit is still taken.
