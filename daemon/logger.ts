@@ -38,16 +38,6 @@ export const LOG_FLUSH_MS = 100;
 
 type Flush = (cb: (err?: Error) => void) => void;
 
-/**
- * The logger of lines whose fields the server fills itself, never from input (the request
- * line: id, method, route pattern, status, time): the same destination and bindings without
- * the redaction, which runs every field through its wildcard paths and would cost more than
- * writing the line. Anything that logs a value from a request or a store uses `logger`.
- */
-export function fixedFieldLogger(logger: Logger): Logger {
-  return logger.child({}, { redact: { paths: [] } });
-}
-
 interface FlushableStream extends NodeJS.EventEmitter {
   flush?: Flush;
   flushSync?(): void;

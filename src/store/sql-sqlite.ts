@@ -159,10 +159,11 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
     this.busy++;
     try {
       await before;
-      this.db.exec('BEGIN IMMEDIATE');
+      // Prepared once (through the statement cache), not parsed by exec at each of a busy writer's commits.
+      this.prepare('BEGIN IMMEDIATE').stmt.run();
       try {
         const out = await fn(new SqliteExecutor(this, true));
-        this.db.exec('COMMIT');
+        this.prepare('COMMIT').stmt.run();
         return out;
       } catch (err) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');

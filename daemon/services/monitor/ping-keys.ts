@@ -4,10 +4,14 @@
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { SqlHeartbeats } from '../../../src/store/monitor-heartbeats.js';
 
+/** What `PingKeys.targetNow` answers while the keys are being read again. */
+export const PENDING = Symbol('pending');
+
 export class PingKeys {
   private byKey = new Map<string, string>();
   private byTarget = new Map<string, string>();
   private ready: Promise<void> = Promise.resolve();
+  private refreshing = false;
 
   constructor(
     private readonly store: SqlHeartbeats,
@@ -35,7 +39,11 @@ export class PingKeys {
       this.byTarget = byTarget;
     })();
     // A failed refresh leaves the previous maps; the caller logs it.
-    this.ready = next.catch(() => undefined);
+    this.refreshing = true;
+    const ready = (this.ready = next.catch(() => undefined).then(() => {
+      // A later refresh has taken over: it clears the flag when it ends.
+      if (this.ready === ready) this.refreshing = false;
+    }));
     return next;
   }
 
@@ -43,6 +51,14 @@ export class PingKeys {
   async target(key: string): Promise<string | undefined> {
     await this.ready;
     return this.byKey.get(key);
+  }
+
+  /**
+   * The target a key pings, answered at once when no refresh is under way (a ping's lookup then
+   * costs no promise); `pending` while one is, so the caller awaits `target` instead.
+   */
+  targetNow(key: string): string | undefined | typeof PENDING {
+    return this.refreshing ? PENDING : this.byKey.get(key);
   }
 
   /** The key of a heartbeat target, or undefined. */

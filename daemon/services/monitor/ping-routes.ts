@@ -5,9 +5,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../plugins/errors.js';
 import type { CheckEngine } from './engine.js';
-import type { PingKeys } from './ping-keys.js';
+import { PENDING, type PingKeys } from './ping-keys.js';
 import { PingGuard } from './ping-guard.js';
-import { parseSignal, signalName } from './checks/heartbeat.js';
+import { parseSignal, signalName, type PingSignal } from './checks/heartbeat.js';
 import { ErrorSchema } from '../../../src/schemas/monitor.js';
 import { tailBytes } from '../../../src/util/utf8-tail.js';
 
@@ -41,6 +41,13 @@ const PingAnswerSchema = {
   required: ['ok', 'target', 'signal'],
 } as const;
 
+type PingRequest = FastifyRequest<{ Params: { key: string; signal?: string } }>;
+interface PingAnswer {
+  ok: true;
+  target: string;
+  signal: string;
+}
+
 export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<void> {
   const guard = new PingGuard({ now: deps.now });
   // Any content type is a log (curl --data-binary sends form encoding); nothing is parsed.
@@ -52,7 +59,21 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
     throw err;
   });
 
-  const handle = async (req: FastifyRequest<{ Params: { key: string; signal?: string } }>, reply: FastifyReply): Promise<unknown> => {
+  const record = (req: PingRequest, address: string, signal: PingSignal | undefined, target: string | undefined): Promise<PingAnswer> => {
+    if (!signal || target === undefined) {
+      guard.failed(address);
+      // The same answer for a bad key and a bad signal: nothing tells a guesser which part was wrong.
+      throw new HttpError(404, 'no heartbeat target has this ping URL (signals: /ping/KEY, /start, /fail, /0-255)');
+    }
+    const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+    return deps.engine.ping(target, signal, body ? logTail(body) : undefined).then(() => {
+      req.log.debug({ target, signal: signalName(signal) }, 'ping');
+      return { ok: true, target, signal: signalName(signal) };
+    });
+  };
+  // Not an async function: a ping whose key is known at once goes to the engine without a turn of
+  // the microtask queue (fastify takes a thrown error or the returned promise alike).
+  const handle = (req: PingRequest, reply: FastifyReply): Promise<PingAnswer> => {
     const address = req.ip;
     const wait = guard.blockedFor(address);
     if (wait > 0) {
@@ -60,16 +81,10 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
       throw new HttpError(429, `too many pings with unknown keys from this address; retry in ${wait} s`);
     }
     const signal = parseSignal(req.params.signal);
-    const target = signal ? await deps.keys.target(req.params.key) : undefined;
-    if (!signal || target === undefined) {
-      guard.failed(address);
-      // The same answer for a bad key and a bad signal: nothing tells a guesser which part was wrong.
-      throw new HttpError(404, 'no heartbeat target has this ping URL (signals: /ping/KEY, /start, /fail, /0-255)');
-    }
-    const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
-    await deps.engine.ping(target, signal, body ? logTail(body) : undefined);
-    req.log.debug({ target, signal: signalName(signal) }, 'ping');
-    return { ok: true, target, signal: signalName(signal) };
+    if (!signal) return record(req, address, signal, undefined);
+    const now = deps.keys.targetNow(req.params.key);
+    if (now !== PENDING) return record(req, address, signal, now);
+    return deps.keys.target(req.params.key).then((target) => record(req, address, signal, target));
   };
   const schema = { operationId: 'ping', summary: 'A heartbeat target\'s ping (no token; the body is the run\'s log)', params: PING_PARAMS, response: { 200: PingAnswerSchema, 404: ErrorSchema, 413: ErrorSchema, 429: ErrorSchema } };
   // One route per method: every operation of the OpenAPI document has its own operationId.

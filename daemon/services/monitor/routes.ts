@@ -113,7 +113,8 @@ function unauthorized(problem: Problem): HttpError {
  * token every request passes the token check.
  */
 export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void {
-  const limited = (req: FastifyRequest): boolean => req.routeOptions.url !== undefined && guardedRoute(req.routeOptions.config, deps);
+  // `is404` first: it is a field read, where `routeOptions` builds an object of a dozen fields.
+  const limited = (req: FastifyRequest): boolean => !req.is404 && guardedRoute(req.routeOptions.config, deps);
   let matcher: { token: string; matches: (t: string) => boolean } | undefined;
   const auth = new Authenticator<true>({
     schemes: ['Bearer'],
@@ -126,16 +127,17 @@ export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void
     },
   });
   // Rate limit first: a request over the limit is 429 even with a wrong token (spec).
-  app.addHook('onRequest', async (req, reply) => {
-    if (!limited(req)) return;
+  // A callback hook: a public route (a ping, the health check) passes without a promise or a turn.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!limited(req)) return done();
     const limiter = deps.limiter();
-    const d = await limiter.take();
-    if (!d.allowed) {
+    limiter.take().then((d) => {
+      if (d.allowed) return done();
       void reply.header('retry-after', String(d.retryAfterS));
-      throw new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`);
-    }
+      done(new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`));
+    }, done);
   });
-  installAuth(app, auth, { required: true, applies: (req) => req.routeOptions.url !== undefined && tokenRequired(req.routeOptions.config, deps) });
+  installAuth(app, auth, { required: true, applies: (req) => !req.is404 && tokenRequired(req.routeOptions.config, deps) });
 }
 
 /** Whether a route is behind the rate limit and the token: not public, and not a badge while `badges: public`. */

@@ -1,0 +1,106 @@
+// The request line: written from a template, it must be the very line pino would write for the
+// same fields (same keys, order, bindings and values), one per request, at info only, with the
+// route pattern of every kind of route and `unmatched` for what no route took.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { Writable } from 'node:stream';
+import { buildServer } from '../../../daemon/server.js';
+import { createLogger, type Logger } from '../../../daemon/logger.js';
+import { RequestLines } from '../../../daemon/plugins/request-log.js';
+
+function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
+  let text = '';
+  const stream = new Writable({
+    write(c: Buffer, _e, cb) {
+      text += c.toString();
+      cb();
+    },
+  });
+  return { stream, text: () => text, lines: () => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe('RequestLines', () => {
+  it('writes the line pino writes for the same fields, bindings included', () => {
+    const ours = capture();
+    const theirs = capture();
+    const a = createLogger({ level: 'info', stream: ours.stream, pretty: false }).child({ service: 'monitor "x"' });
+    const b = createLogger({ level: 'info', stream: theirs.stream, pretty: false }).child({ service: 'monitor "x"' });
+    new RequestLines(a).write('req-1f', RequestLines.routePart('GET', '/ping/:key'), 200, 0.34567);
+    b.info({ reqId: 'req-1f', method: 'GET', route: '/ping/:key', status: 200, ms: 0.3 }, 'request');
+    // Only the time may differ (two calls of Date.now()).
+    const strip = (s: string): string => s.replace(/"time":\d+/, '"time":T');
+    expect(strip(ours.text())).toBe(strip(theirs.text()));
+    expect(ours.text().endsWith('\n')).toBe(true);
+  });
+
+  it('writes nothing while the level is above info, and again once it is lowered', () => {
+    const out = capture();
+    const logger: Logger = createLogger({ level: 'warn', stream: out.stream, pretty: false });
+    const lines = new RequestLines(logger);
+    lines.write('req-1', RequestLines.routePart('GET', '/x'), 200, 1);
+    expect(out.text()).toBe('');
+    logger.level = 'debug';
+    lines.write('req-2', RequestLines.routePart('GET', '/x'), 200, 1);
+    expect(out.lines().map((l) => l.reqId)).toEqual(['req-2']);
+  });
+});
+
+describe('the request log of a server', () => {
+  const out = capture();
+  let app: FastifyInstance;
+  let ownHookRuns = 0;
+  beforeAll(async () => {
+    app = await buildServer({
+      logger: createLogger({ level: 'info', stream: out.stream, pretty: false }).child({ service: 't' }),
+      service: {
+        openapi: { title: 't', version: '1' },
+        async register(a) {
+          a.get('/a/:id', async () => ({ ok: true }));
+          a.route({ method: ['PUT', 'DELETE'], url: '/b/:id', handler: async () => ({ ok: true }) });
+          // A route with its own onResponse hook keeps it, and still logs once.
+          a.get('/c', { onResponse: (_req, _reply, done) => {
+            ownHookRuns++;
+            done();
+          } }, async () => ({ ok: true }));
+          await a.register(
+            async (child) => {
+              child.post('/d', async () => ({ ok: true }));
+            },
+            { prefix: '/pre' },
+          );
+        },
+        async close() {},
+      },
+    });
+  });
+  afterAll(() => app.close());
+
+  it('logs each request once with its route pattern, never its raw URL', async () => {
+    const before = out.lines().length;
+    await app.inject({ method: 'GET', url: '/a/SECRET-1' });
+    await app.inject({ method: 'HEAD', url: '/a/SECRET-2' });
+    await app.inject({ method: 'DELETE', url: '/b/SECRET-3' });
+    await app.inject({ method: 'PUT', url: '/b/SECRET-4' });
+    await app.inject({ method: 'GET', url: '/c' });
+    await app.inject({ method: 'POST', url: '/pre/d', payload: { a: 1 } });
+    await app.inject({ method: 'GET', url: '/nowhere/SECRET-5' });
+    const got = out.lines().slice(before).filter((l) => l.msg === 'request');
+    expect(got.map((l) => [l.method, l.route, l.status])).toEqual([
+      ['GET', '/a/:id', 200],
+      ['HEAD', '/a/:id', 200],
+      ['DELETE', '/b/:id', 200],
+      ['PUT', '/b/:id', 200],
+      ['GET', '/c', 200],
+      ['POST', '/pre/d', 200],
+      ['GET', 'unmatched', 404],
+    ]);
+    for (const l of got) {
+      expect(l).toMatchObject({ level: 30, service: 't', msg: 'request' });
+      expect(typeof l.reqId).toBe('string');
+      expect(typeof l.ms).toBe('number');
+      expect(typeof l.time).toBe('number');
+    }
+    expect(ownHookRuns).toBe(1);
+    expect(out.text()).not.toContain('SECRET');
+  });
+});
