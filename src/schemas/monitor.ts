@@ -46,6 +46,18 @@ export interface Incident {
   cause: string;
   checks: number;
   duration_s: number | null;
+  /** The parent target (`depends_on`) that was down when this incident opened; its alerts were the parent's. */
+  caused_by?: string;
+}
+
+/** What happened to an incident, in order: its timeline (dashboard, `mkt monitor detail`). */
+export type IncidentEventKind = 'opened' | 'alerted' | 'reminded' | 'silenced' | 'caused_by' | 'resolved' | 'alert_failed';
+
+export interface IncidentEvent {
+  at: string;
+  kind: IncidentEventKind;
+  /** A short text: the channels alerted, the silence's reason, the parent, the failing channel. */
+  detail?: string;
 }
 
 export interface ReportIncident extends Incident {

@@ -4,7 +4,7 @@
 import type { SqlMigration } from './sql.js';
 import type { RollupGrain } from './monitor.js';
 import { CUM_COLUMNS } from './monitor-rollups.js';
-import { HEARTBEATS_TABLE } from './monitor-migrations-sqlite.js';
+import { ALERTING_TABLES, HEARTBEATS_TABLE } from './monitor-migrations-sqlite.js';
 
 const ROLLUP_TABLE = (g: RollupGrain): string => `CREATE TABLE rollup_${g} (
     target TEXT NOT NULL,
@@ -78,4 +78,6 @@ export const MONITOR_PG_MIGRATIONS: SqlMigration[] = [
    );`,
   // Heartbeat targets (issue 31).
   HEARTBEATS_TABLE,
+  // Alerting (issue 32).
+  ALERTING_TABLES,
 ];

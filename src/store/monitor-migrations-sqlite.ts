@@ -16,6 +16,38 @@ export const HEARTBEATS_TABLE = `CREATE TABLE heartbeats (
      last_error TEXT
    )`;
 
+/**
+ * Alerting (issue 32), the same text on both engines: ad-hoc silences (a NULL target silences
+ * every target), the parent an incident was caused by, the last send to each alert channel, and
+ * each incident's timeline (opened, alerted, reminded, silenced, caused by, resolved).
+ */
+export const ALERTING_TABLES = `CREATE TABLE silences (
+     id TEXT PRIMARY KEY,
+     target TEXT,
+     reason TEXT NOT NULL,
+     created_at BIGINT NOT NULL,
+     expires_at BIGINT NOT NULL
+   );
+   CREATE INDEX silences_expires ON silences (expires_at);
+   ALTER TABLE incidents ADD COLUMN caused_by TEXT;
+   CREATE TABLE alert_sends (
+     channel TEXT PRIMARY KEY,
+     event TEXT NOT NULL,
+     target TEXT NOT NULL,
+     incident_id BIGINT,
+     at BIGINT NOT NULL,
+     ok INTEGER NOT NULL,
+     attempts INTEGER NOT NULL,
+     error TEXT
+   );
+   CREATE TABLE incident_events (
+     incident_id BIGINT NOT NULL,
+     ts BIGINT NOT NULL,
+     kind TEXT NOT NULL,
+     detail TEXT
+   );
+   CREATE INDEX incident_events_incident ON incident_events (incident_id, ts)`;
+
 /** A whole rollup row, written as the backfill computed it. */
 const UPSERT_ROLLUP = (g: RollupGrain): string => {
   const cols = ['target', 'start', 'operational', 'degraded', 'down', 'maintenance', 'rt_count', 'rt_sum', 'rt_min', 'rt_max', 'hist', ...(g === 'hour' ? CUM_COLUMNS : [])];
@@ -94,6 +126,8 @@ export const MONITOR_MIGRATIONS: Migration[] = [
    CREATE TABLE incident_alerts (incident_id INTEGER NOT NULL, event TEXT NOT NULL, PRIMARY KEY (incident_id, event)) WITHOUT ROWID;`,
   // Heartbeat targets (issue 31): a ping key per target and its last signals.
   HEARTBEATS_TABLE,
+  // Alerting (issue 32): silences, causes, channel sends, incident timelines.
+  ALERTING_TABLES,
 ];
 
 /** Folds every raw row of a database made before rollups existed (run once, by the migration). */

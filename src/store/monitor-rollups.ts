@@ -87,6 +87,7 @@ export interface IncidentRow {
   ts_end: number | null;
   cause: string;
   checks: number;
+  caused_by?: string | null;
 }
 
 export function incident(r: IncidentRow): Incident {
@@ -98,6 +99,7 @@ export function incident(r: IncidentRow): Incident {
     cause: r.cause,
     checks: r.checks,
     duration_s: r.ts_end === null ? null : Math.round((r.ts_end - r.ts_start) / 1000),
+    ...(r.caused_by ? { caused_by: r.caused_by } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import type { LimiterWindows } from './limiter-windows.js';
 import { SqlHeartbeats, type HeartbeatSignal, type HeartbeatState } from './monitor-heartbeats.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import type { CheckCounts, DnsResult, MonitorStore, Rollup, RollupGrain, RouteResult, TestRun } from './monitor.js';
-import type { Incident, LatencyStats, Snapshot, TrendBucket } from '../schemas/monitor.js';
+import type { Incident, IncidentEvent, IncidentEventKind, LatencyStats, Snapshot, TrendBucket } from '../schemas/monitor.js';
 import { upAndTotal, type Uptime } from '../monitor/uptime.js';
 import {
   accFromRow,
@@ -365,6 +365,15 @@ export class SqlMonitorStore implements MonitorStore {
 
   async alertClaimed(incidentId: number, event: string): Promise<boolean> {
     return (await this.sql.value('SELECT 1 FROM incident_alerts WHERE incident_id = ? AND event = ?', [incidentId, event])) !== undefined;
+  }
+
+  async addIncidentEvent(incidentId: number, kind: IncidentEventKind, at: number, detail?: string): Promise<void> {
+    await this.sql.run('INSERT INTO incident_events (incident_id, ts, kind, detail) VALUES (?, ?, ?, ?)', [incidentId, at, kind, detail ?? null]);
+  }
+
+  async incidentEvents(incidentId: number, limit = 200): Promise<IncidentEvent[]> {
+    const rows = await this.sql.all<{ ts: number | string; kind: IncidentEventKind; detail: string | null }>('SELECT ts, kind, detail FROM incident_events WHERE incident_id = ? ORDER BY ts, kind LIMIT ?', [incidentId, limit]);
+    return rows.map((r) => ({ at: new Date(Number(r.ts)).toISOString(), kind: r.kind, ...(r.detail !== null ? { detail: r.detail } : {}) }));
   }
 
   async currentIncident(target: string): Promise<Incident | undefined> {

@@ -5,7 +5,7 @@ import type { CheckCounts } from '../monitor/uptime.js';
 import type { HeartbeatSignal, HeartbeatState, SqlHeartbeats } from './monitor-heartbeats.js';
 
 export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
-import type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
+import type { Snapshot, LatencyStats, TrendBucket, Incident, IncidentEvent, IncidentEventKind } from '../schemas/monitor.js';
 export type { CheckCounts } from '../monitor/uptime.js';
 
 export interface RouteResult {
@@ -85,6 +85,10 @@ export interface MonitorStore {
   claimAlert(incidentId: number, event: string): Promise<boolean>;
   /** Whether the transition's alert was claimed (by any instance on this store). */
   alertClaimed(incidentId: number, event: string): Promise<boolean>;
+  /** Adds an event to an incident's timeline (at = epoch ms). */
+  addIncidentEvent(incidentId: number, kind: IncidentEventKind, at: number, detail?: string): Promise<void>;
+  /** An incident's timeline, oldest first (at most `limit` events). */
+  incidentEvents(incidentId: number, limit?: number): Promise<IncidentEvent[]>;
   currentIncident(target: string): Promise<Incident | undefined>;
   incidents(target: string, limit: number): Promise<Incident[]>;
   /** Incidents overlapping [fromMs, toMs), oldest first, at most `limit`. */

@@ -12,6 +12,10 @@ export interface AlertEvent {
   target: string;
   label: string;
   incident: Incident;
+  /** A reminder of an incident still open (`remind_every`): its ordinal, from 1. */
+  reminder?: number;
+  /** Children (`depends_on`) down because of this target: their incidents sent no alert of their own. */
+  affected?: string[];
 }
 
 export function alertBody(hook: AlertHook, e: AlertEvent): unknown {

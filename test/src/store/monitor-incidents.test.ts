@@ -57,3 +57,23 @@ for (const engine of ENGINES) {
     expect(await b.claimAlert(next.id, 'incident.opened')).toBe(true);
   });
 }
+
+for (const engine of ENGINES) {
+  it(`[${engine}] an incident's timeline: events in time order, seen by every instance, kept apart per incident`, async () => {
+    const [a, b] = await twoStores(engine);
+    const inc = await a.openIncident('api', '2026-11-24T10:00:00.000Z', 'HTTP 500', 3);
+    const other = await a.openIncident('db', '2026-11-24T10:00:00.000Z', 'timeout', 3);
+    const t0 = Date.parse('2026-11-24T10:00:00.000Z');
+    await b.addIncidentEvent(inc.id, 'alerted', t0 + 1000, 'ops-mail, pager');
+    await a.addIncidentEvent(inc.id, 'opened', t0);
+    await a.addIncidentEvent(other.id, 'silenced', t0 + 5, 'deploy');
+    await b.addIncidentEvent(inc.id, 'resolved', t0 + 60_000);
+    expect(await b.incidentEvents(inc.id)).toEqual([
+      { at: '2026-11-24T10:00:00.000Z', kind: 'opened' },
+      { at: '2026-11-24T10:00:01.000Z', kind: 'alerted', detail: 'ops-mail, pager' },
+      { at: '2026-11-24T10:01:00.000Z', kind: 'resolved' },
+    ]);
+    expect(await a.incidentEvents(other.id)).toEqual([{ at: '2026-11-24T10:00:00.005Z', kind: 'silenced', detail: 'deploy' }]);
+    expect(await a.incidentEvents(inc.id, 1)).toHaveLength(1);
+  });
+}
