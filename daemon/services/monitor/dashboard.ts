@@ -1,8 +1,10 @@
-// The dashboard page: one self-contained HTML document (inline CSS and SVG, no scripts, no
-// external assets) rendered on the server, refreshing itself every 30 s; light and dark.
-// Times are shown as people read them (UTC clock time and "how long ago").
+// The dashboard page: one self-contained HTML document (inline CSS and SVG, one small inline
+// script allowed by its hash, no external assets) rendered on the server, updating itself in
+// place every 30 s; light and dark. Times are shown as people read them (UTC clock time and "how
+// long ago").
 import type { Incident } from '../../../src/store/monitor.js';
 import type { TargetStatus } from './status.js';
+import { createHash } from 'node:crypto';
 import { escapeMarkup as esc } from '../../../src/util/markup.js';
 
 export interface DashboardData {
@@ -308,9 +310,9 @@ function maintenanceSummary(d: DashboardData, names: string[]): string {
 }
 
 const STYLE = `
-:root { color-scheme: light dark; --bg: #f6f7f9; --fg: #1d2330; --muted: #5d6678; --card: #fff; --line: #dde1e8; --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; --maint: #0969da;
+:root { color-scheme: light dark; --bg: #f6f7f9; --fg: #1d2330; --muted: #5d6678; --card: #fff; --line: #dde1e8; --ok: #1a7f37; --warn: #9a6700; --bad: #cf222e; --maint: #0969da; --bad-text: #a40e26; --warn-text: #7d4e00;
   --d-up: #2da44e; --d-high: #9bd36b; --d-mid: #e3a008; --d-low: #d1242f; --d-none: #d5dae1; --d-maint: #3b82f6; --chart: #4f5d95; }
-@media (prefers-color-scheme: dark) { :root { --bg: #0f1218; --fg: #e6e9ef; --muted: #9aa3b5; --card: #181c24; --line: #2a303c; --ok: #3fb950; --warn: #d29922; --bad: #f85149; --maint: #4493f8;
+@media (prefers-color-scheme: dark) { :root { --bg: #0f1218; --fg: #e6e9ef; --muted: #9aa3b5; --card: #181c24; --line: #2a303c; --ok: #3fb950; --warn: #d29922; --bad: #f85149; --maint: #4493f8; --bad-text: #ff8e86; --warn-text: #e3b341;
   --d-up: #3fb950; --d-high: #8fc45a; --d-mid: #d29922; --d-low: #f85149; --d-none: #2f3542; --d-maint: #4493f8; --chart: #8ea2f0; } }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; background: var(--bg); color: var(--fg); }
@@ -325,7 +327,7 @@ h1 { font-size: 1.4rem; margin: 0 0 4px; }
 .target h2 { font-size: 1.05rem; margin: 0; overflow-wrap: anywhere; }
 .badge { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; padding: 2px 8px; border-radius: 999px; border: 1px solid currentColor; white-space: nowrap; }
 .operational .badge { color: var(--ok); } .degraded .badge { color: var(--warn); } .down .badge { color: var(--bad); } .maintenance .badge { color: var(--maint); }
-.incident { color: var(--bad); background: color-mix(in srgb, var(--bad) 12%, transparent); border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; font-weight: 600; overflow-wrap: anywhere; }
+.incident { color: var(--bad-text); background: color-mix(in srgb, var(--bad) 12%, transparent); border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; font-weight: 600; overflow-wrap: anywhere; }
 .maintenance-notice { border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; overflow-wrap: anywhere; }
 .maintenance-notice.active { color: var(--maint); background: color-mix(in srgb, var(--maint) 12%, transparent); font-weight: 600; }
 .maintenance-notice.upcoming { color: var(--maint); border: 1px dashed color-mix(in srgb, var(--maint) 50%, transparent); font-size: .88rem; }
@@ -354,9 +356,46 @@ h3 { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: 
 .vantage { list-style: none; margin: 10px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; font-size: .8rem; }
 .vantage li { border: 1px solid var(--line); border-radius: 999px; padding: 1px 8px; overflow-wrap: anywhere; }
 .vantage .operational { color: var(--ok); } .vantage .degraded { color: var(--warn); } .vantage .down { color: var(--bad); } .vantage .unknown { color: var(--muted); }
-.regional { color: var(--warn); background: color-mix(in srgb, var(--warn) 12%, transparent); border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; overflow-wrap: anywhere; }
+.regional { color: var(--warn-text); background: color-mix(in srgb, var(--warn) 12%, transparent); border-radius: 6px; padding: 6px 10px; margin: 10px 0 0; overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: .8rem; margin-top: 10px; overflow-wrap: anywhere; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 `;
+
+/**
+ * Updates the page in place every 30 s: it fetches the page again and swaps its `<main>`, and the
+ * live region (outside `<main>`) reads out the headline when it changes. A `<meta refresh>` would
+ * reload the whole page under a reader's cursor (WCAG 2.2.1); this keeps the scroll position and
+ * focus. A failed fetch says so once and tries again at the next turn.
+ */
+const LIVE_SCRIPT = `(() => {
+  const live = document.getElementById('live');
+  let failed = false;
+  const turn = async () => {
+    try {
+      const res = await fetch(location.href, { headers: { accept: 'text/html' }, cache: 'no-store' });
+      if (!res.ok) throw new Error('HTTP ' + res.status);
+      const next = new DOMParser().parseFromString(await res.text(), 'text/html');
+      const fresh = next.querySelector('main');
+      const shown = document.querySelector('main');
+      if (fresh && shown) {
+        const before = shown.querySelector('h1')?.textContent;
+        shown.replaceWith(document.adoptNode(fresh));
+        document.title = next.title;
+        const after = fresh.querySelector('h1')?.textContent;
+        if (failed || after !== before) live.textContent = after || '';
+      }
+      failed = false;
+    } catch {
+      if (!failed) live.textContent = 'The status could not be updated; trying again in 30 seconds.';
+      failed = true;
+    }
+    setTimeout(turn, 30000);
+  };
+  setTimeout(turn, 30000);
+})();`;
+
+/** The page's CSP: its inline styles, data: images, its one script by hash, and fetches of itself. */
+export const DASHBOARD_CSP = `default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-${createHash('sha256').update(LIVE_SCRIPT).digest('base64')}'; connect-src 'self'`;
 
 export function renderDashboard(d: DashboardData): string {
   const names = Object.keys(d.statuses);
@@ -369,18 +408,19 @@ export function renderDashboard(d: DashboardData): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="30">
 <title>${esc(summary)} · ${esc(d.instance)}</title>
 <style>${STYLE}</style>
 </head>
 <body>
 <main>
 <h1>${esc(summary)}</h1>
-<p class="sub">${esc(d.instance)} · mkt ${esc(d.version)} · updated ${when(d.generatedAt, nowMs)} · refreshes every 30 s</p>
+<p class="sub">${esc(d.instance)} · mkt ${esc(d.version)} · updated ${when(d.generatedAt, nowMs)} · updates every 30 s</p>
 ${maintenanceSummary(d, names)}
 <section class="grid">
 ${cards}</section>
 </main>
+<p id="live" class="visually-hidden" role="status" aria-live="polite"></p>
+<script>${LIVE_SCRIPT}</script>
 </body>
 </html>
 `;

@@ -16,7 +16,7 @@ import { targetSummaries } from './mesh.js';
 import { summaryExtras, type ConfirmGate } from './confirm.js';
 import type { StatusCache } from './status-cache.js';
 import type { MonitorMetrics } from './metrics.js';
-import { DASHBOARD_OFF, renderDashboard, type DayCell } from './dashboard.js';
+import { DASHBOARD_CSP, DASHBOARD_OFF, renderDashboard, type DayCell } from './dashboard.js';
 import { dayCells, hourlyMeans } from './dashboard-data.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import type { PingKeys } from './ping-keys.js';
@@ -312,7 +312,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
         });
       }
       const { html, gzip } = await page.body;
-      void reply.type('text/html; charset=utf-8').header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; img-src data:").header('vary', 'accept-encoding');
+      void reply.type('text/html; charset=utf-8').header('content-security-policy', DASHBOARD_CSP).header('vary', 'accept-encoding');
       if (acceptsGzip(req.headers['accept-encoding'])) {
         void reply.header('content-encoding', 'gzip');
         return gzip;
