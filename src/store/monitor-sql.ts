@@ -4,6 +4,8 @@
 import type { Engine, SqlDatabase, SqlExecutor } from './sql.js';
 import type { LimiterWindows } from './limiter-windows.js';
 import { SqlHeartbeats, type HeartbeatSignal, type HeartbeatState } from './monitor-heartbeats.js';
+import { SqlSilences } from './monitor-silences.js';
+import { SqlAlertSends } from './monitor-alert-sends.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import type { CheckCounts, DnsResult, MonitorStore, Rollup, RollupGrain, RouteResult, TestRun } from './monitor.js';
 import type { Incident, IncidentEvent, IncidentEventKind, LatencyStats, Snapshot, TrendBucket } from '../schemas/monitor.js';
@@ -96,6 +98,10 @@ export class SqlMonitorStore implements MonitorStore {
   protected rawFloor: number;
   /** Heartbeat targets' ping keys and last signals. */
   readonly heartbeats: SqlHeartbeats;
+  /** Each alert channel's last send. */
+  readonly alertSends: SqlAlertSends;
+  /** Ad-hoc silences of alerts. */
+  readonly silences: SqlSilences;
 
   protected constructor(
     readonly sql: SqlDatabase,
@@ -106,6 +112,8 @@ export class SqlMonitorStore implements MonitorStore {
     this.dialect = dialect(sql.engine);
     this.rawFloor = rawFloor;
     this.heartbeats = new SqlHeartbeats(sql);
+    this.alertSends = new SqlAlertSends(sql);
+    this.silences = new SqlSilences(sql);
   }
 
   private compound(key: string, text: () => string): string {
@@ -343,9 +351,9 @@ export class SqlMonitorStore implements MonitorStore {
     return r ? testRunFromRow(r) : undefined;
   }
 
-  async openIncident(target: string, startedAt: string, cause: string, checks: number): Promise<Incident> {
+  async openIncident(target: string, startedAt: string, cause: string, checks: number, causedBy?: string): Promise<Incident> {
     // The partial unique index makes a second open a no-op: the one already open is answered.
-    await this.sql.run('INSERT INTO incidents (target, ts_start, started_at, cause, checks) VALUES (?, ?, ?, ?, ?) ON CONFLICT (target) WHERE ended_at IS NULL DO NOTHING', [target, Date.parse(startedAt), startedAt, cause, checks]);
+    await this.sql.run('INSERT INTO incidents (target, ts_start, started_at, cause, checks, caused_by) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (target) WHERE ended_at IS NULL DO NOTHING', [target, Date.parse(startedAt), startedAt, cause, checks, causedBy ?? null]);
     const open = await this.currentIncident(target);
     if (!open) throw new Error(`the incident of ${target} was resolved as it opened; the next check decides again`);
     return open;

@@ -3,6 +3,8 @@
 // both engines (monitor-sql.ts, opened by monitor-sqlite.ts or monitor-pg.ts).
 import type { CheckCounts } from '../monitor/uptime.js';
 import type { HeartbeatSignal, HeartbeatState, SqlHeartbeats } from './monitor-heartbeats.js';
+import type { SqlAlertSends } from './monitor-alert-sends.js';
+import type { SqlSilences } from './monitor-silences.js';
 
 export type { Snapshot, LatencyStats, TrendBucket, Incident } from '../schemas/monitor.js';
 import type { Snapshot, LatencyStats, TrendBucket, Incident, IncidentEvent, IncidentEventKind } from '../schemas/monitor.js';
@@ -48,6 +50,10 @@ export type RollupGrain = 'hour' | 'day';
 export interface MonitorStore {
   /** Heartbeat targets' ping keys and last signals (monitor-heartbeats.ts). */
   readonly heartbeats: SqlHeartbeats;
+  /** Each alert channel's last send (monitor-alert-sends.ts). */
+  readonly alertSends: SqlAlertSends;
+  /** Ad-hoc silences: active ones hold a target's alerts (monitor-silences.ts). */
+  readonly silences: SqlSilences;
   recordSnapshot(target: string, s: Snapshot): Promise<void>;
   /**
    * Heartbeat pings of one target in one transaction: its state updated and each ping's snapshot
@@ -72,9 +78,10 @@ export interface MonitorStore {
   lastPassingRun(target: string): Promise<TestRun | undefined>;
   /**
    * Opens the target's incident, or answers the one already open: at most one is open per target
-   * (a unique index), so instances sharing the store open it once.
+   * (a unique index), so instances sharing the store open it once. `causedBy`: the parent target
+   * (`depends_on`) down when it opened.
    */
-  openIncident(target: string, startedAt: string, cause: string, checks: number): Promise<Incident>;
+  openIncident(target: string, startedAt: string, cause: string, checks: number, causedBy?: string): Promise<Incident>;
   addIncidentCheck(id: number): Promise<void>;
   /** Resolves the incident if still open; true when this call resolved it. */
   resolveIncident(id: number, endedAt: string): Promise<boolean>;
