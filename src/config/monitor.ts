@@ -8,6 +8,7 @@ import { ConfigError, Reader, parseDuration } from './yaml-reader.js';
 import { canonicalZone, localToEpoch } from '../util/zoned-time.js';
 import { scheduleProblem, type HeartbeatConfig } from '../monitor/heartbeat-schedule.js';
 import { ConditionSyntaxError, parseCondition, type Condition } from '../monitor/conditions.js';
+import { readDependencies } from './monitor-deps.js';
 
 export type { HeartbeatConfig } from '../monitor/heartbeat-schedule.js';
 
@@ -76,6 +77,10 @@ export interface TargetConfig {
   tls?: TlsCheckConfig;
   whois?: WhoisCheckConfig;
   tests?: TestsConfig;
+  /** `depends_on`: targets this one needs; while one of them has an open incident, this one's incident alerts as theirs. */
+  dependsOn?: string[];
+  /** `remind_every` of this target (ms; 0 = none), over the global one. */
+  remindEveryMs?: number;
 }
 export interface AlertHook {
   url: string;
@@ -134,6 +139,8 @@ export interface MonitorConfig {
   rollupRetentionDays: number;
   /** Consecutive `down` checks that open an incident. */
   incidentThreshold: number;
+  /** `remind_every`: an open incident's alert repeated at this interval (ms); absent: no reminders. */
+  remindEveryMs?: number;
   alerts: AlertHook[];
   mesh?: { intervalMs: number; peers: MeshPeer[] };
   /** Mesh confirmation for every target that does not set its own; absent: each instance decides alone. */
@@ -155,7 +162,7 @@ export function isResolverAddress(v: string): boolean {
 
 function readTarget(r: Reader, name: string): TargetConfig | undefined {
   const p = ['targets', name];
-  r.keys(p, ['label', 'url', 'heartbeat', 'send', 'expect', 'conditions', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests']);
+  r.keys(p, ['label', 'url', 'heartbeat', 'send', 'expect', 'conditions', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests', 'depends_on', 'remind_every']);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) r.fail(p, 'name must be 1-64 letters, digits, dot, dash or underscore (it is used in URLs)');
   const isHeartbeat = r.has([...p, 'heartbeat']);
   const rawUrl = r.get([...p, 'url']);
@@ -533,7 +540,7 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
   }
   const r = new Reader(doc, lines, file);
   if (doc.contents !== null && !isMap(doc.contents)) throw new ConfigError([`${file}:1: the file must be a mapping of settings`]);
-  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'confirm', 'alerts', 'mesh', 'targets', 'maintenance']);
+  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'confirm', 'alerts', 'mesh', 'targets', 'maintenance', 'remind_every']);
   r.keys(['rate_limit'], ['requests', 'window']);
   const retentionDays = r.int(['retention_days'], 14, 1, 3650);
   // Left out, rollups outlive a raw retention set past the default rather than failing the file.
@@ -590,6 +597,7 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
     else if (key !== undefined) pingKeys.set(key, name);
     if (t) cfg.targets.push(t);
   }
+  readDependencies(r, cfg, targetNames);
   const windowNames = new Set<string>();
   r.seq(['maintenance']).forEach((_, i) => {
     const w = readMaintenance(r, i, targetNames, windowNames);

@@ -124,6 +124,7 @@ const IncidentSchema = Type.Object(
     cause: Type.String(),
     checks: Type.Integer(),
     duration_s: nullable(Type.Integer()),
+    caused_by: Type.Optional(Type.String({ description: 'the parent target (depends_on) that was down when it opened: its alerts were the parent\'s' })),
   },
   { additionalProperties: true },
 );
@@ -165,6 +166,7 @@ export const TargetStatusSchema = Type.Object({
   tls: Type.Optional(open('latest TLS certificate check (docs/monitor.md)')),
   test_staleness: Type.Optional(open('test staleness assessment (docs/monitor.md)')),
   current_incident: Type.Optional(IncidentSchema),
+  caused_by: Type.Optional(Type.String({ description: 'while the open incident was caused by a parent target (depends_on): that parent' })),
   incidents: Type.Optional(Type.Array(IncidentSchema, { maxItems: 10 })),
   route_status: Type.Optional(Type.Array(RouteStatusSchema)),
   dns_status: Type.Optional(Type.Array(DnsStatusSchema)),

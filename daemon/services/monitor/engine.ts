@@ -1,6 +1,7 @@
 // The check engine: runs each target's checks on its own schedule with jitter, never two of one
 // target at once and at most `concurrency` at a time overall; records results, opens and
-// resolves incidents, and fires alerts.
+// resolves incidents, and fires alerts: a child's (`depends_on`) as its down parent's, and
+// reminders (`remind_every`) while one stays open.
 import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
 import type { Incident, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
 import type { Clock } from '../../../src/util/clock.js';
@@ -16,6 +17,7 @@ import { runTests } from './checks/tests.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { signalSnapshot, stateVerdict, storedSignal, type PingSignal } from './checks/heartbeat.js';
 import type { HeartbeatState } from '../../../src/store/monitor-heartbeats.js';
+import { Dependencies, reminderDue } from './dependencies.js';
 
 export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
@@ -112,9 +114,16 @@ export class CheckEngine {
   /** Aborted at stop: in-flight HTTP checks and test commands end now instead of at their timeout. */
   private readonly halt = new AbortController();
   private config!: MonitorConfig;
+  private readonly deps: Dependencies;
+  /**
+   * Per target, the reminder last handled for its open incident and when that incident began to
+   * alert: a cache only (the claims in the store decide), so a restart sends no reminder twice.
+   */
+  private readonly reminded = new Map<string, { id: number; n: number; since?: number }>();
 
   constructor(private readonly opts: EngineOptions) {
     this.gate = new Semaphore(opts.concurrency ?? 64);
+    this.deps = new Dependencies(opts.store);
   }
 
   private now = (): number => this.opts.clock.now();
@@ -122,9 +131,11 @@ export class CheckEngine {
   /** (Re)schedules every job of the configuration; unchanged targets keep their timers. */
   apply(config: MonitorConfig): void {
     this.config = config;
+    this.deps.apply(config);
     // A target dropped from the config leaves no per-target state behind (months of reloads).
     const names = new Set(config.targets.map((t) => t.name));
     for (const k of this.consecutiveDown.keys()) if (!names.has(k)) this.consecutiveDown.delete(k);
+    for (const k of this.reminded.keys()) if (!names.has(k)) this.reminded.delete(k);
     for (const k of this.unsettled.keys()) if (!names.has(k)) this.unsettled.delete(k);
     const wanted = new Map<string, Job>();
     for (const t of config.targets) {
@@ -401,25 +412,45 @@ export class CheckEngine {
       this.consecutiveDown.set(t.name, n);
       if (open) {
         await store.addIncidentCheck(open.id);
-        // A mesh point that was to send the opening alert and has not shown it sent: send it here.
         const gate = this.opts.gate;
-        if (gate?.openingOwed && !(await store.alertClaimed(open.id, 'incident.opened')) && gate.openingOwed(t, open, snap) && (await store.claimAlert(open.id, 'incident.opened'))) {
+        if (open.caused_by && !(await store.alertClaimed(open.id, 'incident.opened'))) {
+          // A child suppressed by its parent: once no parent is down (a release missed at the
+          // parent's resolution, say by a restart) it alerts on its own.
+          if (!(await this.deps.downParent(t))) await this.alertOnItsOwn(t, open);
+        } else if (gate?.openingOwed && !(await store.alertClaimed(open.id, 'incident.opened')) && gate.openingOwed(t, open, snap) && (await store.claimAlert(open.id, 'incident.opened'))) {
+          // A mesh point that was to send the opening alert and has not shown it sent: send it here.
           this.opts.logger.warn({ target: t.name, cause: open.cause }, 'incident opened');
-          alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open });
+          alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open, ...(await this.affected(t)) });
         }
+        await this.remind(t, open, Date.parse(snap.checked_at));
       } else if (n >= this.threshold(t)) {
         // A heartbeat target's pings come to this store: mesh peers see nothing to confirm.
         const gate = this.opts.gate && !t.heartbeat ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
         if (!gate.open) return;
+        const at = Date.parse(snap.checked_at);
+        // A parent with an open incident makes this one its consequence; a parent whose down streak
+        // has not reached its threshold yet is waited for (at most that long), so a child checked
+        // first does not alert ahead of the parent that caused it.
+        const causedBy = t.dependsOn ? await this.deps.downParent(t) : undefined;
+        if (!causedBy && t.dependsOn && (await this.deps.pendingParent(t, at))) return;
         // Up to this snapshot: a group of pings may have recorded later ones already.
         const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance && x.checked_at <= snap.checked_at).slice(0, n);
         const first = recent[recent.length - 1] ?? snap;
         // Another instance on this store may have opened it first: the store answers that one,
         // and the alert goes to whoever claims the transition.
-        const incident = await store.openIncident(t.name, first.checked_at, snap.error ?? 'down', n);
+        const incident = await store.openIncident(t.name, first.checked_at, snap.error ?? 'down', n, causedBy);
+        // The timeline's first events, once per cluster (a claim of its own, not an alert's).
+        if (await store.claimAlert(incident.id, 'timeline.opened')) {
+          await store.addIncidentEvent(incident.id, 'opened', at);
+          if (incident.caused_by) await store.addIncidentEvent(incident.id, 'caused_by', at, incident.caused_by);
+        }
+        if (incident.caused_by) {
+          this.opts.logger.info({ target: t.name, cause: incident.cause, caused_by: incident.caused_by }, 'incident opened, caused by a parent: no alert of its own');
+          return;
+        }
         if (gate.alert && (await store.claimAlert(incident.id, 'incident.opened'))) {
           this.opts.logger.warn({ target: t.name, cause: incident.cause }, 'incident opened');
-          alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident });
+          alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident, ...(await this.affected(t)) });
         }
       }
       return;
@@ -428,20 +459,74 @@ export class CheckEngine {
     if (open) {
       const resolvedHere = await store.resolveIncident(open.id, snap.checked_at);
       if (!resolvedHere) return;
-      // The resolution is sent by whoever resolved it, for an incident whose opening was sent
-      // from this store. One whose opening a mesh peer was to send waits for that peer to show
-      // its resolution sent, within a bound (the gate's `resolutionOwed`), else it is sent here.
-      if (!(await store.alertClaimed(open.id, 'incident.opened'))) {
-        if (!this.opts.gate?.resolutionOwed) return;
-        this.unsettled.set(t.name, (await store.incidents(t.name, 1))[0] ?? open);
-        await this.settle(t);
-        return;
+      this.reminded.delete(t.name);
+      await store.addIncidentEvent(open.id, 'resolved', Date.parse(snap.checked_at));
+      await this.alertResolution(t, open);
+      // Children still down that this one held back alert on their own now (each once per cluster).
+      for (const c of this.deps.childrenOf(t.name)) {
+        const inc = await store.currentIncident(c.name);
+        if (inc?.caused_by && !(await store.alertClaimed(inc.id, 'incident.opened')) && !(await this.deps.downParent(c))) await this.alertOnItsOwn(c, inc);
       }
-      if (!(await store.claimAlert(open.id, 'incident.resolved'))) return;
-      const resolved = (await store.incidents(t.name, 1))[0] ?? open;
-      this.opts.logger.info({ target: t.name, duration_s: resolved.duration_s }, 'incident resolved');
-      alerts.send({ event: 'incident.resolved', instance: this.config.name, target: t.name, label: t.label, incident: resolved });
     }
+  }
+
+  /** The resolution alert of an incident this instance resolved, when it is owed. */
+  private async alertResolution(t: TargetConfig, open: Incident): Promise<void> {
+    const { store, alerts } = this.opts;
+    // The resolution is sent by whoever resolved it, for an incident whose opening was sent
+    // from this store. One whose opening a mesh peer was to send waits for that peer to show
+    // its resolution sent, within a bound (the gate's `resolutionOwed`), else it is sent here.
+    // A child that recovered while its parent was down sent no opening: nor its resolution.
+    if (!(await store.alertClaimed(open.id, 'incident.opened'))) {
+      if (open.caused_by || !this.opts.gate?.resolutionOwed) return;
+      this.unsettled.set(t.name, (await store.incidents(t.name, 1))[0] ?? open);
+      await this.settle(t);
+      return;
+    }
+    if (!(await store.claimAlert(open.id, 'incident.resolved'))) return;
+    const resolved = (await store.incidents(t.name, 1))[0] ?? open;
+    this.opts.logger.info({ target: t.name, duration_s: resolved.duration_s }, 'incident resolved');
+    alerts.send({ event: 'incident.resolved', instance: this.config.name, target: t.name, label: t.label, incident: resolved });
+  }
+
+  /** `affected` of an alert of `t`: its children down now, when there are any. */
+  private async affected(t: TargetConfig): Promise<{ affected?: string[] }> {
+    const affected = await this.deps.affected(t.name);
+    return affected.length ? { affected } : {};
+  }
+
+  /** A child held back by its parent, still down after every parent recovered: its own opening alert, claimed once. */
+  private async alertOnItsOwn(t: TargetConfig, incident: Incident): Promise<void> {
+    if (!(await this.opts.store.claimAlert(incident.id, 'incident.opened'))) return;
+    this.opts.logger.warn({ target: t.name, cause: incident.cause, caused_by: incident.caused_by }, 'incident opened: still down after its parent recovered');
+    this.opts.alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident, ...(await this.affected(t)) });
+  }
+
+  /**
+   * At a down check of an open incident: the reminder due now (`remind_every`), if this store sent
+   * its opening alert. Reminder N is due N intervals after the incident began to alert (its start;
+   * a held-back child's: its parent's recovery), sent at the first check from then, claimed as
+   * `incident.reminder.N` so a cluster sends it once and a restart does not send it again; one
+   * missed while nobody checked is not caught up (only the latest due one goes out).
+   */
+  private async remind(t: TargetConfig, open: Incident, nowMs: number): Promise<void> {
+    const every = t.remindEveryMs ?? this.config.remindEveryMs ?? 0;
+    if (!every) return;
+    const { store } = this.opts;
+    let memo = this.reminded.get(t.name);
+    if (memo?.id !== open.id) this.reminded.set(t.name, (memo = { id: open.id, n: 0 }));
+    if (memo.since === undefined) {
+      // Not alerted from here (held back by a parent, or a mesh peer's to send): no reminders here.
+      if (!(await store.alertClaimed(open.id, 'incident.opened'))) return;
+      memo.since = open.caused_by ? await this.deps.releasedAt(open, nowMs) : Date.parse(open.started_at);
+    }
+    const n = reminderDue(every, memo.since, nowMs);
+    if (n <= memo.n) return;
+    memo.n = n;
+    if (!(await store.claimAlert(open.id, `incident.reminder.${n}`))) return;
+    await store.addIncidentEvent(open.id, 'reminded', nowMs, String(n));
+    this.opts.logger.warn({ target: t.name, cause: open.cause, reminder: n }, 'incident still open');
+    this.opts.alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open, reminder: n, ...(await this.affected(t)) });
   }
 
   /** An incident resolved here whose alerts a mesh peer was to send: sends what the gate says is owed. */

@@ -9,6 +9,7 @@ import { VERSION } from '../../../src/version.js';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import { BEARER, BEARER_SCHEME } from '../../plugins/openapi.js';
 import { AlertSender } from './alerts.js';
+import { alertRoutes } from './alert-routes.js';
 import { CheckEngine } from './engine.js';
 import { Mesh } from './mesh.js';
 import { ConfirmGate } from './confirm.js';
@@ -61,7 +62,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   // Windows are evaluated lazily at each check: nothing is precomputed, so a reload is free.
   let schedule = new MaintenanceSchedule(config.maintenance);
   const cache = new StatusCache(store, now, () => schedule);
-  const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), options.alertBackoffMs);
+  const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), options.alertBackoffMs, { store, config, env: server.env, now, tlsCa: options.tlsCa });
   const metrics = new MonitorMetrics(() => cache.all(config));
   // Mesh confirmation reads the mesh poller's cache (the mesh is built below).
   const confirm = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: logger.child({ component: 'confirm' }), now });
@@ -116,6 +117,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster, pingKeys }));
       // Its own scope: its content-type parser (any body is a log) stays off the API's routes.
       await app.register(async (scope) => pingRoutes(scope, { keys: pingKeys, engine, now }));
+      await app.register(async (scope) => alertRoutes(scope, { channels: () => alerts.list(), store }));
     },
     async start(app) {
       // `/` is where a newcomer looks first: say whether the page is served there.
@@ -140,7 +142,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       schedule = new MaintenanceSchedule(config.maintenance);
       warnReadable(config);
       if (limitChanged) limiter = limiterFor(config);
-      alerts.setHooks(config.alerts);
+      alerts.setHooks(config.alerts, config);
       engine.apply(config);
       await refreshKeys(config);
       metrics.forget(new Set(config.targets.map((t) => t.name)));

@@ -77,6 +77,8 @@ export async function buildTargetStatus(store: MonitorStore, t: TargetConfig, no
   if (t.heartbeat) s.heartbeat = heartbeatJson(t, await store.heartbeats.get(t.name));
   const current = await store.currentIncident(t.name);
   if (current) s.current_incident = current;
+  // `depends_on`: the parent whose outage this one's is (its alerts were the parent's).
+  if (current?.caused_by) s.caused_by = current.caused_by;
   const incidents = await store.incidents(t.name, INCIDENT_LIMIT);
   if (incidents.length) s.incidents = incidents;
   if (t.routes.length) {
