@@ -8,6 +8,7 @@ import { ConfigError, Reader, parseDuration } from './yaml-reader.js';
 import { canonicalZone, localToEpoch } from '../util/zoned-time.js';
 import { scheduleProblem, type HeartbeatConfig } from '../monitor/heartbeat-schedule.js';
 import { ConditionSyntaxError, parseCondition, type Condition } from '../monitor/conditions.js';
+import { readAlertChannels, readTargetAlerts, type AlertChannel } from './monitor-alerts.js';
 import { readDependencies } from './monitor-deps.js';
 
 export type { HeartbeatConfig } from '../monitor/heartbeat-schedule.js';
@@ -77,15 +78,14 @@ export interface TargetConfig {
   tls?: TlsCheckConfig;
   whois?: WhoisCheckConfig;
   tests?: TestsConfig;
+  /** The alert channels (by name) this target's alerts go to; absent: every channel. */
+  alerts?: string[];
   /** `depends_on`: targets this one needs; while one of them has an open incident, this one's incident alerts as theirs. */
   dependsOn?: string[];
   /** `remind_every` of this target (ms; 0 = none), over the global one. */
   remindEveryMs?: number;
 }
-export interface AlertHook {
-  url: string;
-  format: 'json' | 'slack';
-}
+export type { AlertChannel, AlertHook, ChannelType } from './monitor-alerts.js';
 /** `confirm: {quorum: N}`: vantage points (this instance included) that must see a target down before an incident opens. */
 export interface ConfirmConfig {
   quorum: number;
@@ -141,7 +141,9 @@ export interface MonitorConfig {
   incidentThreshold: number;
   /** `remind_every`: an open incident's alert repeated at this interval (ms); absent: no reminders. */
   remindEveryMs?: number;
-  alerts: AlertHook[];
+  alerts: AlertChannel[];
+  /** Where this monitor is reached from outside (`public_url`): links in alerts. */
+  publicUrl?: string;
   mesh?: { intervalMs: number; peers: MeshPeer[] };
   /** Mesh confirmation for every target that does not set its own; absent: each instance decides alone. */
   confirm?: ConfirmConfig;
@@ -162,7 +164,7 @@ export function isResolverAddress(v: string): boolean {
 
 function readTarget(r: Reader, name: string): TargetConfig | undefined {
   const p = ['targets', name];
-  r.keys(p, ['label', 'url', 'heartbeat', 'send', 'expect', 'conditions', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests', 'depends_on', 'remind_every']);
+  r.keys(p, ['label', 'url', 'heartbeat', 'send', 'expect', 'conditions', 'interval', 'timeout', 'degraded_after', 'incident_threshold', 'confirm', 'headers', 'routes', 'dns', 'tls', 'whois', 'tests', 'alerts', 'depends_on', 'remind_every']);
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) r.fail(p, 'name must be 1-64 letters, digits, dot, dash or underscore (it is used in URLs)');
   const isHeartbeat = r.has([...p, 'heartbeat']);
   const rawUrl = r.get([...p, 'url']);
@@ -540,7 +542,7 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
   }
   const r = new Reader(doc, lines, file);
   if (doc.contents !== null && !isMap(doc.contents)) throw new ConfigError([`${file}:1: the file must be a mapping of settings`]);
-  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'confirm', 'alerts', 'mesh', 'targets', 'maintenance', 'remind_every']);
+  r.keys([], ['name', 'token', 'rate_limit', 'dashboard', 'badges', 'retention_days', 'rollup_retention_days', 'incident_threshold', 'confirm', 'alerts', 'public_url', 'mesh', 'targets', 'maintenance', 'remind_every']);
   r.keys(['rate_limit'], ['requests', 'window']);
   const retentionDays = r.int(['retention_days'], 14, 1, 3650);
   // Left out, rollups outlive a raw retention set past the default rather than failing the file.
@@ -562,13 +564,9 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
     targets: [],
     maintenance: [],
   };
-  r.seq(['alerts']).forEach((_, i) => {
-    r.keys(['alerts', i], ['url', 'format']);
-    const url = r.url(['alerts', i, 'url'], true);
-    const format = r.string(['alerts', i, 'format'], 'json');
-    if (format !== 'json' && format !== 'slack') r.fail(['alerts', i, 'format'], 'must be json or slack');
-    else if (url) cfg.alerts.push({ url, format });
-  });
+  cfg.alerts = readAlertChannels(r);
+  const publicUrl = r.url(['public_url'], false);
+  if (publicUrl) cfg.publicUrl = publicUrl.replace(/\/+$/, '');
   if (r.has(['mesh'])) {
     r.keys(['mesh'], ['interval', 'peers']);
     const peers: MeshPeer[] = [];
@@ -589,6 +587,8 @@ export function parseMonitorConfig(text: string, file = 'monitor.yaml'): Monitor
   const pingKeys = new Map<string, string>();
   for (const name of targetNames) {
     const t = readTarget(r, name);
+    const routed = readTargetAlerts(r, name, cfg.alerts.map((c) => c.name));
+    if (t && routed) t.alerts = routed;
     const own = readConfirm(r, ['targets', name, 'confirm'], cfg.mesh);
     if (t && own) t.confirm = own;
     const key = t?.heartbeat?.pingKey;
