@@ -3,6 +3,7 @@
 // place every 30 s; light and dark. Times are shown as people read them (UTC clock time and "how
 // long ago").
 import type { Incident } from '../../../src/store/monitor.js';
+import type { IncidentEvent, IncidentEventKind } from '../../../src/schemas/monitor.js';
 import type { TargetStatus } from './status.js';
 import { createHash } from 'node:crypto';
 import { escapeMarkup as esc } from '../../../src/util/markup.js';
@@ -16,6 +17,28 @@ export interface DashboardData {
   trends: Record<string, (number | null)[]>;
   /** 90 daily cells per target, oldest first, today last. */
   days: Record<string, DayCell[]>;
+  /** The open incident's timeline per target that has one, oldest first. */
+  timelines?: Record<string, IncidentEvent[]>;
+}
+
+/** How many events of an open incident's timeline a card shows (the newest). */
+export const DASHBOARD_TIMELINE = 20;
+
+const EVENT_WORDS: Record<IncidentEventKind, string> = {
+  opened: 'opened',
+  alerted: 'alerted',
+  reminded: 'reminder sent',
+  silenced: 'alert silenced',
+  caused_by: 'caused by',
+  resolved: 'resolved',
+  alert_failed: 'alert failed',
+};
+
+/** An incident's timeline as an ordered list: what happened, when, and to whom. */
+function timelineList(events: IncidentEvent[] | undefined, nowMs: number): string {
+  if (!events?.length) return '';
+  const items = events.slice(-DASHBOARD_TIMELINE).map((e) => `<li data-kind="${esc(e.kind)}">${when(e.at, nowMs)} · ${EVENT_WORDS[e.kind] ?? esc(e.kind)}${e.detail ? `: ${esc(e.detail)}` : ''}</li>`);
+  return `<h3>Incident timeline</h3><ol class="timeline">${items.join('')}</ol>`;
 }
 
 /** One UTC day of a target: uptime of its counted checks (null without any), and what it held. */
@@ -237,7 +260,7 @@ function vantageLine(s: TargetStatus, nowMs: number): string {
   return `${regional}<ul class="vantage" aria-label="latest status from each vantage point">${chips.join('')}</ul>`;
 }
 
-function card(name: string, s: TargetStatus, trend: (number | null)[], days: DayCell[], nowMs: number, nowIso: string): string {
+function card(name: string, s: TargetStatus, trend: (number | null)[], days: DayCell[], nowMs: number, nowIso: string, timeline?: IncidentEvent[]): string {
   const status = s.latest?.status ?? 'unknown';
   // In maintenance the card is blue whatever the checks say; data-status stays the checked status.
   const shown = s.maintenance != null ? 'maintenance' : esc(status);
@@ -269,6 +292,7 @@ function card(name: string, s: TargetStatus, trend: (number | null)[], days: Day
   return `<article class="target ${shown}" data-target="${esc(name)}" data-status="${esc(status)}">
   <header><h2>${esc(s.label)}</h2><span class="badge">${shown}</span></header>
   ${inc ? `<p class="incident">Incident since ${when(inc.started_at, nowMs)} (${ago(nowMs - Date.parse(inc.started_at ?? ''))}): ${esc(inc.cause)}</p>` : ''}
+  ${timelineList(timeline, nowMs)}
   ${maintenanceNotices(s, nowIso)}
   ${vantageLine(s, nowMs)}
   ${dayBar(days, s.uptime_90d)}
@@ -350,6 +374,7 @@ dl.facts { display: grid; grid-template-columns: auto 1fr; gap: 2px 12px; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; text-align: right; font-variant-numeric: tabular-nums; overflow-wrap: anywhere; }
 .warn { color: var(--warn); } .bad { color: var(--bad); }
 h3 { font-size: .8rem; text-transform: uppercase; letter-spacing: .04em; color: var(--muted); margin: 12px 0 4px; font-weight: 600; }
+.timeline { margin: 6px 0 0; padding-left: 20px; font-size: .85rem; } .timeline li { margin: 1px 0; overflow-wrap: anywhere; }
 .incidents { list-style: none; margin: 0; padding: 0; font-size: .85rem; }
 .incidents li { padding: 3px 0 3px 10px; border-left: 3px solid var(--line); margin: 2px 0; overflow-wrap: anywhere; }
 .incidents li.open { border-left-color: var(--bad); } .incidents li.open .length { color: var(--bad); font-weight: 600; }
@@ -402,7 +427,7 @@ export function renderDashboard(d: DashboardData): string {
   const nowMs = Date.parse(d.generatedAt);
   const summary = headline(d, names);
   let cards = '';
-  for (const n of names) cards += card(n, d.statuses[n]!, d.trends[n] ?? [], d.days[n] ?? [], nowMs, d.generatedAt) + '\n';
+  for (const n of names) cards += card(n, d.statuses[n]!, d.trends[n] ?? [], d.days[n] ?? [], nowMs, d.generatedAt, d.timelines?.[n]) + '\n';
   return `<!doctype html>
 <html lang="en">
 <head>

@@ -16,14 +16,14 @@ import { targetSummaries } from './mesh.js';
 import { summaryExtras, type ConfirmGate } from './confirm.js';
 import type { StatusCache } from './status-cache.js';
 import type { MonitorMetrics } from './metrics.js';
-import { DASHBOARD_CSP, DASHBOARD_OFF, renderDashboard, type DayCell } from './dashboard.js';
+import { DASHBOARD_CSP, DASHBOARD_OFF, DASHBOARD_TIMELINE, renderDashboard, type DayCell } from './dashboard.js';
 import { dayCells, hourlyMeans } from './dashboard-data.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import type { PingKeys } from './ping-keys.js';
 import { buildReport, reportRange } from './report.js';
 import { statusBadge, uptimeBadge } from './badges.js';
 import { UPTIME_WINDOWS, type TargetStatus } from './status.js';
-import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema } from '../../../src/schemas/monitor.js';
+import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema, type Incident, type IncidentEvent } from '../../../src/schemas/monitor.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -294,11 +294,15 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
       const statuses = withVantage(cfg, await deps.cache.all(cfg));
       const trends: Record<string, (number | null)[]> = {};
       const days: Record<string, DayCell[]> = {};
+      const timelines: Record<string, IncidentEvent[]> = {};
       for (const t of cfg.targets) {
         trends[t.name] = await hourlyMeans(deps.store, t.name, now);
         days[t.name] = await dayCells(deps.store, t.name, now);
+        // The open incident's timeline: one read per target that is down, none for the others.
+        const open = statuses[t.name]?.current_incident as Incident | undefined;
+        if (open) timelines[t.name] = await deps.store.incidentEvents(open.id, DASHBOARD_TIMELINE);
       }
-      const html = Buffer.from(renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days }));
+      const html = Buffer.from(renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days, timelines }));
       // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
       return { html, gzip: await gzipAsync(html, { level: 6 }) };
     };

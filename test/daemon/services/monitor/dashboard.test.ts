@@ -144,6 +144,22 @@ describe('dashboard card', () => {
     expect(html).toContain('&#60;script&#62;alert(1)&#60;/script&#62;');
   });
 
+  it("shows an open incident's timeline in order, its details escaped, and none for a target without one", () => {
+    const inc = { id: 7, status: 'open', started_at: at, ended_at: null, cause: 'HTTP 500', checks: 3, duration_s: null };
+    const timeline = [
+      { at, kind: 'opened' as const },
+      { at, kind: 'caused_by' as const, detail: 'router' },
+      { at, kind: 'silenced' as const, detail: '<b>deploy</b>' },
+      { at, kind: 'reminded' as const, detail: '1' },
+    ];
+    const html = renderDashboard({ instance: 'i', version: '1', generatedAt: now, statuses: { api: st('down', { current_incident: inc, incidents: [inc] }), web: st('operational') }, trends: {}, days: {}, timelines: { api: timeline } });
+    const api = html.slice(html.indexOf('data-target="api"'), html.indexOf('data-target="web"'));
+    expect([...api.matchAll(/<li data-kind="([a-z_]+)">/g)].map((m) => m[1])).toEqual(['opened', 'caused_by', 'silenced', 'reminded']);
+    expect(api).toContain('caused by: router');
+    expect(api).toContain('alert silenced: &#60;b&#62;deploy&#60;/b&#62;');
+    expect(html.slice(html.indexOf('data-target="web"'))).not.toContain('Incident timeline');
+  });
+
   it('stays fast for 1,000 targets', () => {
     const statuses: Record<string, TargetStatus> = {};
     const days: Record<string, DayCell[]> = {};
