@@ -1,4 +1,4 @@
-// `mkt monitor status|detail|trends|report|mesh|watch|check-config|ping-url|ping|run`: the health
+// `mkt monitor status|detail|trends|report|mesh|alerts|watch|check-config|ping-url|ping|run`: the health
 // monitor client. Flags and help only; each verb is loaded when it runs.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
@@ -148,6 +148,25 @@ Examples:
     )
     .action(async (opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, ...opts }, async () => (await import('./watch.js')).watchRun);
+    });
+
+  monitor
+    .command('alerts')
+    .description('each alert channel (name, type) with its last send: when, for which target, ok or why it failed')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Channels are the \`alerts:\` entries of the monitor's configuration; their URLs and secrets are
+never shown. A channel that failed shows the error of its last attempt, after its retries.
+
+Examples:
+  $ mkt monitor alerts
+  $ mkt monitor alerts --json | jq '.channels[] | select(.last.ok == false) | .name'`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./alerts.js')).alertsRun);
     });
 
   monitor
