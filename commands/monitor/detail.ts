@@ -58,7 +58,12 @@ export function targetFields(name: string, s: TargetStatusJson): [string, Cell][
   const l = s.latency_24h;
   if (l) f.push(['latency 24h', `p50 ${l.p50} ms, p95 ${l.p95} ms, p99 ${l.p99} ms, max ${l.max} ms (${l.count} checks)`]);
   const inc = s.current_incident as Obj | undefined;
-  if (inc) f.push(['incident', `open since ${str(inc.started_at)}: ${str(inc.cause)} (${str(inc.checks)} checks)`]);
+  if (inc) {
+    f.push(['incident', `open since ${str(inc.started_at)}: ${str(inc.cause)} (${str(inc.checks)} checks)`]);
+    if (typeof inc.caused_by === 'string') f.push(['caused by', `${inc.caused_by} (down first; this target sends no alert of its own meanwhile)`]);
+    // The open incident's timeline (one target's status carries it), oldest first.
+    ((inc.timeline as Obj[] | undefined) ?? []).forEach((e, i) => f.push([i === 0 ? 'timeline' : '', `${str(e.at)} ${str(e.kind).replace('_', ' ')}${e.detail !== undefined ? `: ${str(e.detail)}` : ''}`]));
+  }
   const past = (s.incidents as Obj[] | undefined)?.filter((i) => i.status === 'resolved') ?? [];
   if (past.length) f.push(['past incidents', `${past.length}, last resolved ${str(past[0]!.ended_at)}`]);
   const tls = s.tls as Obj | undefined;

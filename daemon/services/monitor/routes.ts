@@ -189,7 +189,10 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
 
   app.get<{ Params: { target: string } }>('/api/status/:target', { schema: { operationId: 'statusOne', summary: 'One target status', params: TARGET_PARAMS, response: { 200: TargetStatusSchema, 404: ErrorSchema, ...guarded } } }, async (req) => {
     const t = target(req.params.target);
-    const status = deps.confirm.decorate(t, await deps.cache.get(t));
+    const cached = deps.confirm.decorate(t, await deps.cache.get(t));
+    // One target's status carries its open incident's timeline (the list of all targets does not).
+    const open = cached.current_incident as Incident | undefined;
+    const status = open ? { ...cached, current_incident: { ...open, timeline: await deps.store.incidentEvents(open.id) } } : cached;
     const key = t.heartbeat ? await deps.pingKeys?.keyOf(t.name) : undefined;
     // The ping URL as this request reached the monitor (a proxy in front passes its Host on).
     return key === undefined ? status : { ...status, ping_url: `${req.protocol}://${req.host}/ping/${key}` };

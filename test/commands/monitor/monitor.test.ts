@@ -88,6 +88,31 @@ describe('mkt monitor', () => {
     });
   });
 
+  it("the one-target view lists the open incident's timeline and its cause, in order", async () => {
+    const { targetFields } = await import('../../../commands/monitor/detail.js');
+    const at = '2026-01-01T00:00:00.000Z';
+    const timeline = [
+      { at, kind: 'opened' },
+      { at, kind: 'caused_by', detail: 'router' },
+      { at: '2026-01-01T01:00:00.000Z', kind: 'reminded', detail: '1' },
+    ];
+    const rows = targetFields('web', {
+      label: 'Web',
+      latest: { status: 'down', checked_at: at, response_time_ms: 0, error: 'HTTP 500' },
+      recent: [],
+      uptime_24h: 50,
+      uptime_7d: null,
+      current_incident: { started_at: at, cause: 'HTTP 500', checks: 3, caused_by: 'router', timeline } as never,
+    });
+    const at0 = rows.findIndex(([k]) => k === 'timeline');
+    expect(rows.find(([k]) => k === 'caused by')?.[1]).toMatch(/^router /);
+    expect(rows.slice(at0, at0 + 3)).toEqual([
+      ['timeline', `${at} opened`],
+      ['', `${at} caused by: router`],
+      ['', '2026-01-01T01:00:00.000Z reminded: 1'],
+    ]);
+  });
+
   it('the table note names what needs attention: incident or error, expiries, stale tests, failing routes and DNS', async () => {
     const { attention } = await import('../../../commands/monitor/detail.js');
     const base = { label: 'x', recent: [], uptime_24h: 100, uptime_7d: 100 };
