@@ -267,7 +267,7 @@ function card(name: string, s: TargetStatus, trend: (number | null)[], days: Day
   const lat = s.latency_24h as { p50?: number; p95?: number } | undefined;
   const tls = s.tls as { days_left?: number | null; warning?: boolean; error?: string } | undefined;
   const whois = s.whois as { days_left?: number | null; warning?: boolean; error?: string } | undefined;
-  const inc = s.current_incident as { started_at?: string; cause?: string } | undefined;
+  const inc = s.current_incident as { started_at?: string; cause?: string; caused_by?: string } | undefined;
   const rows: string[] = [`<dt>Latency p50 / p95</dt><dd>${lat ? `${esc(lat.p50)} / ${esc(lat.p95)} ms` : '—'}</dd>`];
   if (tls) rows.push(`<dt>TLS</dt><dd class="${tls.warning ? 'warn' : ''}">${tls.days_left != null ? `${esc(tls.days_left)} days left` : esc(tls.error ?? 'unknown')}</dd>`);
   if (whois) rows.push(`<dt>Domain</dt><dd class="${whois.warning ? 'warn' : ''}">${whois.days_left != null ? `${esc(whois.days_left)} days left` : esc(whois.error ?? 'unknown')}</dd>`);
@@ -291,7 +291,7 @@ function card(name: string, s: TargetStatus, trend: (number | null)[], days: Day
   const checked = s.latest ? `checked ${ago(nowMs - Date.parse(s.latest.checked_at))} ago, ${when(s.latest.checked_at, nowMs)}${s.latest.maintenance ? ' · in maintenance' : ''}${s.latest.error ? ` · ${esc(s.latest.error)}` : ''}` : 'not checked yet';
   return `<article class="target ${shown}" data-target="${esc(name)}" data-status="${esc(status)}">
   <header><h2>${esc(s.label)}</h2><span class="badge">${shown}</span></header>
-  ${inc ? `<p class="incident">Incident since ${when(inc.started_at, nowMs)} (${ago(nowMs - Date.parse(inc.started_at ?? ''))}): ${esc(inc.cause)}</p>` : ''}
+  ${inc ? `<p class="incident">Incident since ${when(inc.started_at, nowMs)} (${ago(nowMs - Date.parse(inc.started_at ?? ''))}): ${esc(inc.cause)}${inc.caused_by ? ` · caused by ${esc(inc.caused_by)}` : ''}</p>` : ''}
   ${timelineList(timeline, nowMs)}
   ${maintenanceNotices(s, nowIso)}
   ${vantageLine(s, nowMs)}

@@ -145,7 +145,7 @@ describe('dashboard card', () => {
   });
 
   it("shows an open incident's timeline in order, its details escaped, and none for a target without one", () => {
-    const inc = { id: 7, status: 'open', started_at: at, ended_at: null, cause: 'HTTP 500', checks: 3, duration_s: null };
+    const inc = { id: 7, status: 'open', started_at: at, ended_at: null, cause: 'HTTP 500', checks: 3, duration_s: null, caused_by: 'router' };
     const timeline = [
       { at, kind: 'opened' as const },
       { at, kind: 'caused_by' as const, detail: 'router' },
@@ -156,6 +156,7 @@ describe('dashboard card', () => {
     const api = html.slice(html.indexOf('data-target="api"'), html.indexOf('data-target="web"'));
     expect([...api.matchAll(/<li data-kind="([a-z_]+)">/g)].map((m) => m[1])).toEqual(['opened', 'caused_by', 'silenced', 'reminded']);
     expect(api).toContain('caused by: router');
+    expect(api).toMatch(/<p class="incident">[^<]*<time[^>]*>[^<]*<\/time>[^<]*HTTP 500 · caused by router<\/p>/);
     expect(api).toContain('alert silenced: &#60;b&#62;deploy&#60;/b&#62;');
     expect(html.slice(html.indexOf('data-target="web"'))).not.toContain('Incident timeline');
   });
