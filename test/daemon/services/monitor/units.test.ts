@@ -13,7 +13,7 @@ describe('configuration', () => {
   it('reports every problem with its file and line', () => {
     const text = 'name: x\ntargets:\n  api:\n    url: ftp://nope\n    interval: soon\n  ok:\n    url: http://127.0.0.1/health\n    tls: { port: 99999 }\ncolour: red\n';
     expect(configProblems(text)).toEqual([
-      'm.yaml:9: colour is not a known setting (known: name, token, rate_limit, dashboard, badges, retention_days, rollup_retention_days, incident_threshold, confirm, alerts, mesh, targets, maintenance)',
+      'm.yaml:9: colour is not a known setting (known: name, token, rate_limit, dashboard, badges, retention_days, rollup_retention_days, incident_threshold, confirm, alerts, public_url, mesh, targets, maintenance, remind_every)',
       'm.yaml:4: targets.api.url must be an http(s) URL, got "ftp://nope"',
       'm.yaml:5: targets.api.interval must be a duration: seconds, or a string like 30s, 5m, 2h, 7d',
       'm.yaml:8: targets.ok.tls.port must be a whole number from 1 to 65535',
