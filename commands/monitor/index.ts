@@ -1,4 +1,4 @@
-// `mkt monitor status|detail|trends|report|mesh|alerts|watch|check-config|ping-url|ping|run`: the health
+// `mkt monitor status|detail|trends|report|mesh|alerts|silence|watch|check-config|ping-url|ping|run`: the health
 // monitor client. Flags and help only; each verb is loaded when it runs.
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
@@ -167,6 +167,76 @@ Examples:
     )
     .action(async (opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, ...opts }, async () => (await import('./alerts.js')).alertsRun);
+    });
+
+  const silence = monitor
+    .command('silence')
+    .description("hold a monitor's alerts for a while (a deploy, planned work): checks and incidents go on, no alert is sent")
+    .addHelpText(
+      'after',
+      `
+A silence covers one target or every target (--all) and ends by itself; the monitor keeps it in
+its store (it survives restarts, and holds on every instance of a cluster). At most 1000 are active.
+
+Examples:
+  $ mkt monitor silence add api --for 2h --reason "deploy 4.2"
+  $ mkt monitor silence list
+  $ mkt monitor silence rm sil_k3xq7hd2m4ab`,
+    );
+  silence
+    .command('add')
+    .description('silence one target, or every target with --all, for a duration (1m to 30d)')
+    .argument('[target]', 'the target to silence (or --all)')
+    .option('--all', 'silence every target')
+    .requiredOption('--for <duration>', 'how long: 90m, 2h, 1d (or seconds); 1m to 30d')
+    .requiredOption('--reason <text>', 'why: shown in lists, on the dashboard and on the incident (1-200 characters)')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Prints the silence (its id is what \`silence rm\` takes). An unknown target exits 1; a bad
+duration or reason exits 2.
+
+Examples:
+  $ mkt monitor silence add api --for 2h --reason "deploy 4.2"
+  $ ID=$(mkt monitor silence add --all --for 30m --reason "network work" --json | jq -r .id)`,
+    )
+    .action(async (target: string | undefined, opts: { for: string; reason: string }) => {
+      await runVerb(runF, { factory: f, target, ...opts }, async () => (await import('./silence.js')).silenceAddRun);
+    });
+  silence
+    .command('list')
+    .description('the active silences: id, target, until when, why')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt monitor silence list
+  $ mkt monitor silence list --json | jq -r '.silences[] | select(.all) | .id'`,
+    )
+    .action(async (opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, ...opts }, async () => (await import('./silence.js')).silenceListRun);
+    });
+  silence
+    .command('rm')
+    .description('end a silence now (alerts are sent again)')
+    .argument('<id>', 'the silence id (sil_...)')
+    .addOption(serverOption('monitor'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+A silence that is not active (unknown, removed, expired) exits 1.
+
+Examples:
+  $ mkt monitor silence rm sil_k3xq7hd2m4ab
+  $ mkt monitor silence list --json | jq -r '.silences[].id' | xargs -n1 mkt monitor silence rm`,
+    )
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./silence.js')).silenceRmRun);
     });
 
   monitor

@@ -19,6 +19,8 @@ export interface DashboardData {
   days: Record<string, DayCell[]>;
   /** The open incident's timeline per target that has one, oldest first. */
   timelines?: Record<string, IncidentEvent[]>;
+  /** The active silences (silences.ts), soonest to expire first. */
+  silences?: { target: string | null; reason: string; expires_at: string }[];
 }
 
 /** How many events of an open incident's timeline a card shows (the newest). */
@@ -319,6 +321,17 @@ function headline(d: DashboardData, names: string[]): string {
   return 'All systems operational';
 }
 
+/** How many active silences the page lists (the rest are counted). */
+const DASHBOARD_SILENCES = 20;
+
+/** "Silenced: api until 14:00 UTC (deploy)": reasons are user input, escaped like every text. */
+function silenceSummary(list: DashboardData['silences'], nowIso: string): string {
+  if (!list || list.length === 0) return '';
+  const items = list.slice(0, DASHBOARD_SILENCES).map((s) => `<li>${s.target === null ? 'all targets' : esc(s.target)} until ${clock(s.expires_at, nowIso.slice(0, 10))} UTC (${esc(s.reason)})</li>`);
+  if (list.length > DASHBOARD_SILENCES) items.push(`<li>and ${list.length - DASHBOARD_SILENCES} more</li>`);
+  return `<div class="silences" data-count="${list.length}">Silenced: <ul>${items.join('')}</ul></div>`;
+}
+
 function maintenanceSummary(d: DashboardData, names: string[]): string {
   let active = 0;
   let upcoming = 0;
@@ -344,6 +357,7 @@ main { max-width: 1180px; margin: 0 auto; padding: 24px 16px; }
 h1 { font-size: 1.4rem; margin: 0 0 4px; }
 .sub { color: var(--muted); margin: 0 0 20px; }
 .maintenance-summary { color: var(--maint); margin: -12px 0 20px; }
+.silences { color: var(--muted); margin: -12px 0 20px; overflow-wrap: anywhere; } .silences ul { display: inline; margin: 0; padding: 0; list-style: none; } .silences li { display: inline; } .silences li + li::before { content: " · "; }
 .grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(340px, 100%), 1fr)); gap: 14px; }
 .target { background: var(--card); border: 1px solid var(--line); border-left: 5px solid var(--muted); border-radius: 8px; padding: 14px 16px; min-width: 0; }
 .target.operational { border-left-color: var(--ok); } .target.degraded { border-left-color: var(--warn); } .target.down { border-left-color: var(--bad); } .target.maintenance { border-left-color: var(--maint); }
@@ -441,6 +455,7 @@ export function renderDashboard(d: DashboardData): string {
 <h1>${esc(summary)}</h1>
 <p class="sub">${esc(d.instance)} · mkt ${esc(d.version)} · updated ${when(d.generatedAt, nowMs)} · updates every 30 s</p>
 ${maintenanceSummary(d, names)}
+${silenceSummary(d.silences, d.generatedAt)}
 <section class="grid">
 ${cards}</section>
 </main>

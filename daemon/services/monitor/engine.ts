@@ -6,7 +6,7 @@ import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js
 import type { Incident, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
 import type { Clock } from '../../../src/util/clock.js';
 import type { Logger } from '../../logger.js';
-import type { AlertSender } from './alerts.js';
+import type { AlertSink } from './silence-gate.js';
 import { checkHealth } from './checks/health.js';
 import { checkTcp } from './checks/tcp.js';
 import { checkRoutes } from './checks/routes.js';
@@ -42,7 +42,8 @@ export interface EngineOptions {
   store: MonitorStore;
   logger: Logger;
   clock: Clock;
-  alerts: AlertSender;
+  /** The AlertSender, behind the silences (silence-gate.ts). */
+  alerts: AlertSink;
   concurrency?: number;
   /** The maintenance windows in force; a health check inside one is tagged and opens no incident. */
   maintenance?: () => MaintenanceSchedule;

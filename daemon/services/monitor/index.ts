@@ -22,6 +22,8 @@ import { openMonitorStore } from './stores.js';
 import { monitorOptions, type MonitorOptions } from './options.js';
 import { PingKeys } from './ping-keys.js';
 import { pingRoutes } from './ping-routes.js';
+import { SilenceGate } from './silence-gate.js';
+import { silenceRoutes } from './silences.js';
 
 export const options = monitorOptions;
 
@@ -63,10 +65,12 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   let schedule = new MaintenanceSchedule(config.maintenance);
   const cache = new StatusCache(store, now, () => schedule);
   const alerts = new AlertSender(config.alerts, logger.child({ component: 'alerts' }), options.alertBackoffMs, { store, config, env: server.env, now, tlsCa: options.tlsCa });
+  // Every alert passes the silences first (the store's, so a cluster shares them).
+  const gated = new SilenceGate({ store, inner: alerts, logger: logger.child({ component: 'alerts' }), now });
   const metrics = new MonitorMetrics(() => cache.all(config));
   // Mesh confirmation reads the mesh poller's cache (the mesh is built below).
   const confirm = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: logger.child({ component: 'confirm' }), now });
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts, tlsCa: options.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snap, kind) => {
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts: gated, tlsCa: options.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snap, kind) => {
     cache.invalidate(t, snap);
     metrics.observe(t, kind, snap);
     confirm.observe(t, snap);
@@ -117,6 +121,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster, pingKeys }));
       // Its own scope: its content-type parser (any body is a log) stays off the API's routes.
       await app.register(async (scope) => pingRoutes(scope, { keys: pingKeys, engine, now }));
+      await app.register(async (scope) => silenceRoutes(scope, { config: () => config, store, now }));
       await app.register(async (scope) => alertRoutes(scope, { channels: () => alerts.list(), store }));
     },
     async start(app) {
@@ -154,6 +159,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       await pruneJob.stop();
       mesh.stop();
       await engine.stop();
+      await gated.settled();
       // After the last check: the leases go back and the others take over at once.
       await cluster?.stop();
       await cache.stop();

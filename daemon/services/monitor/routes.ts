@@ -21,6 +21,7 @@ import { dayCells, hourlyMeans } from './dashboard-data.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import type { PingKeys } from './ping-keys.js';
 import { buildReport, reportRange } from './report.js';
+import { silenceJson } from './silences.js';
 import { statusBadge, uptimeBadge } from './badges.js';
 import { UPTIME_WINDOWS, type TargetStatus } from './status.js';
 import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema, type Incident, type IncidentEvent } from '../../../src/schemas/monitor.js';
@@ -305,7 +306,7 @@ export async function monitorRoutes(app: FastifyInstance, deps: MonitorDeps): Pr
         const open = statuses[t.name]?.current_incident as Incident | undefined;
         if (open) timelines[t.name] = await deps.store.incidentEvents(open.id, DASHBOARD_TIMELINE);
       }
-      const html = Buffer.from(renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days, timelines }));
+      const html = Buffer.from(renderDashboard({ instance: cfg.name, version: VERSION, generatedAt: new Date(now).toISOString(), statuses, trends, days, timelines, silences: (await deps.store.silences.list(now)).map(silenceJson) }));
       // 90 day cells a target make a big page that compresses ~20x: gzip it once per rendering.
       return { html, gzip: await gzipAsync(html, { level: 6 }) };
     };
