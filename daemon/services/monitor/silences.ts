@@ -57,7 +57,7 @@ const CreateBody = {
   properties: {
     target: { type: 'string', minLength: 1, maxLength: 200, description: 'a configured target; omit it and give `all: true` to silence every target' },
     all: { type: 'boolean', description: 'true: silence every target (instead of `target`)' },
-    duration: { type: 'string', minLength: 1, maxLength: 32, description: 'how long: `90m`, `2h`, `1d`, or seconds; from 1 minute to 30 days' },
+    duration: { type: ['string', 'integer'], maxLength: 32, description: 'how long: `90m`, `2h`, `1d`, or a number of seconds; from 1 minute to 30 days' },
     reason: REASON,
   },
   required: ['duration', 'reason'],
@@ -68,15 +68,15 @@ const guarded = { 401: ErrorSchema, 429: ErrorSchema };
 interface CreateSilence {
   target?: string;
   all?: boolean;
-  duration: string;
+  duration: string | number;
   reason: string;
 }
 
 /** The duration of a request in ms, or an HttpError 400 saying what is taken. */
-export function silenceDuration(raw: string): number {
+export function silenceDuration(raw: string | number): number {
   const ms = parseDuration(raw);
   if (ms === undefined) throw new HttpError(400, `duration ${JSON.stringify(raw)} is not a duration: give one like 90m, 2h or 1d (or seconds)`);
-  if (ms < MIN_SILENCE_MS || ms > MAX_SILENCE_MS) throw new HttpError(400, `duration must be from 1m to 30d (got ${raw.trim()})`);
+  if (ms < MIN_SILENCE_MS || ms > MAX_SILENCE_MS) throw new HttpError(400, `duration must be from 1m to 30d (got ${String(raw).trim()})`);
   return ms;
 }
 
