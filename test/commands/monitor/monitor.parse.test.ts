@@ -7,6 +7,7 @@ import type { pingRun } from '../../../commands/monitor/ping.js';
 import type { pingUrlRun } from '../../../commands/monitor/ping-url.js';
 import type { runRun } from '../../../commands/monitor/run.js';
 import type { meshRun } from '../../../commands/monitor/mesh.js';
+import type { alertsRun } from '../../../commands/monitor/alerts.js';
 import type { reportRun } from '../../../commands/monitor/report.js';
 import type { statusRun } from '../../../commands/monitor/status.js';
 import type { trendsRun } from '../../../commands/monitor/trends.js';
@@ -43,6 +44,10 @@ describe('mkt monitor: parsing', () => {
 
   it('mesh: --server and --json', async () => {
     await cli.verb<typeof meshRun>('monitor mesh', ['--server', 'u', '--json'], { server: 'u', json: true });
+  });
+
+  it('alerts: --server and --json', async () => {
+    await cli.verb<typeof alertsRun>('monitor alerts', ['--server', 'u', '--json'], { server: 'u', json: true });
   });
 
   it('watch: --interval defaults to 5', async () => {
