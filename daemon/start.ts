@@ -1,11 +1,12 @@
 // Daemon start-up: open the service, build the server, listen, print `listening on`,
-// and handle SIGTERM/SIGINT (graceful shutdown) and SIGHUP (reload).
+// and handle SIGTERM/SIGINT (graceful shutdown) and SIGHUP (reload), telling systemd of each.
 import type { FastifyInstance } from 'fastify';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import type { ServiceName } from '../src/config/services.js';
 import { systemClock, type Clock } from '../src/util/clock.js';
 import { createLogger, flushLogs, LISTENING_ON, type Logger } from './logger.js';
+import { SystemdNotifier } from './sd-notify.js';
 import { buildServer } from './server.js';
 import type { ServeOptions, ServiceModule, ServiceRuntime } from './service.js';
 import { SERVICE_LOADERS, type ServiceOptionsMap } from './services/registry.js';
@@ -139,24 +140,70 @@ export function trapStopSignals(): Promise<string> {
   });
 }
 
-/** Runs services until SIGTERM/SIGINT; SIGHUP reloads each. Resolves after clean shutdown. */
-export async function runUntilSignalled(services: RunningService[], logger: Logger, stopSignal: Promise<string> = trapStopSignals()): Promise<void> {
+/** The one-line STATUS= of a running `mkt serve`: each service and its URL. */
+export function serviceStatus(services: RunningService[]): string {
+  return services.map((s) => `${s.name} on ${s.url}`).join(', ');
+}
+
+export interface RunOptions {
+  /** systemd's sd_notify client; default: one for this process's NOTIFY_SOCKET (a no-op without it). */
+  notifier?: SystemdNotifier;
+}
+
+/**
+ * Runs services until SIGTERM/SIGINT; SIGHUP reloads each. Resolves after clean shutdown. Under
+ * systemd (NOTIFY_SOCKET) it tells the service manager: READY=1 now (every service listens and has
+ * its configuration), RELOADING=1 then READY=1 around each reload, STOPPING=1 when shutdown begins,
+ * and WATCHDOG=1 from the event loop in between.
+ */
+export async function runUntilSignalled(
+  services: RunningService[],
+  logger: Logger,
+  stopSignal: Promise<string> = trapStopSignals(),
+  opts: RunOptions = {},
+): Promise<void> {
+  const notifier = opts.notifier ?? SystemdNotifier.fromEnv(process.env, logger);
+  const serving = serviceStatus(services);
+  let stopping = false;
+  /** One reload at a time: a SIGHUP during a reload runs another after it (RELOADING=1 pairs with one READY=1). */
+  let reloads: Promise<void> = Promise.resolve();
+  const reload = async (): Promise<void> => {
+    if (stopping) return;
+    notifier.reloading(`reloading configuration; ${serving}`);
+    const failed: string[] = [];
+    await Promise.all(
+      services.map(async (s) => {
+        if (!s.runtime.reload) return;
+        try {
+          await s.runtime.reload();
+          logger.info({ service: s.name }, 'configuration reloaded');
+        } catch (err) {
+          failed.push(s.name);
+          logger.error({ service: s.name, err: (err as Error).message }, 'reload failed; keeping the running configuration');
+        }
+      }),
+    );
+    // Serving again either way: a failed reload leaves the previous configuration running.
+    if (!stopping) notifier.ready(failed.length ? `reload failed (${failed.join(', ')}): serving the previous configuration; ${serving}` : serving);
+  };
   const onHup = (): void => {
-    for (const s of services) {
-      if (!s.runtime.reload) continue;
-      s.runtime.reload().then(
-        () => logger.info({ service: s.name }, 'configuration reloaded'),
-        (err: Error) => logger.error({ service: s.name, err: err.message }, 'reload failed; keeping the running configuration'),
-      );
-    }
+    reloads = reloads.then(reload);
   };
   process.on('SIGHUP', onHup);
-  const signal = await stopSignal;
-  process.off('SIGHUP', onHup);
-  logger.info({ signal }, 'shutting down');
-  const results = await Promise.allSettled(services.map((s) => s.close()));
-  for (const r of results) if (r.status === 'rejected') logger.error({ err: String(r.reason) }, 'shutdown error');
-  logger.info('stopped');
+  notifier.ready(serving);
+  notifier.startWatchdog();
+  try {
+    const signal = await stopSignal;
+    stopping = true;
+    process.off('SIGHUP', onHup);
+    notifier.stopping(`shutting down (${signal})`);
+    logger.info({ signal }, 'shutting down');
+    const results = await Promise.allSettled(services.map((s) => s.close()));
+    for (const r of results) if (r.status === 'rejected') logger.error({ err: String(r.reason) }, 'shutdown error');
+    logger.info('stopped');
+  } finally {
+    notifier.close();
+  }
   // Log lines are written from a buffer: every one of them, this last included, goes out
   // before the process may exit.
   await flushLogs(logger);
