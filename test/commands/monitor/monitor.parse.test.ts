@@ -12,6 +12,7 @@ import type { reportRun } from '../../../commands/monitor/report.js';
 import type { statusRun } from '../../../commands/monitor/status.js';
 import type { trendsRun } from '../../../commands/monitor/trends.js';
 import type { watchRun } from '../../../commands/monitor/watch.js';
+import type { silenceAddRun, silenceListRun, silenceRmRun } from '../../../commands/monitor/silence.js';
 import { leafPaths, parseSuite } from '../../helpers/parse-cli.js';
 
 const cli = parseSuite('monitor');
@@ -94,6 +95,16 @@ describe('mkt monitor: parsing', () => {
     await cli.usage(['monitor', 'run', 'backup'], /missing required argument 'command'/);
     await cli.usage(['monitor', 'run', 'backup', '--ping-url', 'http://h/ping/k', '--server', 'u', '--', 'true'], /option '--ping-url <url>' cannot be used with option '--server <url>'/);
     await cli.usage(['monitor', 'run', 'backup', '--json', '--', 'true'], /unknown option '--json'/);
+  });
+
+  it('silence add [target] --all --for --reason, list, rm <id>', async () => {
+    await cli.verb<typeof silenceAddRun>('monitor silence add', ['api', '--for', '2h', '--reason', 'deploy', '--server', 'u', '--json'], { target: 'api', for: '2h', reason: 'deploy', server: 'u', json: true });
+    await cli.verb<typeof silenceAddRun>('monitor silence add', ['--all', '--for', '30m', '--reason', 'network work'], { target: undefined, all: true, for: '30m', reason: 'network work' });
+    await cli.usage(['monitor', 'silence', 'add', 'api', '--reason', 'r'], /required option '--for <duration>' not specified/);
+    await cli.usage(['monitor', 'silence', 'add', 'api', '--for', '1h'], /required option '--reason <text>' not specified/);
+    await cli.verb<typeof silenceListRun>('monitor silence list', ['--json'], { json: true });
+    await cli.verb<typeof silenceRmRun>('monitor silence rm', ['sil_k3xq7hd2m4ab', '--server', 'u'], { id: 'sil_k3xq7hd2m4ab', server: 'u' });
+    await cli.usage(['monitor', 'silence', 'rm'], /missing required argument 'id'/);
   });
 
   it('every verb of mkt monitor has its parse case', () => {
