@@ -104,7 +104,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   logger.info({ instance: config.name, targets: config.targets.length, mesh: mesh.enabled, dashboard: config.dashboard, store: opened.label, ...(cluster ? { cluster_instance: instanceId } : {}) }, 'monitor ready');
 
   const prune = async (): Promise<void> => {
-    const removed = await store.prune({ rawBeforeMs: now() - config.retentionDays * 86_400_000, rollupsBeforeMs: now() - config.rollupRetentionDays * 86_400_000 });
+    const removed = (await store.silences.prune(now())) + (await store.prune({ rawBeforeMs: now() - config.retentionDays * 86_400_000, rollupsBeforeMs: now() - config.rollupRetentionDays * 86_400_000 }));
     if (removed > 0) logger.info({ removed, retention_days: config.retentionDays, rollup_retention_days: config.rollupRetentionDays }, 'pruned old history');
   };
   const pruneJob = CronJob.from({ cronTime: '17 3 * * *', onTick: () => void prune(), start: false });
