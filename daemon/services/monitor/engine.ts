@@ -417,7 +417,7 @@ export class CheckEngine {
         if (open.caused_by && !(await store.alertClaimed(open.id, 'incident.opened'))) {
           // A child suppressed by its parent: once no parent is down (a release missed at the
           // parent's resolution, say by a restart) it alerts on its own.
-          if (!(await this.deps.downParent(t))) await this.alertOnItsOwn(t, open);
+          if (!(await this.deps.downParent(t)) && this.ownOpeningOwed(t, open, snap)) await this.alertOnItsOwn(t, open);
         } else if (gate?.openingOwed && !(await store.alertClaimed(open.id, 'incident.opened')) && gate.openingOwed(t, open, snap) && (await store.claimAlert(open.id, 'incident.opened'))) {
           // A mesh point that was to send the opening alert and has not shown it sent: send it here.
           this.opts.logger.warn({ target: t.name, cause: open.cause }, 'incident opened');
@@ -466,7 +466,9 @@ export class CheckEngine {
       // Children still down that this one held back alert on their own now (each once per cluster).
       for (const c of this.deps.childrenOf(t.name)) {
         const inc = await store.currentIncident(c.name);
-        if (inc?.caused_by && !(await store.alertClaimed(inc.id, 'incident.opened')) && !(await this.deps.downParent(c))) await this.alertOnItsOwn(c, inc);
+        if (!inc?.caused_by || (await store.alertClaimed(inc.id, 'incident.opened')) || (await this.deps.downParent(c))) continue;
+        const latest = this.opts.gate?.openingOwed ? (await store.recent(c.name, 1))[0] : undefined;
+        if (!this.opts.gate?.openingOwed || (latest && this.ownOpeningOwed(c, inc, latest))) await this.alertOnItsOwn(c, inc);
       }
     }
   }
@@ -494,6 +496,17 @@ export class CheckEngine {
   private async affected(t: TargetConfig): Promise<{ affected?: string[] }> {
     const affected = await this.deps.affected(t.name);
     return affected.length ? { affected } : {};
+  }
+
+  /**
+   * Whether a released child sends its own opening alert from here: always on a store of its own
+   * or a cluster's (the claim makes it once); on a mesh, each point holding the incident in its own
+   * store, as the gate elects the sender of any opening alert not yet shown sent by a peer.
+   */
+  private ownOpeningOwed(t: TargetConfig, incident: Incident, latest: Snapshot): boolean {
+    const gate = this.opts.gate;
+    // A heartbeat target's pings come to one store: no mesh peer elects anything for it.
+    return !gate?.openingOwed || t.heartbeat !== undefined || gate.openingOwed(t, incident, latest);
   }
 
   /** A child held back by its parent, still down after every parent recovered: its own opening alert, claimed once. */

@@ -175,6 +175,47 @@ describe('depends_on in the engine', () => {
   });
 });
 
+describe('depends_on on a mesh (each point its own store)', () => {
+  it('a released child alerts from here only when the gate elects this point (no peer showed it sent)', async () => {
+    const T0 = Date.parse('2026-07-06T00:00:00Z');
+    let owed = false;
+    const asked: string[] = [];
+    // The mesh gate's answers: every outage confirmed here; the child's opening owed only when the test says.
+    const gate: IncidentGate = {
+      decide: () => ({ open: true, alert: true }),
+      openingOwed: (t) => {
+        asked.push(t.name);
+        return owed;
+      },
+    };
+    const r = rig('mesh.db', yaml(), gate);
+    down.clear();
+    down.add('router').add('web');
+    try {
+      await r.check('router', T0);
+      await r.check('router', T0 + MIN);
+      await r.check('router', T0 + 2 * MIN);
+      await r.check('web', T0 + 2 * MIN + SEC);
+      await r.check('web', T0 + 3 * MIN);
+      expect(await r.store.currentIncident('web')).toMatchObject({ caused_by: 'router' });
+      // Held back by its parent, the child does not even ask.
+      await r.check('web', T0 + 4 * MIN);
+      expect(asked).toEqual([]);
+      down.delete('router');
+      await r.check('router', T0 + 5 * MIN);
+      await r.check('web', T0 + 6 * MIN);
+      expect(asked).toEqual(['web', 'web']);
+      expect(r.events()).toEqual(['incident.opened router', 'incident.resolved router']);
+      owed = true;
+      await r.check('web', T0 + 7 * MIN);
+      await r.check('web', T0 + 8 * MIN);
+      expect(r.events()).toEqual(['incident.opened router', 'incident.resolved router', 'incident.opened web']);
+    } finally {
+      await r.close();
+    }
+  });
+});
+
 describe('remind_every in the engine', () => {
   it('reminds every interval while open (a held-back child only from its own alert on), once each across a restart and a second instance', async () => {
     const T0 = Date.parse('2026-07-04T00:00:00Z');
