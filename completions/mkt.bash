@@ -74,13 +74,18 @@ __mkt_node() {
     "mkt sync plan buy") _mkt_subs='' _mkt_flags='--cap --annual --open --server --json --help' ;;
     "mkt sync plan status") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt sync plan cap") _mkt_subs='' _mkt_flags='--cap --server --json --help' ;;
-    "mkt monitor") _mkt_subs='status detail trends report mesh watch ping-url ping run check-config' _mkt_flags='--help' ;;
+    "mkt monitor") _mkt_subs='status detail trends report mesh watch alerts silence ping-url ping run check-config' _mkt_flags='--help' ;;
     "mkt monitor status") _mkt_subs='' _mkt_flags='--fail-on --server --json --help' ;;
     "mkt monitor detail") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt monitor trends") _mkt_subs='' _mkt_flags='--hours --bucket --server --json --help' ;;
     "mkt monitor report") _mkt_subs='' _mkt_flags='--from --to --format --server --json --help' ;;
     "mkt monitor mesh") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt monitor watch") _mkt_subs='' _mkt_flags='--interval --server --json --help' ;;
+    "mkt monitor alerts") _mkt_subs='' _mkt_flags='--server --json --help' ;;
+    "mkt monitor silence") _mkt_subs='add list rm' _mkt_flags='--help' ;;
+    "mkt monitor silence add") _mkt_subs='' _mkt_flags='--all --for --reason --server --json --help' ;;
+    "mkt monitor silence list") _mkt_subs='' _mkt_flags='--server --json --help' ;;
+    "mkt monitor silence rm") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt monitor ping-url") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt monitor ping") _mkt_subs='' _mkt_flags='--start --fail --exit-code --log --ping-url --server --json --help' ;;
     "mkt monitor run") _mkt_subs='' _mkt_flags='--ping-url --server --help' ;;
@@ -136,6 +141,11 @@ __mkt_option() {
     "mkt sync plan status|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt sync plan cap|--cap") _mkt_kind=text _mkt_words='' ;;
     "mkt sync plan cap|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence add|--for") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence add|--reason") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence add|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence list|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence rm|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt auth login|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt notes ls|--repo") _mkt_kind=text _mkt_words='' ;;
     "mkt notes ls|--server") _mkt_kind=text _mkt_words='' ;;
@@ -196,6 +206,7 @@ __mkt_option() {
     "mkt monitor mesh|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor watch|--interval") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor watch|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor alerts|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor ping-url|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor ping|--exit-code") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor ping|--log") _mkt_kind=file _mkt_words='' ;;
@@ -289,6 +300,8 @@ __mkt_argument() {
     "mkt monitor detail|0") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor trends|0") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor report|"*) _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence add|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt monitor silence rm|0") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor ping-url|0") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor ping|0") _mkt_kind=text _mkt_words='' ;;
     "mkt monitor run|0") _mkt_kind=text _mkt_words='' ;;
