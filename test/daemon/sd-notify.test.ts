@@ -1,6 +1,9 @@
 // SystemdNotifier against a real AF_UNIX datagram socket: the sd_notify message formats, how
-// NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID are read, and when it stays silent.
+// NOTIFY_SOCKET, WATCHDOG_USEC and WATCHDOG_PID are read, when it stays silent, and that a blocked
+// event loop stops the watchdog pings.
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { monotonicUsec, notifyMessage, parseNotifySocket, parseWatchdog, SystemdNotifier } from '../../daemon/sd-notify.js';
 import { captureLog } from '../helpers/log-capture.js';
 import { listenNotify, type NotifySocket } from '../helpers/notify-socket.js';
@@ -101,6 +104,33 @@ describe('SystemdNotifier on a real datagram socket', () => {
     await new Promise((r) => setTimeout(r, 300));
     const seen = await through(sock, notifier, 'later');
     expect(seen.filter((t) => t === 'WATCHDOG=1')).toHaveLength(pinged.length);
+  });
+
+  it('a blocked event loop sends no WATCHDOG=1 until it runs again (another process, so this one can read the socket meanwhile)', async () => {
+    sock = listenNotify();
+    const script = [
+      `const { SystemdNotifier } = await import(${JSON.stringify(join(import.meta.dirname, '../../daemon/sd-notify.ts'))});`,
+      'const n = SystemdNotifier.fromEnv(process.env, { warn: (...a) => console.error(...a) });',
+      'n.startWatchdog();',
+      // 0.5 s of pings, the loop held for 1.5 s, 0.5 s of pings, done.
+      "setTimeout(() => { n.status('hang'); const end = Date.now() + 1500; while (Date.now() < end); n.status('free'); }, 500);",
+      "setTimeout(() => { n.close(); }, 2500);",
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { ...process.env, NOTIFY_SOCKET: sock.path, WATCHDOG_USEC: '100000' },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    const code = await new Promise((resolve) => child.once('exit', resolve));
+    expect(code).toBe(0);
+    await sock.drain();
+    const texts = sock.messages.map((m) => m.text);
+    const hang = texts.indexOf('STATUS=hang');
+    const free = texts.indexOf('STATUS=free');
+    expect(hang).toBeGreaterThan(0);
+    // Not one ping while the loop was held; pings before it and after it.
+    expect(free).toBe(hang + 1);
+    expect(texts.slice(0, hang).filter((t) => t === 'WATCHDOG=1').length).toBeGreaterThanOrEqual(3);
+    expect(texts.slice(free + 1).filter((t) => t === 'WATCHDOG=1').length).toBeGreaterThanOrEqual(3);
   });
 
   it('WATCHDOG_PID of another process: READY still goes out, never a WATCHDOG=1', async () => {
