@@ -41,6 +41,10 @@ const TEST_RUN_COLS = 'started_at, exit_code, duration_ms, passed, error';
 const SNAPSHOT_COLS = 'checked_at, status, response_time_ms, details, error, maintenance';
 
 /** The raw floor moved (a prune, on this instance or another sharing the database). */
+
+/** The order of a timeline's events that share a millisecond. */
+const EVENT_ORDER = `CASE kind WHEN 'opened' THEN 0 WHEN 'caused_by' THEN 1 WHEN 'silenced' THEN 2 WHEN 'alerted' THEN 3 WHEN 'alert_failed' THEN 4 WHEN 'reminded' THEN 5 WHEN 'resolved' THEN 6 ELSE 7 END`;
+
 export const FLOOR_CHANNEL = 'mkt_monitor_floor';
 
 /** The statements whose text differs by engine, built once per engine. */
@@ -379,8 +383,12 @@ export class SqlMonitorStore implements MonitorStore {
     await this.sql.run('INSERT INTO incident_events (incident_id, ts, kind, detail) VALUES (?, ?, ?, ?)', [incidentId, at, kind, detail ?? null]);
   }
 
+  /**
+   * Events of one millisecond in the order they happen (an incident opens, under its parent, then
+   * alerts; it resolves last): the table keeps no sequence of its own on PostgreSQL.
+   */
   async incidentEvents(incidentId: number, limit = 200): Promise<IncidentEvent[]> {
-    const rows = await this.sql.all<{ ts: number | string; kind: IncidentEventKind; detail: string | null }>('SELECT ts, kind, detail FROM incident_events WHERE incident_id = ? ORDER BY ts, kind LIMIT ?', [incidentId, limit]);
+    const rows = await this.sql.all<{ ts: number | string; kind: IncidentEventKind; detail: string | null }>(`SELECT ts, kind, detail FROM incident_events WHERE incident_id = ? ORDER BY ts, ${EVENT_ORDER} LIMIT ?`, [incidentId, limit]);
     return rows.map((r) => ({ at: new Date(Number(r.ts)).toISOString(), kind: r.kind, ...(r.detail !== null ? { detail: r.detail } : {}) }));
   }
 

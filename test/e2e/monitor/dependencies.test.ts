@@ -15,7 +15,7 @@ import { waitFor } from '../../helpers/wait.js';
 
 interface Status {
   caused_by?: string;
-  current_incident?: { id: number; checks: number; caused_by?: string };
+  current_incident?: { id: number; checks: number; caused_by?: string; timeline?: { at: string; kind: string; detail?: string }[] };
   incidents?: { status: string; caused_by?: string }[];
 }
 
@@ -109,6 +109,12 @@ describe('depends_on with the real binary', () => {
     expect(after.current_incident?.id).toBe(id);
     // caused_by names the parent the incident opened under; the status keeps showing it while that incident is open.
     expect(after.caused_by).toBe('router');
+    // Its timeline, as one target's status carries it: opened under the router, then its own alert.
+    await waitFor(async () => (await status('web')).current_incident?.timeline?.some((e) => e.kind === 'alerted'), 'web\'s timeline showing its alert');
+    const kinds = (await status('web')).current_incident!.timeline!.map((e) => e.kind);
+    expect(kinds.slice(0, 2)).toEqual(['opened', 'caused_by']);
+    expect(kinds).toContain('alerted');
+    expect((await status('web')).current_incident!.timeline!.find((e) => e.kind === 'caused_by')?.detail).toBe('router');
 
     // Web recovers: its resolution is alerted, as its opening was.
     down.delete('web');
