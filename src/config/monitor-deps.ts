@@ -1,7 +1,6 @@
 // `depends_on` and `remind_every` in the monitor's config: the parents each target names (unknown
 // names, self-dependencies and cycles refused with FILE:LINE) and the reminder interval.
 import { parseDuration, type Reader } from './yaml-reader.js';
-import type { MonitorConfig } from './monitor.js';
 
 /** The shortest reminder interval: a sysadmin reminded more often than this is being paged, not reminded. */
 export const MIN_REMIND_MS = 60_000;
@@ -21,7 +20,13 @@ export function readRemindEvery(r: Reader, path: (string | number)[]): number | 
  * global `remind_every`. `names` are all the target names of the file, valid or not, so that a
  * parent with problems of its own is not also reported unknown.
  */
-export function readDependencies(r: Reader, cfg: MonitorConfig, names: readonly string[]): void {
+/** What of the config this reader fills: a structural type, so config/monitor.ts (which calls it) is not imported back. */
+export interface DependencyFields {
+  remindEveryMs?: number;
+  targets: { name: string; remindEveryMs?: number; dependsOn?: string[] }[];
+}
+
+export function readDependencies(r: Reader, cfg: DependencyFields, names: readonly string[]): void {
   const global = readRemindEvery(r, ['remind_every']);
   if (global) cfg.remindEveryMs = global;
   const known = new Set(names);

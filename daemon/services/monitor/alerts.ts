@@ -3,21 +3,12 @@
 // channel is logged once per incident, by name only; each channel's last send is kept in the store
 // and each incident's timeline says which channels were alerted and which failed.
 import type { AlertChannel, MonitorConfig } from '../../../src/config/monitor.js';
-import type { Incident, MonitorStore } from '../../../src/store/monitor.js';
+import type { MonitorStore } from '../../../src/store/monitor.js';
 import type { Logger } from '../../logger.js';
 import { channelSecrets, deliver, redact, SendError, SEND_TIMEOUT_MS, type SendContext } from './channels/index.js';
+import type { AlertEvent } from './alert-event.js';
 
-export interface AlertEvent {
-  event: 'incident.opened' | 'incident.resolved';
-  instance: string;
-  target: string;
-  label: string;
-  incident: Incident;
-  /** A reminder of an incident still open (`remind_every`): its ordinal, from 1. */
-  reminder?: number;
-  /** Children (`depends_on`) down because of this target: their incidents sent no alert of their own. */
-  affected?: string[];
-}
+export type { AlertEvent } from './alert-event.js';
 
 /** What of the config decides where alerts go: each target's `alerts:` names, and the links. */
 export type AlertRouting = Pick<MonitorConfig, 'targets' | 'publicUrl'>;

@@ -4,7 +4,7 @@
 // of a cluster sends it later either).
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import type { Logger } from '../../logger.js';
-import type { AlertEvent } from './alerts.js';
+import type { AlertEvent } from './alert-event.js';
 
 /** What the engine calls to alert: the AlertSender, or this gate around it. */
 export interface AlertSink {

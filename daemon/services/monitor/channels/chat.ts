@@ -1,7 +1,7 @@
 // Chat incoming webhooks: Slack (`{text}`), Discord (`{content}`) and Microsoft Teams (an
 // Adaptive Card message, as Teams workflows take). One line, plus reminder and affected children.
 import type { ChatChannel } from '../../../../src/config/monitor-alerts.js';
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 import { post } from './http.js';
 import { duration, downSeconds, links, oneLine, phaseOf, type SendContext } from './text.js';
 

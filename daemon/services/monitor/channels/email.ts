@@ -3,7 +3,7 @@
 // a plain-text body with the details. The password comes from the URL or an environment variable.
 import { createTransport } from 'nodemailer';
 import type { EmailChannel } from '../../../../src/config/monitor-alerts.js';
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 import { SendError } from './http.js';
 import { detailLines, headline, type SendContext } from './text.js';
 

@@ -1,7 +1,7 @@
 // One send of an alert to one channel, by the channel's type; and the secrets each channel holds,
 // which no error text that reaches a log or the store may carry.
 import type { AlertChannel } from '../../../../src/config/monitor-alerts.js';
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 import { sendChat } from './chat.js';
 import { sendEmail } from './email.js';
 import { sendNtfy } from './ntfy.js';

@@ -1,7 +1,7 @@
 // ntfy (ntfy.sh or a self-hosted server): the details as the message body, the headline as its
 // Title, an urgent Priority while down. Header values are one line and ASCII (RFC 2047 otherwise).
 import type { NtfyChannel } from '../../../../src/config/monitor-alerts.js';
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 import { post } from './http.js';
 import { detailLines, headline, links, oneLine, phaseOf, type SendContext } from './text.js';
 

@@ -1,7 +1,7 @@
 // PagerDuty Events API v2: `trigger` when a target goes down (a reminder triggers again, which
 // PagerDuty folds into the open alert), `resolve` when it recovers, one dedup_key per incident.
 import type { PagerDutyChannel } from '../../../../src/config/monitor-alerts.js';
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 import { post } from './http.js';
 import { headline, links, oneLine, phaseOf, type SendContext } from './text.js';
 

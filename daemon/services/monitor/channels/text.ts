@@ -1,7 +1,7 @@
 // What every channel says about an alert, in words: the headline (down, recovered, still down),
 // the details (error, times, duration, affected children, links), and labels made safe for
 // one-line places (a mail subject, an HTTP header).
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 
 /** Everything a channel needs besides the event: the clock, the config's links, the environment. */
 export interface SendContext {

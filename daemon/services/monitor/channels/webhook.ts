@@ -2,7 +2,7 @@
 // when it has one, so a receiver can tell the monitor's POSTs from anyone else's.
 import { createHmac } from 'node:crypto';
 import type { WebhookChannel } from '../../../../src/config/monitor-alerts.js';
-import type { AlertEvent } from '../alerts.js';
+import type { AlertEvent } from '../alert-event.js';
 import { post } from './http.js';
 import type { SendContext } from './text.js';
 
