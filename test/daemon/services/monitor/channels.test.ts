@@ -18,6 +18,7 @@ import { SqliteMonitorStore } from '../../../../src/store/monitor-sqlite.js';
 import type { Incident } from '../../../../src/store/monitor.js';
 import { listenLocal } from '../../../helpers/local-http.js';
 import { tempDir } from '../../../helpers/tmp.js';
+import { makeCert } from '../../../helpers/monitor-fixtures.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -58,8 +59,8 @@ const opened = (id: number, over: Partial<AlertEvent> = {}): AlertEvent => ({ ev
 const resolved = (id: number): AlertEvent => ({ event: 'incident.resolved', instance: 'mon-1', target: 'api', label: 'Public API', incident: incident(id, { status: 'resolved', ended_at: '2026-11-24T10:05:00.000Z', duration_s: 300 }) });
 const NOW = Date.parse('2026-11-24T10:02:00.000Z');
 
-function sender(channels: AlertChannel[], o: { backoff?: number[]; timeoutMs?: number; logger?: ReturnType<typeof createLogger>; env?: NodeJS.ProcessEnv; store?: SqliteMonitorStore; now?: () => number } = {}): AlertSender {
-  return new AlertSender(channels, o.logger ?? capture().logger, o.backoff ?? [], { now: o.now ?? (() => NOW), timeoutMs: o.timeoutMs ?? 5000, env: o.env ?? {}, ...(o.store ? { store: o.store } : {}), config: { targets: [], publicUrl: 'https://status.example.com' } });
+function sender(channels: AlertChannel[], o: { backoff?: number[]; timeoutMs?: number; logger?: ReturnType<typeof createLogger>; env?: NodeJS.ProcessEnv; store?: SqliteMonitorStore; now?: () => number; tlsCa?: string } = {}): AlertSender {
+  return new AlertSender(channels, o.logger ?? capture().logger, o.backoff ?? [], { now: o.now ?? (() => NOW), timeoutMs: o.timeoutMs ?? 5000, env: o.env ?? {}, ...(o.store ? { store: o.store } : {}), ...(o.tlsCa ? { tlsCa: o.tlsCa } : {}), config: { targets: [], publicUrl: 'https://status.example.com' } });
 }
 
 /** What a receiver does with `Mkt-Signature`: recompute, compare in constant time, refuse a stale t. */
@@ -267,6 +268,46 @@ describe('email', () => {
     expect(m.raw).toContain('Affected:  db');
     expect(m.raw).toContain('Dashboard: https://status.example.com/');
     expect(m.raw).not.toContain('s3cret-pw');
+  });
+
+  it('smtps:// speaks TLS from the first byte and smtp:// upgrades with STARTTLS when offered, each verifying the server certificate', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.remove());
+    const pem = makeCert(dir.path);
+    for (const implicit of [true, false]) {
+      const seen: { secure: boolean; raw: string }[] = [];
+      const server = new SMTPServer({
+        secure: implicit,
+        key: pem.key,
+        cert: pem.cert,
+        authOptional: true,
+        logger: false,
+        onData(stream, session, cb) {
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('end', () => {
+            seen.push({ secure: session.secure, raw: Buffer.concat(chunks).toString('utf8') });
+            cb();
+          });
+        },
+      });
+      // The refused handshake below ends the connection mid-TLS: the server reports it as an error.
+      const handshakes: string[] = [];
+      server.on('error', (err: Error) => handshakes.push(err.message));
+      await new Promise<void>((res) => server.listen(0, '127.0.0.1', res));
+      cleanups.push(() => new Promise<void>((res) => server.close(() => res())));
+      const port = (server.server.address() as AddressInfo).port;
+      const ch: AlertChannel = { name: 'ops-mail', type: 'email', smtp: `${implicit ? 'smtps' : 'smtp'}://127.0.0.1:${port}`, from: 'mkt@example.com', to: ['ops@example.com'] };
+      // A certificate no CA vouches for: refused, nothing delivered.
+      const [untrusted] = await sender([ch]).sendNow(opened(21));
+      expect(untrusted!.ok).toBe(false);
+      expect(seen).toEqual([]);
+      const [o] = await sender([ch], { tlsCa: pem.cert }).sendNow(opened(21));
+      expect(o).toMatchObject({ ok: true });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]!.secure).toBe(true);
+      expect(seen[0]!.raw).toMatch(/^Subject: \[mkt\] Public API is down$/m);
+    }
   });
 
   it('the password from smtp_password_env; unset, the send fails saying which variable, without a password in the error', async () => {
