@@ -1,17 +1,9 @@
 // The monitor's silences API for `mkt monitor silence`: make one (a target or every target, for a
 // duration, with a reason), list the active ones, end one. Behind the API token.
 import type { HttpClient } from './http.js';
+import type { SilenceJson } from '../schemas/monitor.js';
 
-/** A silence as the monitor answers it (docs/monitor.md, "Silences"). */
-export interface SilenceJson {
-  id: string;
-  /** null when every target is silenced. */
-  target: string | null;
-  all: boolean;
-  reason: string;
-  created_at: string;
-  expires_at: string;
-}
+export type { SilenceJson };
 
 export interface NewSilence {
   /** A target name; undefined with `all`. */

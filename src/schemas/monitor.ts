@@ -50,6 +50,17 @@ export interface Incident {
   caused_by?: string;
 }
 
+/** A silence as the API answers it (docs/monitor.md, "Silences"). */
+export interface SilenceJson {
+  id: string;
+  /** The silenced target; null when every target is silenced (`all`). */
+  target: string | null;
+  all: boolean;
+  reason: string;
+  created_at: string;
+  expires_at: string;
+}
+
 /** What happened to an incident, in order: its timeline (dashboard, `mkt monitor detail`). */
 export type IncidentEventKind = 'opened' | 'alerted' | 'reminded' | 'silenced' | 'caused_by' | 'resolved' | 'alert_failed';
 

@@ -8,7 +8,7 @@ import { parseDuration } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import type { Silence } from '../../../src/store/monitor-silences.js';
 import { HttpError } from '../../plugins/errors.js';
-import { ErrorSchema } from '../../../src/schemas/monitor.js';
+import { ErrorSchema, type SilenceJson } from '../../../src/schemas/monitor.js';
 
 export const MAX_ACTIVE_SILENCES = 1000;
 export const MIN_SILENCE_MS = 60_000;
@@ -21,16 +21,7 @@ export interface SilenceDeps {
   now(): number;
 }
 
-/** A silence as the API answers it. */
-export interface SilenceJson {
-  id: string;
-  /** The silenced target; null when every target is silenced (`all`). */
-  target: string | null;
-  all: boolean;
-  reason: string;
-  created_at: string;
-  expires_at: string;
-}
+export type { SilenceJson };
 
 export function silenceJson(s: Silence): SilenceJson {
   return { id: s.id, target: s.target ?? null, all: s.target === undefined, reason: s.reason, created_at: new Date(s.createdAt).toISOString(), expires_at: new Date(s.expiresAt).toISOString() };
@@ -57,7 +48,7 @@ const CreateBody = {
   properties: {
     target: { type: 'string', minLength: 1, maxLength: 200, description: 'a configured target; omit it and give `all: true` to silence every target' },
     all: { type: 'boolean', description: 'true: silence every target (instead of `target`)' },
-    duration: { type: ['string', 'integer'], maxLength: 32, description: 'how long: `90m`, `2h`, `1d`, or a number of seconds; from 1 minute to 30 days' },
+    duration: { anyOf: [{ type: 'string', maxLength: 32 }, { type: 'integer' }], description: 'how long: `90m`, `2h`, `1d`, or a number of seconds; from 1 minute to 30 days' },
     reason: REASON,
   },
   required: ['duration', 'reason'],

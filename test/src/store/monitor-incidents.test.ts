@@ -1,38 +1,11 @@
 // Incidents shared by instances: two stores on one database (two cluster instances on
 // PostgreSQL; two handles on one SQLite file) open a target's incident once, resolve it once, and
 // hand each transition's alert to exactly one of many concurrent claimants.
-import { afterEach, expect, it } from 'vitest';
-import { join } from 'node:path';
-import type { MonitorStore } from '../../../src/store/monitor.js';
-import { SqliteMonitorStore } from '../../../src/store/monitor-sqlite.js';
-import { PgMonitorStore } from '../../../src/store/monitor-pg.js';
-import { PgDatabase } from '../../../src/store/sql-pg.js';
+import { expect, it } from 'vitest';
 import { ENGINES } from '../../helpers/engines.js';
-import { freshDatabaseUrl } from '../../helpers/pg.js';
-import { tempDir } from '../../helpers/tmp.js';
+import { sharedMonitorStores } from '../../helpers/monitor-stores.js';
 
-const opened: MonitorStore[] = [];
-const dirs: { remove(): void }[] = [];
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) d.remove();
-});
-
-async function twoStores(engine: string): Promise<[MonitorStore, MonitorStore]> {
-  let open: () => Promise<MonitorStore>;
-  if (engine === 'sqlite') {
-    const d = tempDir();
-    dirs.push(d);
-    open = async () => new SqliteMonitorStore(join(d.path, 'monitor.db'));
-  } else {
-    const url = await freshDatabaseUrl();
-    open = async () => PgMonitorStore.open(await PgDatabase.open(url));
-  }
-  const a = await open();
-  const b = await open();
-  opened.push(a, b);
-  return [a, b];
-}
+const twoStores = sharedMonitorStores();
 
 for (const engine of ENGINES) {
   it(`[${engine}] one open incident per target, one resolution, one claim per transition`, async () => {

@@ -2,39 +2,12 @@
 // expired (at a controlled now), removed by id, found for a target (by name or for every target),
 // shared by two stores on one database, and capped: concurrent adds (from two PostgreSQL
 // instances) never pass the maximum.
-import { afterEach, expect, it } from 'vitest';
-import { join } from 'node:path';
-import type { MonitorStore } from '../../../src/store/monitor.js';
-import { SqliteMonitorStore } from '../../../src/store/monitor-sqlite.js';
-import { PgMonitorStore } from '../../../src/store/monitor-pg.js';
-import { PgDatabase } from '../../../src/store/sql-pg.js';
+import { expect, it } from 'vitest';
 import { newSilenceId } from '../../../src/store/monitor-silences.js';
 import { ENGINES } from '../../helpers/engines.js';
-import { freshDatabaseUrl } from '../../helpers/pg.js';
-import { tempDir } from '../../helpers/tmp.js';
+import { sharedMonitorStores } from '../../helpers/monitor-stores.js';
 
-const opened: MonitorStore[] = [];
-const dirs: { remove(): void }[] = [];
-afterEach(async () => {
-  for (const s of opened.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) d.remove();
-});
-
-async function twoStores(engine: string): Promise<[MonitorStore, MonitorStore]> {
-  let open: () => Promise<MonitorStore>;
-  if (engine === 'sqlite') {
-    const d = tempDir();
-    dirs.push(d);
-    open = async () => new SqliteMonitorStore(join(d.path, 'monitor.db'));
-  } else {
-    const url = await freshDatabaseUrl();
-    open = async () => PgMonitorStore.open(await PgDatabase.open(url));
-  }
-  const a = await open();
-  const b = await open();
-  opened.push(a, b);
-  return [a, b];
-}
+const twoStores = sharedMonitorStores();
 
 const T0 = Date.parse('2026-11-28T12:00:00.000Z');
 const H = 3_600_000;
