@@ -105,7 +105,7 @@ describe('depends_on in the engine', () => {
       const child = await r.store.currentIncident('web');
       expect(child).toMatchObject({ status: 'open', caused_by: 'router', started_at: new Date(T0 + SEC).toISOString() });
       expect(r.events()).toEqual(['incident.opened router affected web']);
-      expect((await r.store.incidentEvents(child!.id)).map((e) => `${e.kind}${e.detail ? ` ${e.detail}` : ''}`)).toEqual(['caused_by router', 'opened']);
+      expect((await r.store.incidentEvents(child!.id)).map((e) => `${e.kind}${e.detail ? ` ${e.detail}` : ''}`)).toEqual(['opened', 'caused_by router']);
       // The target's status names the parent.
       const cfg = parseMonitorConfig(yaml());
       const status = await buildTargetStatus(r.store, cfg.targets.find((t) => t.name === 'web')!, T0 + 2 * MIN);
