@@ -83,7 +83,7 @@ export interface ServerProcess {
 }
 
 /** A server process started with `args`, once it has printed `listening on URL`; stdout is read and dropped, as journald would read it. */
-async function spawnListening(what: string, args: string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
+export async function spawnListening(what: string, args: string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   let head = '';

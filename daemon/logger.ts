@@ -2,6 +2,7 @@
 // line per record on a terminal. Authorization and cookie headers are redacted everywhere.
 import pino, { type Logger } from 'pino';
 import { Writable } from 'node:stream';
+import { LineBatch, type BatchTarget } from './log-batch.js';
 
 export type { Logger };
 
@@ -32,16 +33,13 @@ export interface LoggerOptions {
  * Bytes of JSON lines gathered before stdout is written, and the longest a line waits for
  * them. One synchronous write of one line per request cost a third of a busy server's CPU;
  * gathered, a busy server writes 4 KiB at a time and an idle one within a tenth of a second.
+ * The lines are gathered in front of sonic-boom (daemon/log-batch.ts), which then writes each
+ * chunk as it comes.
  */
 export const LOG_BUFFER_BYTES = 4096;
 export const LOG_FLUSH_MS = 100;
 
 type Flush = (cb: (err?: Error) => void) => void;
-
-interface FlushableStream extends NodeJS.EventEmitter {
-  flush?: Flush;
-  flushSync?(): void;
-}
 
 /**
  * The flush of each buffered destination as made: pino swaps it for a no-op when the reader
@@ -50,10 +48,12 @@ interface FlushableStream extends NodeJS.EventEmitter {
 const ownFlush = new WeakMap<object, Flush>();
 
 /** Stdout as pino's asynchronous destination (sonic-boom on fd 1), written from buffers. */
-function bufferedStdout(): pino.DestinationStream {
-  // pino flushes it synchronously on process exit (its own exit hook), so a crash after the
-  // last line still writes it; `flushLogs` is the orderly path the stop takes.
-  const stream = pino.destination({ dest: 1, sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_MS });
+function bufferedStdout(): LineBatch {
+  // pino flushes it synchronously on process exit (its own exit hook, after the batch's), so a
+  // crash after the last line still writes it; `flushLogs` is the orderly path the stop takes.
+  // minLength 1: each chunk the batch hands on is written at once, and a flush still waits for
+  // the write under way (sonic-boom's flush does not wait at all with minLength 0).
+  const stream = pino.destination({ dest: 1, sync: false, minLength: 1 });
   ownFlush.set(stream, stream.flush);
   // pino stops writing when the reader has gone (EPIPE) and lets other errors crash the process;
   // but a reader that closed with lines unread gives ECONNRESET, and then sonic-boom's flushSync
@@ -63,7 +63,7 @@ function bufferedStdout(): pino.DestinationStream {
     const silent = (): void => {};
     Object.assign(stream, { write: () => true, flush: (cb?: () => void) => cb?.(), flushSync: silent, end: silent });
   });
-  return stream;
+  return new LineBatch(stream, LOG_BUFFER_BYTES, LOG_FLUSH_MS);
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {
@@ -103,9 +103,12 @@ export function createLogger(opts: LoggerOptions = {}): Logger {
  * stdout is read (a stop must not lose its last lines). Streams that write at once resolve at once.
  */
 export async function flushLogs(logger: Logger): Promise<void> {
-  const stream = (logger as unknown as Record<symbol, FlushableStream | undefined>)[pino.symbols.streamSym];
-  const flush = stream?.flush;
-  if (!stream || !flush || ownFlush.get(stream) !== flush) return;
+  const own = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym];
+  if (!(own instanceof LineBatch)) return;
+  own.drain();
+  const stream: BatchTarget = own.target;
+  const flush = stream.flush;
+  if (!flush || ownFlush.get(stream) !== flush) return;
   await new Promise<void>((resolve) => {
     const done = (): void => {
       stream.off('error', done);
