@@ -35,6 +35,7 @@ const partValidators: BuildCompilerFromPool = (externalSchemas, serverOptions) =
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
   const timeouts = resolveTimeouts(opts.timeouts);
+  const bodyLimit = opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024;
   const app: FastifyInstance = Fastify({
     ...fastifyTimeoutOptions(timeouts),
     // pino's Logger is a superset of fastify's base logger; widen to the default instance type.
@@ -43,7 +44,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     logController: new LogController({ disableRequestLogging: true }),
     // Each request's logger is made when it first logs (most never do but for the request line).
     childLoggerFactory: (logger, bindings, options) => requestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
-    bodyLimit: opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024,
+    bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     schemaController: { compilersFactory: { buildValidator: partValidators } },
@@ -59,7 +60,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     },
   });
   installErrorHandling(app);
-  installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs });
+  installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit });
   installRequestLog(app);
   const { openapi: info, securitySchemes, operationSecurity: security, publicUrl } = opts.service;
   installOpenApi(app, { info, securitySchemes, security, publicUrl });

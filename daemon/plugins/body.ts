@@ -40,13 +40,17 @@ class BodyDeadlines {
 
   delete(read: BodyRead): void {
     this.pending.delete(read);
-    if (this.pending.size === 0 && this.timer) {
-      clearInterval(this.timer);
-      this.timer = undefined;
-    }
   }
 
   private sweep(): void {
+    // Stopped by a sweep that finds nothing to watch, not at each body read: under load the set
+    // empties and fills again between most requests, and a timer made and cleared per request
+    // cost more than the sweep.
+    if (this.pending.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
     const now = Date.now();
     // The client has stopped short of its body (or drips it): answer, and close the connection
     // rather than keep reading what it may never send.
@@ -105,7 +109,9 @@ class BodyRead {
       return this.finish(err);
     }
     if (!Number.isNaN(this.declared) && this.received !== this.declared) return this.finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    this.finish(null, Buffer.concat(this.chunks, this.received).toString('utf8'));
+    // Most bodies arrive in one chunk: decoded as it is, not copied into a new buffer first.
+    const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received);
+    this.finish(null, whole.toString('utf8'));
   };
 
   // A client gone before its body ended (no 'end', and not always an 'error').
@@ -117,30 +123,37 @@ class BodyRead {
   };
 }
 
-/** Reads the whole body as UTF-8 text within the route's byte limit and the request timeout. */
-function readText(req: FastifyRequest, payload: NodeJS.ReadableStream, deadlines: BodyDeadlines, done: (err: Error | null, text?: string) => void): void {
-  const limit = req.routeOptions.bodyLimit;
+/** Reads the whole body as UTF-8 text within the byte limit and the request timeout. */
+function readText(req: FastifyRequest, limit: number, payload: NodeJS.ReadableStream, deadlines: BodyDeadlines, done: (err: Error | null, text?: string) => void): void {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
   new BodyRead(payload, limit, declared, deadlines, done);
 }
 
 /** Replaces fastify's JSON and text parsers (same texts, same prototype-poisoning errors). */
-export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutMs: number; maxJsonDepth?: number }): void {
+export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutMs: number; bodyLimit: number; maxJsonDepth?: number }): void {
   const maxDepth = opts.maxJsonDepth ?? MAX_JSON_DEPTH;
+  // The server's limit, unless a route sets its own: then that route's, read per request
+  // (`req.routeOptions` builds an object of a dozen fields at each read, so only then).
+  let routeLimits = false;
+  app.addHook('onRoute', (route) => {
+    if (route.bodyLimit !== undefined) routeLimits = true;
+  });
+  const limitOf = (req: FastifyRequest): number => (routeLimits ? req.routeOptions.bodyLimit : opts.bodyLimit);
   // fastify's defaults: `__proto__` and `constructor.prototype` keys are errors (secure-json-parse).
   const parseJson = app.getDefaultJsonParser('error', 'error');
   const deadlines = new BodyDeadlines(opts.requestTimeoutMs);
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', (req, payload, done: Done) => {
-    readText(req, payload, deadlines, (err, text) => {
+    readText(req, limitOf(req), payload, deadlines, (err, text) => {
       if (err) return done(err);
-      if (jsonDepthExceeds(text!, maxDepth)) return done(new HttpError(400, `JSON nested deeper than ${maxDepth} levels`));
+      // Nesting deeper than maxDepth takes more than maxDepth characters: a shorter body needs no scan.
+      if (text!.length > maxDepth && jsonDepthExceeds(text!, maxDepth)) return done(new HttpError(400, `JSON nested deeper than ${maxDepth} levels`));
       parseJson(req, text!, done);
     });
   });
   app.addContentTypeParser('text/plain', (req, payload, done: Done) => {
-    readText(req, payload, deadlines, (err, text) => (err ? done(err) : done(null, text)));
+    readText(req, limitOf(req), payload, deadlines, (err, text) => (err ? done(err) : done(null, text)));
   });
   // A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep
   // the connection open for as long as the client drips it: close instead.

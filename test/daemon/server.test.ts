@@ -47,6 +47,8 @@ beforeAll(async () => {
         });
         a.get('/secret/:key', async () => ({ ok: true }));
         a.post('/echo', async (req) => ({ got: req.body }));
+        // A route's own limit, below the server's (the parsers read it only when a route sets one).
+        a.post('/echo-small', { bodyLimit: 64 }, async (req) => ({ got: req.body }));
       },
       async close() {},
     },
@@ -106,6 +108,14 @@ describe('server harness', () => {
     const big = await post(JSON.stringify({ s: 'x'.repeat(1024 * 1024) }), 'application/json');
     expect(big.statusCode).toBe(413);
     expect(big.json().error).toEqual(expect.any(String));
+    const hundred = JSON.stringify({ s: 'x'.repeat(90) });
+    expect((await post(hundred, 'application/json')).statusCode).toBe(200);
+    for (const type of ['application/json', 'text/plain']) {
+      const small = await app.inject({ method: 'POST', url: '/echo-small', headers: { 'content-type': type }, payload: hundred });
+      expect(small.statusCode, type).toBe(413);
+      const fits = await app.inject({ method: 'POST', url: '/echo-small', headers: { 'content-type': type }, payload: '{"s":"x"}' });
+      expect(fits.statusCode, type).toBe(200);
+    }
   });
 
   it('valid requests pass', async () => {
