@@ -2,14 +2,14 @@
 // with every shared plugin, the request line at info, no work of its own) and plain fastify (one
 // route with a response schema, no plugins, no logger) beside a bare node:http server answering the
 // same bytes, for a GET and for a POST with a JSON body. Rounds are interleaved (bare, fastify,
-// floor, then again) and each ratio is the median of the rounds' ratios, so a machine whose speed
-// drifts between windows moves all three alike. A change that adds a hook or a log field shows its
-// price here at once. `MKT_BENCH_FLOOR_ROUNDS` (default 3), `MKT_BENCH_FLOOR_SECONDS` (default 3).
+// floor, then again, each round starting one further on) and each ratio is the median of the
+// rounds' ratios, so a machine whose speed drifts between windows moves all three alike. A change that adds a hook or a log field shows its
+// price here at once. `MKT_BENCH_FLOOR_ROUNDS` (default 6), `MKT_BENCH_FLOOR_SECONDS` (default 3).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { autocannon, bareServer, ratio, serveFloor, spawnListening, type LoadResult, type ServerProcess } from './_util.js';
 
-const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 6);
 const SECONDS = Number(process.env.MKT_BENCH_FLOOR_SECONDS ?? 3);
 /** A ticket-sized answer: what the rows answer is of this order. */
 const BODY = JSON.stringify({ id: 'T-1', title: 'printer on floor 3 is offline', status: 'open', priority: 'normal', updated_at: '2026-11-29T00:00:00.000Z' });
@@ -51,7 +51,10 @@ export async function run(): Promise<void> {
       const rounds: Record<keyof typeof urls, LoadResult & { us: number }>[] = [];
       for (let i = 0; i < ROUNDS; i++) {
         const r = {} as Record<keyof typeof urls, LoadResult & { us: number }>;
-        for (const k of Object.keys(urls) as (keyof typeof urls)[]) {
+        // Each round starts with a different server: on this VM a load's place in the round moves
+        // its figure (a CPU credit spent by the one before), and a rotation spreads that over all.
+        const keys = Object.keys(urls) as (keyof typeof urls)[];
+        for (const k of [...keys.slice(i % keys.length), ...keys.slice(0, i % keys.length)]) {
           const before = cpuMicros(pids[k]);
           const result = await autocannon(`${urls[k]}${path}`, load);
           r[k] = { ...result, us: (cpuMicros(pids[k]) - before) / (result.rps * SECONDS) };
