@@ -63,8 +63,9 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit });
   installRequestLog(app);
   const { openapi: info, securitySchemes, operationSecurity: security, publicUrl } = opts.service;
-  installOpenApi(app, { info, securitySchemes, security, publicUrl });
+  const documentRoute = installOpenApi(app, { info, securitySchemes, security, publicUrl });
   await opts.service.register(app);
+  documentRoute();
   await app.ready();
   return app;
 }

@@ -1,6 +1,6 @@
 // Authentication for every service: one parser of the `Authorization` header and the session
 // cookie, and one hook that asks the service's `verify` who is calling and decorates the request.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { HttpError } from './errors.js';
 
 declare module 'fastify' {
@@ -178,23 +178,23 @@ export class Authenticator<C> {
   }
 }
 
-export interface InstallAuthOptions {
+export interface AuthHookOptions {
   /** Whether a request without a credential is refused (otherwise it passes as anonymous). */
   required: boolean;
+}
+
+export interface InstallAuthOptions extends AuthHookOptions {
   /** Which requests the hook guards; default every request of the scope. */
   applies?(req: FastifyRequest): boolean;
 }
 
 /**
- * Installs the authentication hook on `scope` (on the root instance it guards unknown routes and
- * /openapi.json too). It runs at onRequest, so a refused request costs no body parsing.
+ * The authentication check as an onRequest hook: a callback hook, not an async one, so that with
+ * a `verify` that answers at once a request passes without a promise or a turn of the microtask
+ * queue. Put on a scope by installAuth, or on chosen routes (the monitor's guard).
  */
-export function installAuth<C>(scope: FastifyInstance, auth: Authenticator<C>, opts: InstallAuthOptions): void {
-  if (!scope.hasRequestDecorator('caller')) scope.decorateRequest('caller', undefined);
-  // A callback hook, not an async one: with a `verify` that answers at once, a request passes
-  // without a promise or a turn of the microtask queue.
-  scope.addHook('onRequest', (req, _reply, done) => {
-    if (opts.applies && !opts.applies(req)) return done();
+export function authHook<C>(auth: Authenticator<C>, opts: AuthHookOptions): onRequestHookHandler {
+  return (req, _reply, done) => {
     const a = auth.answer(req);
     if ('pending' in a) {
       a.pending.then((caller) => done(opts.required && caller === undefined ? auth.missing() : undefined), done);
@@ -202,5 +202,24 @@ export function installAuth<C>(scope: FastifyInstance, auth: Authenticator<C>, o
     }
     if ('refused' in a) return done(a.refused);
     done(opts.required && a.caller === undefined ? auth.missing() : undefined);
+  };
+}
+
+/** The request field (`req.caller`) the check fills, declared once per server. */
+export function decorateCaller(scope: FastifyInstance): void {
+  if (!scope.hasRequestDecorator('caller')) scope.decorateRequest('caller', undefined);
+}
+
+/**
+ * Installs the authentication hook on `scope` (on the root instance it guards unknown routes and
+ * /openapi.json too). It runs at onRequest, so a refused request costs no body parsing.
+ */
+export function installAuth<C>(scope: FastifyInstance, auth: Authenticator<C>, opts: InstallAuthOptions): void {
+  decorateCaller(scope);
+  const check = authHook(auth, opts);
+  const applies = opts.applies;
+  scope.addHook('onRequest', applies === undefined ? check : function (req, reply, done) {
+    if (!applies(req)) return done();
+    check.call(this, req, reply, done);
   });
 }

@@ -170,7 +170,12 @@ function serverUrl(req: FastifyRequest, publicUrl: string | undefined): string {
   return req.socket.localPort === undefined ? '/' : socketUrl(req);
 }
 
-export function installOpenApi(app: FastifyInstance, opts: OpenApiOptions): void {
+/**
+ * Collects every route registered from now on, and returns the registration of the document's
+ * own route, which buildServer makes after the service's routes: a service's onRoute hooks (the
+ * monitor's per-route guard) then see /openapi.json as they see every other route.
+ */
+export function installOpenApi(app: FastifyInstance, opts: OpenApiOptions): () => void {
   const documented: Documented[] = [];
   app.addHook('onRoute', (route: RouteOptions) => {
     const schema = (route.schema ?? {}) as RouteSchema;
@@ -180,7 +185,7 @@ export function installOpenApi(app: FastifyInstance, opts: OpenApiOptions): void
     for (const method of methods) documented.push({ path, method: method.toLowerCase(), op: operationOf(schema, path), config: (route.config ?? {}) as FastifyContextConfig });
   });
   const info = { ...opts.info, license: opts.info.license ?? LICENSE };
-  app.get('/openapi.json', { schema: { hide: true } as never }, async (req) => {
+  return () => void app.get('/openapi.json', { schema: { hide: true } as never }, async (req) => {
     const paths: Record<string, Json> = {};
     for (const d of documented) (paths[d.path] ??= {})[d.method] = withSecurity(d, opts.security);
     return {

@@ -2,12 +2,12 @@
 // trends, peer and mesh views, metrics, and the optional dashboard page.
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import { VERSION } from '../../../src/version.js';
 import { HttpError } from '../../plugins/errors.js';
-import { Authenticator, installAuth, type Problem } from '../../plugins/auth.js';
+import { Authenticator, authHook, decorateCaller, type Problem } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import { rawResponse } from '../../plugins/openapi.js';
 import type { FixedWindowLimiter } from '../../plugins/rate-limit.js';
@@ -109,13 +109,16 @@ function unauthorized(problem: Problem): HttpError {
 }
 
 /**
- * The rate limit, then the token, on every route but the public ones — /openapi.json included —
- * so it goes on the root instance. Unknown routes are 404 without either. Without a configured
- * token every request passes the token check.
+ * The rate limit, then the token, on every route but the public ones — /openapi.json included
+ * (buildServer registers it after the service's routes, so this sees it too). Unknown routes are
+ * 404 without either. Without a configured token every request passes the token check.
+ *
+ * The guard goes on each route as it is registered, not on the root instance: a public route (a
+ * ping, the health check) then runs no guard at all, and a guarded one reads its config from the
+ * closure, where a root hook had to build `req.routeOptions` (an object of a dozen fields) twice
+ * a request to find out.
  */
 export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void {
-  // `is404` first: it is a field read, where `routeOptions` builds an object of a dozen fields.
-  const limited = (req: FastifyRequest): boolean => !req.is404 && guardedRoute(req.routeOptions.config, deps);
   let matcher: { token: string; matches: (t: string) => boolean } | undefined;
   const auth = new Authenticator<true>({
     schemes: ['Bearer'],
@@ -127,18 +130,28 @@ export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void
       return matcher.matches(credential.token) ? true : undefined;
     },
   });
-  // Rate limit first: a request over the limit is 429 even with a wrong token (spec).
-  // A callback hook: a public route (a ping, the health check) passes without a promise or a turn.
-  app.addHook('onRequest', (req, reply, done) => {
-    if (!limited(req)) return done();
-    const limiter = deps.limiter();
-    limiter.take().then((d) => {
-      if (d.allowed) return done();
-      void reply.header('retry-after', String(d.retryAfterS));
-      done(new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`));
-    }, done);
+  const checkToken = authHook(auth, { required: true });
+  decorateCaller(app);
+  app.addHook('onRoute', (route: RouteOptions) => {
+    const config = (route.config ?? {}) as FastifyContextConfig;
+    if (config.public === true) return;
+    // Rate limit first: a request over the limit is 429 even with a wrong token (spec). Whether a
+    // badge is guarded, and whether a token is set, can change at a reload: asked per request.
+    const guard: onRequestHookHandler = function (req, reply, done) {
+      if (!guardedRoute(config, deps)) return done();
+      const limiter = deps.limiter();
+      limiter.take().then((d) => {
+        if (!d.allowed) {
+          void reply.header('retry-after', String(d.retryAfterS));
+          return done(new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`));
+        }
+        if (deps.token() === undefined) return done();
+        checkToken.call(this, req, reply, done);
+      }, done);
+    };
+    const own = route.onRequest;
+    route.onRequest = own === undefined ? [guard] : Array.isArray(own) ? [guard, ...own] : [guard, own];
   });
-  installAuth(app, auth, { required: true, applies: (req) => !req.is404 && tokenRequired(req.routeOptions.config, deps) });
 }
 
 /** Whether a route is behind the rate limit and the token: not public, and not a badge while `badges: public`. */
