@@ -2,7 +2,7 @@
 // trends, peer and mesh views, metrics, and the optional dashboard page.
 import { promisify } from 'node:util';
 import { gzip as gzipCb } from 'node:zlib';
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions, onRequestHookHandler } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, RouteOptions, onRequestHookHandler } from 'fastify';
 import type { MonitorConfig } from '../../../src/config/monitor.js';
 import type { MonitorStore } from '../../../src/store/monitor.js';
 import { VERSION } from '../../../src/version.js';
