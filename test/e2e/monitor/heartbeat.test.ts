@@ -25,6 +25,8 @@ async function status(target: string): Promise<{ recent: SnapshotJson[]; latest:
 async function ping(target: string, signal = '', body?: string | Buffer): Promise<{ status: number; body: { ok?: boolean; signal?: string; error?: string } }> {
   const url = (await status(target)).ping_url + (signal ? `/${signal}` : '');
   const res = await fetch(url, body === undefined ? {} : { method: 'POST', body, headers: { 'content-type': 'text/plain' } });
+  // Every answer, a preformatted success or an error body, is JSON and says so.
+  expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
   return { status: res.status, body: (await res.json()) as { ok?: boolean; error?: string } };
 }
 
