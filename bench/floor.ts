@@ -5,9 +5,17 @@
 // floor, then again, each round starting one further on) and each ratio is the median of the
 // rounds' ratios, so a machine whose speed drifts between windows moves all three alike. A change that adds a hook or a log field shows its
 // price here at once. `MKT_BENCH_FLOOR_ROUNDS` (default 6), `MKT_BENCH_FLOOR_SECONDS` (default 3).
-import { readFileSync } from 'node:fs';
+// Then the server rows of issue 37 on the built daemons (`npm run build` first; small seeds, so
+// they take seconds to set up), each beside bare node:http and the floor answering its bytes:
+// `MKT_BENCH_FLOOR_ROWS=0` skips them. The notes rows need a hosted repository of 100,000 notes:
+// `npm run bench -- notes`.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { autocannon, bareServer, ratio, serveFloor, spawnListening, type LoadResult, type ServerProcess } from './_util.js';
+import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
+import { autocannon, bareServer, printRow, ratio, references, serveBuilt, serveFloor, spawnListening, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannonUnique } from './license.js';
+import { pushEntries, signedIn } from './sync.js';
 
 const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 6);
 const SECONDS = Number(process.env.MKT_BENCH_FLOOR_SECONDS ?? 3);
@@ -36,7 +44,62 @@ function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
+/** One row: `path` of a running daemon under `load`, beside bare node:http and the floor answering its bytes. */
+async function row(name: string, url: string, load: Load, goal: number, token?: string): Promise<void> {
+  const sample = await fetch(url, { method: load.method ?? 'GET', headers: load.headers, body: load.body });
+  if (!sample.ok) throw new Error(`${name}: HTTP ${sample.status} ${await sample.text()}`);
+  const refs = await references(name, await sample.text(), load, token);
+  printRow(name, await warmLoad(url, load), refs, goal);
+}
+
+async function ticketRows(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-floor-tickets-'));
+  const token = 'bench-token-0123456789abcdef';
+  const node = await serveBuilt('tickets', dir, { MKT_TICKETS_TOKEN: token });
+  try {
+    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
+    const created = (await (await fetch(`${node.url}/tickets`, { method: 'POST', headers, body })).json()) as { id: string };
+    await row('GET /tickets/{id}', `${node.url}/tickets/${created.id}`, { headers: { authorization: headers.authorization } }, 0.75, token);
+    await row('POST /tickets', `${node.url}/tickets`, { method: 'POST', headers, body }, 0.5, token);
+  } finally {
+    await node.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function marketplaceRows(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-floor-marketplace-'));
+  const admin = await LicenseAdmin.open({ dataDir: dir });
+  await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
+  const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
+  await admin.close();
+  const svc = await serveBuilt('marketplace', dir);
+  try {
+    const json = { 'content-type': 'application/json' };
+    await row('POST /api/v1/keys/status', `${svc.url}/api/v1/keys/status`, { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) }, 0.6);
+    const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
+    await row('verify, known machine', `${svc.url}/api/v1/license/verify`, verify, 0.5);
+    await row('verify, each a new machine', `${svc.url}/api/v1/license/verify`, { ...verify, run: (u) => autocannonUnique(u, k!.key) }, 0.3);
+    const api = await signedIn(svc, dir);
+    await pushEntries(api, 1000);
+    const pull: Load = { method: 'POST', headers: { ...json, authorization: `Bearer ${api.token}` }, body: JSON.stringify({ cursor: 990, limit: 10 }) };
+    await row('sync_pull (10 entries)', `${svc.url}/api/v1/sync/pull`, pull, 0.5, api.token);
+  } finally {
+    await svc.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
+  await floorRounds();
+  if (process.env.MKT_BENCH_FLOOR_ROWS === '0') return;
+  console.log('\n-- the rows beside the floor (each: bare node:http and the floor answering its bytes, then the row) --');
+  await ticketRows();
+  await marketplaceRows();
+}
+
+async function floorRounds(): Promise<void> {
   const bare = await bareServer(BODY);
   const fastify = await servePlainFastify(BODY);
   const floor = await serveFloor(BODY);
