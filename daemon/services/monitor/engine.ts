@@ -23,6 +23,8 @@ export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
 /** Snapshots read past the streak's length, so that checks in maintenance can be skipped over. */
 const MAINTENANCE_LOOKBACK = 100;
+/** How long a "not alerted from here" answer stands before a reminder asks the store again. */
+const REMIND_RECHECK_MS = 60_000;
 
 type Kind = 'health' | 'tls' | 'whois' | 'tests';
 
@@ -120,7 +122,7 @@ export class CheckEngine {
    * Per target, the reminder last handled for its open incident and when that incident began to
    * alert: a cache only (the claims in the store decide), so a restart sends no reminder twice.
    */
-  private readonly reminded = new Map<string, { id: number; n: number; since?: number }>();
+  private readonly reminded = new Map<string, { id: number; n: number; since?: number; askAfter?: number }>();
 
   constructor(private readonly opts: EngineOptions) {
     this.gate = new Semaphore(opts.concurrency ?? 64);
@@ -435,6 +437,7 @@ export class CheckEngine {
           if (!(await this.deps.downParent(t)) && this.ownOpeningOwed(t, open, snap)) await this.alertOnItsOwn(t, open);
         } else if (gate?.openingOwed && !(await store.alertClaimed(open.id, 'incident.opened')) && gate.openingOwed(t, open, snap) && (await store.claimAlert(open.id, 'incident.opened'))) {
           // A mesh point that was to send the opening alert and has not shown it sent: send it here.
+          this.openedHere(t.name);
           this.opts.logger.warn({ target: t.name, cause: open.cause }, 'incident opened');
           alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open, ...(await this.affected(t)) });
         }
@@ -527,6 +530,7 @@ export class CheckEngine {
   /** A child held back by its parent, still down after every parent recovered: its own opening alert, claimed once. */
   private async alertOnItsOwn(t: TargetConfig, incident: Incident): Promise<void> {
     if (!(await this.opts.store.claimAlert(incident.id, 'incident.opened'))) return;
+    this.openedHere(t.name);
     this.opts.logger.warn({ target: t.name, cause: incident.cause, caused_by: incident.caused_by }, 'incident opened: still down after its parent recovered');
     this.opts.alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident, ...(await this.affected(t)) });
   }
@@ -545,8 +549,15 @@ export class CheckEngine {
     let memo = this.reminded.get(t.name);
     if (memo?.id !== open.id) this.reminded.set(t.name, (memo = { id: open.id, n: 0 }));
     if (memo.since === undefined) {
+      // Asked again a minute after a "no", not at every down check: a no can turn into a yes (a
+      // held-back child alerted once its parent recovers, a peer's incident whose opening falls to
+      // this instance), and a reminder may be up to one check interval late anyway.
+      if (memo.askAfter !== undefined && nowMs < memo.askAfter) return;
       // Not alerted from here (held back by a parent, or a mesh peer's to send): no reminders here.
-      if (!(await store.alertClaimed(open.id, 'incident.opened'))) return;
+      if (!(await store.alertClaimed(open.id, 'incident.opened'))) {
+        memo.askAfter = nowMs + REMIND_RECHECK_MS;
+        return;
+      }
       memo.since = open.caused_by ? await this.deps.releasedAt(open, nowMs) : Date.parse(open.started_at);
     }
     const n = reminderDue(every, memo.since, nowMs);
@@ -556,6 +567,12 @@ export class CheckEngine {
     await store.addIncidentEvent(open.id, 'reminded', nowMs, String(n));
     this.opts.logger.warn({ target: t.name, cause: open.cause, reminder: n }, 'incident still open');
     this.opts.alerts.send({ event: 'incident.opened', instance: this.config.name, target: t.name, label: t.label, incident: open, reminder: n, ...(await this.affected(t)) });
+  }
+
+  /** This engine claimed the opening alert of `target`'s open incident: its reminders start from here, not a minute later. */
+  private openedHere(target: string): void {
+    const memo = this.reminded.get(target);
+    if (memo) memo.askAfter = undefined;
   }
 
   /** An incident resolved here whose alerts a mesh peer was to send: sends what the gate says is owed. */

@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { CheckEngine, type IncidentGate } from '../../../../daemon/services/monitor/engine.js';
 import { AlertSender, type AlertEvent } from '../../../../daemon/services/monitor/alerts.js';
 import { createLogger } from '../../../../daemon/logger.js';
@@ -265,6 +265,29 @@ describe('remind_every in the engine', () => {
       expect(again.events().slice(3)).toEqual(['incident.opened web reminder 1', 'incident.resolved web']);
       await again.close();
       await other.close();
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('a held-back child\'s down checks ask the store about its opening alert once each, the reminder\'s "no" standing for a minute', async () => {
+    const T0 = Date.parse('2026-07-06T00:00:00Z');
+    const r = rig('remind-ask.db', yaml('remind_every: 1h\n'));
+    down.clear();
+    down.add('router').add('web');
+    try {
+      await r.check('router', T0);
+      await r.check('router', T0 + SEC);
+      await r.check('web', T0 + 2 * SEC);
+      await r.check('web', T0 + 3 * SEC);
+      const asked = vi.spyOn(r.store, 'alertClaimed');
+      // Ten down checks within a minute: the release check asks each time, the reminder once.
+      for (let i = 1; i <= 10; i++) await r.check('web', T0 + 3 * SEC + i * 5 * SEC);
+      expect(asked.mock.calls.filter(([, event]) => event === 'incident.opened')).toHaveLength(10 + 1);
+      // A minute after the reminder's "no": it asks again.
+      await r.check('web', T0 + 3 * SEC + 10 * 5 * SEC + MIN);
+      expect(asked.mock.calls.filter(([, event]) => event === 'incident.opened')).toHaveLength(11 + 2);
+      asked.mockRestore();
     } finally {
       await r.close();
     }
