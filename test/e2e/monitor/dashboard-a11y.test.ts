@@ -3,21 +3,19 @@
 // bypassed for the audit only), and updates in place (no <meta refresh>, WCAG 2.2.1): a state
 // change reaches the open page without a reload, read out by its live region, under its own CSP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { chromium, type Browser } from 'playwright-core';
-import { tempDir } from '../../helpers/tmp.js';
+import type { Browser } from 'playwright-core';
 import { waitFor } from '../../helpers/wait.js';
-import { healthServer, type HealthServer } from '../../helpers/monitor-fixtures.js';
-import { startMonitor, type MonitorNode } from '../../helpers/monitor-node.js';
+import type { HealthServer } from '../../helpers/monitor-fixtures.js';
+import type { MonitorNode } from '../../helpers/monitor-node.js';
+import { billingIncident, dashboardRig, type DashboardRig } from '../../helpers/dashboard-rig.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const dir = tempDir();
 let up: HealthServer;
-let down: HealthServer;
 let mon: MonitorNode;
 let browser: Browser;
+let rig: DashboardRig | undefined;
 
 interface AxeViolation {
   id: string;
@@ -27,26 +25,12 @@ interface AxeViolation {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/ensure-test-tools.sh (npm test does)`);
-  up = await healthServer();
-  down = await healthServer();
-  down.mode = 'failing';
-  mon = await startMonitor(
-    dir.path,
-    `name: a11y\ntoken: mon-token\nrate_limit: { requests: 100000 }\ndashboard: true\n` +
-      `targets:\n  shop:\n    label: "Shop <front>"\n    url: ${up.url}\n    interval: 100ms\n    timeout: 2s\n` +
-      `  billing:\n    label: Billing\n    url: ${down.url}\n    interval: 100ms\n    timeout: 2s\n`,
-  );
-  await waitFor(async () => (await mon.get('/api/status')).body.targets.billing.current_incident, 'an incident on billing');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+  rig = await dashboardRig({ name: 'a11y', ready: billingIncident });
+  ({ up, mon, browser } = rig);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await mon?.stop();
-  await up?.close();
-  await down?.close();
-  dir.remove();
+  await rig?.close();
 });
 
 describe('dashboard accessibility', () => {

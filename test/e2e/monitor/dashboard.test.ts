@@ -3,24 +3,21 @@
 // latency chart, incidents, maintenance windows), raises no console or page errors under its
 // CSP, works in light and dark, and leaves screenshots under test-output/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { tempDir } from '../../helpers/tmp.js';
 import { waitFor } from '../../helpers/wait.js';
-import { healthServer, type HealthServer } from '../../helpers/monitor-fixtures.js';
 import { startMonitor, type MonitorNode } from '../../helpers/monitor-node.js';
+import { billingIncident, dashboardRig, type DashboardRig } from '../../helpers/dashboard-rig.js';
 import { get, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { DASHBOARD_TTL_MS, acceptsGzip } from '../../../daemon/services/monitor/routes.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const outDir = join(import.meta.dirname, '../../../test-output');
-const dir = tempDir();
-let up: HealthServer;
-let down: HealthServer;
 let mon: MonitorNode;
 let browser: Browser;
+let rig: DashboardRig | undefined;
 
 /** `YYYY-MM-DDTHH:MM` in UTC, as a maintenance window's `from`/`to` takes it. */
 function minute(ms: number): string {
@@ -28,39 +25,29 @@ function minute(ms: number): string {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run scripts/ensure-test-tools.sh (npm test does)`);
-  up = await healthServer();
-  down = await healthServer();
-  down.mode = 'failing';
   // 10:00 UTC two days ahead: the two-hour window never crosses midnight (the notice would show the day).
   const soon = Math.floor(Date.now() / 86_400_000) * 86_400_000 + 2 * 86_400_000 + 10 * 3_600_000;
-  mon = await startMonitor(
-    dir.path,
-    `name: dash\ntoken: mon-token\nrate_limit: { requests: 100000 }\ndashboard: true\n` +
-      `targets:\n  shop:\n    label: "Shop <front>"\n    url: ${up.url}\n    interval: 100ms\n    timeout: 2s\n    routes:\n      - { path: /v1/items, status: 200 }\n      - { path: /admin, status: 200 }\n` +
-      `  billing:\n    label: Billing\n    url: ${down.url}\n    interval: 100ms\n    timeout: 2s\n` +
+  rig = await dashboardRig({
+    name: 'dash',
+    shopExtra: `    routes:\n      - { path: /v1/items, status: 200 }\n      - { path: /admin, status: 200 }\n`,
+    tail:
       `maintenance:\n` +
       `  - name: patching\n    title: Kernel patching\n    targets: [shop]\n    timezone: UTC\n    from: 2020-01-01T00:00\n    to: 2099-01-01T00:00\n` +
       `  - name: db-upgrade\n    title: Database upgrade\n    targets: [billing]\n    timezone: UTC\n    from: ${minute(soon)}\n    to: ${minute(soon + 2 * 3_600_000)}\n`,
-  );
-  // billing's timeout is set: the default follows its 100 ms interval, and on a loaded machine a
-  // check timed out, so an incident's cause read "timed out after 100 ms", not HTTP 500.
-  // One incident that opened and resolved, then one that stays open: billing lists both.
-  const incident = async (): Promise<unknown> => (await mon.get('/api/status')).body.targets.billing.current_incident;
-  await waitFor(incident, 'an incident on billing');
-  down.mode = 'operational';
-  await waitFor(async () => !(await incident()), 'the incident on billing resolved');
-  down.mode = 'failing';
-  await waitFor(incident, 'a second incident on billing');
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    // One incident that opened and resolved, then one that stays open: billing lists both.
+    async ready(r) {
+      await billingIncident(r);
+      r.down.mode = 'operational';
+      await waitFor(async () => !(await r.incident()), 'the incident on billing resolved');
+      r.down.mode = 'failing';
+      await waitFor(r.incident, 'a second incident on billing');
+    },
+  });
+  ({ mon, browser } = rig);
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await mon?.stop();
-  await up?.close();
-  await down?.close();
-  dir.remove();
+  await rig?.close();
 });
 
 describe('dashboard', () => {
