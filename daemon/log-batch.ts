@@ -22,7 +22,14 @@ function drainAll(): void {
   for (const ref of batches) {
     const batch = ref.deref();
     if (batch === undefined) batches.delete(ref);
-    else batch.drain();
+    else {
+      try {
+        batch.drain();
+      } catch {
+        // A destination already ended (a line logged after the logger's stream closed): an exit
+        // hook that throws would print a stack over the end of the log and change the exit code.
+      }
+    }
   }
 }
 

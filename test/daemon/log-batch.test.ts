@@ -47,17 +47,30 @@ describe('LineBatch', () => {
 });
 
 /** Runs a script that logs through the daemon's stdout logger and ends as `end` says. */
-function runLogging(end: string): { stdout: string; status: number | null } {
+function runLogging(end: string): { stdout: string; stderr: string; status: number | null } {
   const logger = join(import.meta.dirname, '../../daemon/logger.ts');
   const script = `import { createLogger } from ${JSON.stringify(logger)};
 const log = createLogger({ level: 'info', pretty: false });
 for (let i = 0; i < 5; i++) log.info({ i }, 'line');
 ${end}`;
   const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: join(import.meta.dirname, '../..') });
-  return { stdout: r.stdout, status: r.status };
+  return { stdout: r.stdout, stderr: r.stderr, status: r.status };
 }
 
 describe('the stdout logger at the end of the process', () => {
+  it('a line logged after the destination was destroyed is dropped at exit without a stack or another exit code', () => {
+    const pinoPath = JSON.stringify(join(import.meta.dirname, '../../node_modules/pino/pino.js'));
+    const r = runLogging(`const { default: pino } = await import(${pinoPath});
+const batch = log[pino.symbols.streamSym];
+batch.flushSync();
+batch.target.destroy();
+log.info('late');
+process.exit(0);`);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout.split('\n').filter(Boolean)).toHaveLength(5);
+  });
+
   for (const [how, end, status] of [
     ['process.exit', 'process.exit(3);', 3],
     ['an uncaught exception', "throw new Error('boom');", 1],

@@ -146,7 +146,13 @@ export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void
           return done(new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`));
         }
         if (deps.token() === undefined) return done();
-        checkToken.call(this, req, reply, done);
+        // Called from a promise's callback, not by fastify's hook runner: a throw would be an
+        // unhandled rejection (the process's end), so it becomes the request's error instead.
+        try {
+          checkToken.call(this, req, reply, done);
+        } catch (err) {
+          done(err as Error);
+        }
       }, done);
     };
     const own = route.onRequest;

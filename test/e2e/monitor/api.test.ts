@@ -151,6 +151,26 @@ describe('rate limit under concurrency and restarts (issue 11: limiters reserve 
   });
 });
 
+describe('the guard on HEAD routes (fastify adds one for each GET)', () => {
+  it('each HEAD counts once against the limit and needs the token; public routes stay public', async () => {
+    const own = tempDir('mkt-monitor-head-');
+    try {
+      const m = await startMonitor(own.path, `name: head\ntoken: mon-token\nrate_limit: { requests: 3, window: 1h }\ntargets:\n  web:\n    url: ${health.url}\n    interval: 1h\n`);
+      try {
+        const head = async (path: string, token?: string): Promise<number> => (await fetch(m.url + path, { method: 'HEAD', headers: token ? { authorization: `Bearer ${token}` } : {} })).status;
+        // A guard run twice a HEAD would spend the limit of 3 in two requests.
+        const statuses = [await head('/api/status'), await head('/api/status', 'mon-token'), await head('/api/status'), await head('/api/status', 'mon-token')];
+        expect(statuses).toEqual([401, 200, 401, 429]);
+        expect(await head('/api/health')).toBe(200);
+      } finally {
+        await m.stop();
+      }
+    } finally {
+      own.remove();
+    }
+  });
+});
+
 describe('TargetStatus', () => {
   it('has every configured result and at most 10 recent snapshots, most recent first', async () => {
     const s = (await mon.get('/api/status/web')).body;
