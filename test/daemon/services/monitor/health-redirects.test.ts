@@ -36,6 +36,22 @@ async function endpoint(host: '127.0.0.1' | '::1', handle: (req: IncomingMessage
   return { origin: host === '::1' ? `http://[::1]:${p}` : `http://127.0.0.1:${p}`, port: p, seen };
 }
 
+/**
+ * An endpoint on 127.0.0.1 and one on ::1 with the same port number. The kernel picks 127.0.0.1's
+ * port; that number can be taken on ::1 by another process (test files run in parallel), so a
+ * taken one is tried again with a new port rather than failing the test.
+ */
+async function samePortPair(): Promise<{ internal: Endpoint; outside: Endpoint }> {
+  for (let attempt = 1; ; attempt++) {
+    const internal = await endpoint('127.0.0.1');
+    try {
+      return { internal, outside: await endpoint('::1', undefined, internal.port) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || attempt === 50) throw err;
+    }
+  }
+}
+
 const redirect = (to: string, status = 302) => (_req: IncomingMessage, res: ServerResponse): boolean => (res.writeHead(status, { location: to }).end(), true);
 
 function target(url: string, extra: Partial<TargetConfig> = {}): TargetConfig {
@@ -100,9 +116,8 @@ describe('a redirect off a public target into the monitor network is not followe
   });
 
   it('the connection goes to the address checked: a name answering public then loopback (DNS rebinding) is asked once', async () => {
-    const internal = await endpoint('127.0.0.1');
     // The same port on "public" ::1: a second lookup would land on the internal service instead.
-    const outside = await endpoint('::1', undefined, internal.port);
+    const { internal, outside } = await samePortPair();
     let answers = 0;
     const policy = publicLoopback({ 'rebind.example': () => (answers++ === 0 ? ['::1'] : ['127.0.0.1']) });
     const site = await endpoint('::1', redirect(`http://rebind.example:${internal.port}/health`));
