@@ -15,8 +15,12 @@ const profDir = mkdtempSync(join(tmpdir(), 'cpuprof-pings-'));
 const key = 'bench-ping-key-0123456789';
 writeFileSync(join(dir, 'monitor.yaml'), `token: t\ntargets:\n  job:\n    interval: 10m\n    heartbeat: { period: 1h, ping_key: ${key} }\n`);
 const mon = await serveBuilt('monitor', dir, {}, ['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
-await autocannon(`${mon.url}/ping/${key}`, { seconds: 3 });
-const r = await autocannon(`${mon.url}/ping/${key}`, { seconds: Number(process.env.SECONDS ?? 5) });
+// PING_POST=1 profiles POST /ping/{key}/0 with a small log, as `mkt monitor run` sends it.
+const post = process.env.PING_POST === '1';
+const url = post ? `${mon.url}/ping/${key}/0` : `${mon.url}/ping/${key}`;
+const load = post ? { method: 'POST' as const, body: 'rsync: 1,204 files, 38 MiB sent\nbackup finished in 41 s\n'.repeat(3), headers: { 'content-type': 'text/plain' } } : {};
+await autocannon(url, { ...load, seconds: 3 });
+const r = await autocannon(url, { ...load, seconds: Number(process.env.SECONDS ?? 5) });
 console.log(`${Math.round(r.rps)} req/s under the profiler`);
 await mon.stop();
 const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'))!;
