@@ -13,6 +13,7 @@ import { SqlAccountsStore } from './accounts-sql.js';
 import { SqlRepoStore } from './repos-sql.js';
 import { SqlNotesIndex } from './notes-sql.js';
 import { SqlLicenseStore } from './license-sql.js';
+import { SqlLicenseAuditStore } from './license-events-sql.js';
 import { SqlLimiterWindows } from './limiter-windows-sql.js';
 import { SqlSyncStore } from './sync-sql.js';
 import { SqlSyncStorageStore } from './sync-billing-sql.js';
@@ -23,6 +24,8 @@ export interface MarketplaceStores {
   repos: RepoStore;
   notes: NotesIndex;
   license: LicenseStore;
+  /** The license audit trail: events, webhooks and their outbox (component `license-audit`). */
+  licenseAudit: SqlLicenseAuditStore;
   limiter: LimiterWindows;
   sync: SyncStore;
   storage: SyncStorageStore;
@@ -38,6 +41,7 @@ export async function marketplaceStoresOn(sql: SqlDatabase): Promise<Marketplace
     repos: await SqlRepoStore.open(sql),
     notes: await SqlNotesIndex.open(sql),
     license: await SqlLicenseStore.open(sql),
+    licenseAudit: await SqlLicenseAuditStore.open(sql),
     limiter: await SqlLimiterWindows.open(sql),
     sync: await SqlSyncStore.open(sql),
     storage: await SqlSyncStorageStore.open(sql),
