@@ -117,7 +117,8 @@ export type OfflineCode =
   | 'NOT_YET_VALID'
   | 'TOKEN_EXPIRED'
   | 'ITEM_MISMATCH'
-  | 'MACHINE_MISMATCH';
+  | 'MACHINE_MISMATCH'
+  | 'ENTITLEMENT_MISSING';
 
 export interface OfflineResult {
   valid: boolean;
@@ -126,6 +127,8 @@ export interface OfflineResult {
   item: string | null;
   license: string | null;
   expires_at: string | null;
+  /** The token's `entitlements` claim (issue 33); null when the signature did not verify or an older token has none. */
+  entitlements: string[] | null;
 }
 
 /** What the token must match: everything here comes from the caller, nothing from the cache. */
@@ -135,7 +138,12 @@ export interface OfflineExpectation {
   item: string;
   fingerprint: string;
   nowMs: number;
+  /** Entitlement names the license must carry (`mkt license check --entitlement`). */
+  entitlements?: readonly string[];
 }
+
+/** An entitlement name (issue 33): lower-case letters, digits, `.`, `_`, `-`; at most 64 characters. */
+export const ENTITLEMENT_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 /** The `iss` the marketplace signs by default (its `--license-issuer` / $MKT_LICENSE_ISSUER). */
 export const DEFAULT_ISSUER = 'mkt-marketplace';
@@ -170,7 +178,7 @@ function failureOf(f: TokenFailure): Failure | 'bad-signature' {
 }
 
 function fail(f: Failure, item: string | null = null): OfflineResult {
-  return { valid: false, code: f.code, error: f.error, item, license: null, expires_at: null };
+  return { valid: false, code: f.code, error: f.error, item, license: null, expires_at: null, entitlements: null };
 }
 
 /**
@@ -193,13 +201,22 @@ export function checkToken(entry: Pick<CachedToken, 'token'>, expect: OfflineExp
       if (f === 'bad-signature') continue;
       return fail(f);
     }
-    const { item, license, sub, fph, exp } = verdict.claims;
+    const { item, license, sub, fph, exp, entitlements } = verdict.claims;
     if (typeof item !== 'string' || typeof license !== 'string' || sub !== license || typeof fph !== 'string') {
       return fail({ code: 'MALFORMED_TOKEN', error: "the token claims are not a license token's (item, license, sub, fph)" });
     }
-    const base = { item, license, expires_at: new Date(Number(exp) * 1000).toISOString() };
+    // Tokens signed before issue 33 carry no entitlements: they grant none.
+    if (entitlements !== undefined && !(Array.isArray(entitlements) && entitlements.every((e) => typeof e === 'string'))) {
+      return fail({ code: 'MALFORMED_TOKEN', error: 'the token claim entitlements is not a list of names' });
+    }
+    const granted = entitlements === undefined ? null : (entitlements as string[]);
+    const base = { item, license, expires_at: new Date(Number(exp) * 1000).toISOString(), entitlements: granted };
     if (item !== expect.item) return { valid: false, code: 'ITEM_MISMATCH', error: `the token licenses item ${JSON.stringify(item)}, not ${JSON.stringify(expect.item)}`, ...base };
     if (fph !== fingerprintHash(expect.fingerprint)) return { valid: false, code: 'MACHINE_MISMATCH', error: 'the token was issued for another machine', ...base };
+    const missing = (expect.entitlements ?? []).filter((name) => !(granted ?? []).includes(name));
+    if (missing.length > 0) {
+      return { valid: false, code: 'ENTITLEMENT_MISSING', error: `the license lacks the entitlement${missing.length === 1 ? '' : 's'} ${missing.join(', ')}`, ...base };
+    }
     return { valid: true, code: 'VALID', error: null, ...base };
   }
   return fail({ code: 'BAD_SIGNATURE', error: 'the token signature does not verify with the pinned public keys' });

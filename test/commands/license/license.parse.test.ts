@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import type { checkRun } from '../../../commands/license/check.js';
 import type { deactivateRun } from '../../../commands/license/deactivate.js';
+import type { runRun } from '../../../commands/license/run.js';
 import type { statusRun } from '../../../commands/license/status.js';
 import type { textRun } from '../../../commands/license/text.js';
 import type { validateRun } from '../../../commands/license/validate.js';
@@ -45,6 +46,23 @@ describe('mkt license: parsing', () => {
       json: true,
     });
     await cli.usage(['license', 'check', '--server', 'u'], /unknown option '--server'/);
+  });
+
+  it('check: --entitlement is repeatable (issue 33)', async () => {
+    await cli.verb<typeof checkRun>('license check', ['--entitlement', 'export-pdf', '--entitlement', 'sso'], { machine: 'auto', entitlement: ['export-pdf', 'sso'] });
+  });
+
+  it('run: the command after --, --machine, --wait (default 10m), the key flags; no --json (the output is the command\'s)', async () => {
+    await cli.verb<typeof runRun>('license run', ['--', 'make', 'test', '--keep-going'], { command: ['make', 'test', '--keep-going'], wait: '10m' });
+    await cli.verb<typeof runRun>('license run', ['--machine', 'ci-7', '--wait', '0', '--key-file', 'k', '--server', 'u', '--', 'sh', '-c', 'exit 3'], {
+      command: ['sh', '-c', 'exit 3'],
+      machine: 'ci-7',
+      wait: '0',
+      keyFile: 'k',
+      server: 'u',
+    });
+    await cli.usage(['license', 'run'], /missing required argument 'command'/);
+    await cli.usage(['license', 'run', '--json', '--', 'true'], /unknown option '--json'/);
   });
 
   it('text: <item>, --key-file, --server; no --json', async () => {
