@@ -10,7 +10,7 @@ import type { LicenseEvent, LicenseEventInput, LicenseEventType, LicenseWebhook,
  * against it, so instances whose own clocks disagree still agree on what is due.
  */
 export function dbNowMs(engine: Engine): string {
-  return engine === 'postgres' ? '(extract(epoch from clock_timestamp()) * 1000)::bigint' : "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+  return engine === 'postgres' ? '(extract(epoch from clock_timestamp()) * 1000)::bigint' : "CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)";
 }
 
 /** Append only on both engines (databases in the field are at some version of each list). */
@@ -219,14 +219,7 @@ export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;
 }
 
-/** A lapsed lease the audit job removed. */
-interface LapsedLease {
-  key_id: string;
-  machine_id: string;
-  lease_expires_ms: number;
-}
-
-/** Rows removed or recorded per statement by the audit job, so one run never holds a long lock. */
+/** Keys recorded per transaction by the audit job, so one run never holds a long lock. */
 const AUDIT_BATCH = 200;
 
 /** The audit trail's rows: events, webhooks, the outbox, and what the audit job tidies. */
@@ -360,30 +353,13 @@ export class SqlLicenseAuditStore {
   // --- what the audit job tidies ---
 
   /**
-   * Removes up to one batch of floating leases that lapsed (database clock), recording
-   * `license.lease_expired` for each in the same transaction. A lease renewed meanwhile is no
-   * longer lapsed, and the DELETE's own condition leaves it alone. Returns how many were removed.
+   * Up to `limit` keys holding floating leases that lapsed by the database's clock: the audit job
+   * tidies each under the key's lock (LicenseRows.tidyLeases), as a request for the key would.
    */
-  async expireLeases(): Promise<number> {
+  async keysWithLapsedLeases(limit: number): Promise<string[]> {
     const now = dbNowMs(this.sql.engine);
-    return this.sql.transaction(async (tx) => {
-      const gone = await tx.all<LapsedLease>(
-        `DELETE FROM license_activations WHERE lease_expires_ms <= ${now} AND (key_id, machine_id) IN (
-           SELECT key_id, machine_id FROM license_activations WHERE lease_expires_ms <= ${now} ORDER BY lease_expires_ms LIMIT ?)
-         RETURNING key_id, machine_id, lease_expires_ms`,
-        [AUDIT_BATCH],
-      );
-      if (gone.length === 0) return 0;
-      const keyIds = [...new Set(gone.map((g) => g.key_id))].sort();
-      const items = new Map(
-        (await tx.all<{ id: string; item_id: string }>(`SELECT id, item_id FROM license_keys WHERE id IN (${keyIds.map(() => '?').join(', ')})`, keyIds)).map((k) => [k.id, k.item_id]),
-      );
-      // Sorted by key, so two runs (or a run and a request) take the keys' locks in one order.
-      for (const g of [...gone].sort((a, b) => (a.key_id < b.key_id ? -1 : a.key_id > b.key_id ? 1 : 0))) {
-        await recordLicenseEvent(tx, { type: 'license.lease_expired', key_id: g.key_id, item_id: items.get(g.key_id) ?? '', machine_id: g.machine_id, at_ms: Number(g.lease_expires_ms) });
-      }
-      return gone.length;
-    });
+    const rows = await this.sql.all<{ key_id: string }>(`SELECT DISTINCT key_id FROM license_activations WHERE lease_expires_ms <= ${now} ORDER BY key_id LIMIT ?`, [limit]);
+    return rows.map((r) => r.key_id);
   }
 
   /**
