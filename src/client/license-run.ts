@@ -76,12 +76,12 @@ interface Seat {
   expiresAt: string | null;
 }
 
-/** `15m`, `90 s`: a duration for a person. */
+/** `15m`, `90s`: a duration for a person, as --wait takes it. */
 export function formatDuration(ms: number): string {
   const s = Math.ceil(ms / 1000);
   if (s >= 3600 && s % 3600 === 0) return `${s / 3600}h`;
   if (s >= 60 && s % 60 === 0) return `${s / 60}m`;
-  return `${s} s`;
+  return `${s}s`;
 }
 
 function seatOf(v: ValidateAnswer, now: number): Seat {

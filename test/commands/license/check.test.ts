@@ -237,3 +237,50 @@ describe('mkt license check: every claim is checked against what the caller expe
     expect(JSON.parse(odd.out)).toMatchObject({ valid: false, code: 'MALFORMED_TOKEN' });
   });
 });
+
+describe('mkt license check --entitlement: the features the license must carry, offline (issue 33)', () => {
+  const check = (extra: string[] = []) => mkt(['check', '--item', 'font-pro', '--machine', MACHINE, '--public-key', pinned, ...extra], { MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' });
+
+  it('every name asked for is in the signed claim: VALID, and --json lists the entitlements', async () => {
+    plant('font-pro', await mint({ ...real, iat: nowS(), exp: nowS() + 3600, entitlements: ['export-pdf', 'sso'] }, serverKey()));
+    expect((await check(['--entitlement', 'export-pdf'])).code).toBe(0);
+    const r = await check(['--entitlement', 'sso', '--entitlement', 'export-pdf', '--json']);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ valid: true, code: 'VALID', entitlements: ['export-pdf', 'sso'] });
+    expect((await check()).out).toMatch(/^entitlements\texport-pdf,sso$/m);
+  });
+
+  it('a name the claim lacks is ENTITLEMENT_MISSING, exit 1, naming each missing one', async () => {
+    plant('font-pro', await mint({ ...real, iat: nowS(), exp: nowS() + 3600, entitlements: ['export-pdf'] }, serverKey()));
+    const one = await check(['--entitlement', 'export-pdf', '--entitlement', 'sso']);
+    expect(one).toMatchObject({ code: 1, out: '', err: 'mkt: ENTITLEMENT_MISSING: the license lacks the entitlement sso\n' });
+    const two = await check(['--entitlement', 'sso', '--entitlement', 'audit-log', '--json']);
+    expect(two.code).toBe(1);
+    expect(JSON.parse(two.out)).toMatchObject({ valid: false, code: 'ENTITLEMENT_MISSING', error: 'the license lacks the entitlements sso, audit-log', entitlements: ['export-pdf'] });
+  });
+
+  it('a token with no entitlements claim (signed before issue 33) grants none', async () => {
+    const { entitlements: _e, ...old } = real;
+    plant('font-pro', await mint({ ...old, iat: nowS(), exp: nowS() + 3600 }, serverKey()));
+    const plain = await check(['--json']);
+    expect(plain.code, plain.err).toBe(0);
+    expect(JSON.parse(plain.out)).toMatchObject({ valid: true, entitlements: null });
+    expect((await check(['--entitlement', 'sso'])).err).toBe('mkt: ENTITLEMENT_MISSING: the license lacks the entitlement sso\n');
+  });
+
+  it('entitlements widened after signing fail the signature; a claim that is not a list of names is MALFORMED_TOKEN', async () => {
+    const token = await mint({ ...real, iat: nowS(), exp: nowS() + 3600, entitlements: ['export-pdf'] }, serverKey());
+    const [h, , sig] = token.split('.');
+    const widened = Buffer.from(JSON.stringify({ ...real, iat: nowS(), exp: nowS() + 3600, entitlements: ['export-pdf', 'sso'] })).toString('base64url');
+    plant('font-pro', `${h}.${widened}.${sig}`);
+    expect((await check(['--entitlement', 'sso'])).err).toMatch(/^mkt: BAD_SIGNATURE: /);
+    plant('font-pro', await mint({ ...real, iat: nowS(), exp: nowS() + 3600, entitlements: 'sso' }, serverKey()));
+    expect((await check(['--entitlement', 'sso'])).err).toBe('mkt: MALFORMED_TOKEN: the token claim entitlements is not a list of names\n');
+  });
+
+  it('a name that cannot be an entitlement is a usage error (exit 2)', async () => {
+    const r = await check(['--entitlement', 'Export PDF']);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/^mkt: --entitlement "Export PDF" is not an entitlement name/);
+  });
+});
