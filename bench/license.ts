@@ -1,16 +1,23 @@
-// License-key throughput of the built daemon (logging at info to a pipe): key_status_post and
+// License-key throughput of the built daemon (logging at info to a pipe). First issue 33's leased
+// seats, in interleaved rounds (each ratio the median of the rounds'): license_heartbeat requests/s
+// as a ratio to bare node:http answering its bytes (goal >= 0.4), and license_verify on a floating
+// key (a lease renewed and a token signed to the lease's end) beside a node-locked one, both to
+// bare node:http answering a verify's bytes. `MKT_BENCH_LICENSE_ROUNDS` (default 5),
+// `MKT_BENCH_LICENSE_SECONDS` (default 3); `MKT_BENCH_LICENSE_ROWS=0` stops after them. Then
+// key_status_post and
 // license_verify requests/s as ratios to a bare node:http server answering the same body in the
 // same run (goals >= 0.6 for status, >= 0.5 for verify of a known machine, >= 0.3 with a new
 // machine per request, which activates and signs every time), beside the framework floor
 // (bench/_floor-server.ts); and `mkt license check` (offline) wall time as a ratio to `node -e 0`
 // (<= 1.6).
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { saveToken } from '../src/client/license-offline.js';
 import { machineFingerprint } from '../src/client/license-offline.js';
-import { printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
 import { timeAgainstNode } from './_startup.js';
 
 const json = { 'content-type': 'application/json' };
@@ -40,7 +47,115 @@ export async function autocannonUnique(url: string, key: string): Promise<LoadRe
   return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
+const ROUNDS = Number(process.env.MKT_BENCH_LICENSE_ROUNDS ?? 5);
+const SECONDS = Number(process.env.MKT_BENCH_LICENSE_SECONDS ?? 3);
+const HEARTBEAT_GOAL = 0.4;
+const mkt = join(import.meta.dirname, '..', 'bin', 'mkt');
+
+/** `mkt admin --data-dir DIR ...` through the built binary (the item flags are the CLI's contract). */
+function admin(dir: string, args: string[]): string {
+  const r = spawnSync(process.execPath, [mkt, 'admin', '--data-dir', dir, ...args], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`mkt admin ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+function issue(dir: string, item: string): string {
+  return (JSON.parse(admin(dir, ['key', 'issue', item, '--json'])) as { key: string }[])[0]!.key;
+}
+
+function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
+async function answer(url: string, load: Load): Promise<string> {
+  const res = await fetch(url, { method: 'POST', headers: load.headers, body: load.body });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status} ${text}`);
+  return text;
+}
+
+/**
+ * Issue 33's rows: a heartbeat of a held seat, and verify of a known machine on a floating key
+ * (15-minute lease, every verify renews it) and on a node-locked key, each in every round beside
+ * bare node:http answering the same bytes; the order rotates one step a round.
+ */
+async function leaseRounds(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-lease-'));
+  let svc: ServerProcess | undefined;
+  const bares: { server: import('node:http').Server }[] = [];
+  try {
+    admin(dir, ['item', 'create', 'seats', '--name', 'Seats', '--max-activations', '1000', '--activation', 'floating', '--lease', '15m', '--verification', 'on']);
+    admin(dir, ['item', 'create', 'locked', '--name', 'Locked', '--verification', 'on']);
+    const floatingKey = issue(dir, 'seats');
+    const lockedKey = issue(dir, 'locked');
+    svc = await serveBuilt('marketplace', dir);
+    const json = { 'content-type': 'application/json' };
+    const load = (body: object): Load => ({ method: 'POST', headers: json, body: JSON.stringify(body), seconds: SECONDS });
+    const machine = 'bench-machine';
+    // The seat the heartbeats renew, and the node-locked activation verify finds.
+    const taken = JSON.parse(await answer(`${svc.url}/api/v1/keys/validate`, load({ key: floatingKey, machine_id: machine, activate: true }))) as { valid: boolean; lease_expires_at?: string | null };
+    if (!taken.valid || !taken.lease_expires_at) throw new Error(`no leased seat: ${JSON.stringify(taken)}`);
+    const heartbeat = load({ key: floatingKey, machine_fingerprint: machine });
+    const verifyFloating = load({ key: floatingKey, machine_fingerprint: machine });
+    const verifyLocked = load({ key: lockedKey, machine_fingerprint: machine });
+    const hbBody = await answer(`${svc.url}/api/v1/license/heartbeat`, heartbeat);
+    if (!(JSON.parse(hbBody) as { success: boolean }).success) throw new Error(`heartbeat refused: ${hbBody}`);
+    const verifyBody = await answer(`${svc.url}/api/v1/license/verify`, verifyLocked);
+    await answer(`${svc.url}/api/v1/license/verify`, verifyFloating);
+    const bareHb = await bareServer(hbBody);
+    const bareVerify = await bareServer(verifyBody);
+    bares.push(bareHb, bareVerify);
+    const loads = {
+      'bare (heartbeat bytes)': { url: `${bareHb.url}/x`, load: heartbeat },
+      'license_heartbeat': { url: `${svc.url}/api/v1/license/heartbeat`, load: heartbeat },
+      'bare (verify bytes)': { url: `${bareVerify.url}/x`, load: verifyLocked },
+      'verify, node-locked': { url: `${svc.url}/api/v1/license/verify`, load: verifyLocked },
+      'verify, floating': { url: `${svc.url}/api/v1/license/verify`, load: verifyFloating },
+    };
+    type Name = keyof typeof loads;
+    const names = Object.keys(loads) as Name[];
+    // Warm each once: a server just started is still compiling its hot paths.
+    for (const n of names) await autocannon(loads[n].url, { ...loads[n].load, seconds: 1 });
+    const rounds: Record<Name, LoadResult>[] = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      const r = {} as Record<Name, LoadResult>;
+      for (const n of [...names.slice(i % names.length), ...names.slice(0, i % names.length)]) r[n] = await autocannon(loads[n].url, loads[n].load);
+      rounds.push(r);
+    }
+    const against: Record<Name, Name | undefined> = {
+      'bare (heartbeat bytes)': undefined,
+      'license_heartbeat': 'bare (heartbeat bytes)',
+      'bare (verify bytes)': undefined,
+      'verify, node-locked': 'bare (verify bytes)',
+      'verify, floating': 'bare (verify bytes)',
+    };
+    console.log(`-- issue 33: leased seats (${ROUNDS} interleaved rounds of ${SECONDS} s; medians) --`);
+    for (const n of names) {
+      const base = against[n];
+      const rps = median(rounds.map((r) => r[n].rps));
+      const p99 = median(rounds.map((r) => r[n].p99));
+      const errs = rounds.reduce((sum, r) => sum + r[n].errors + r[n].non2xx, 0);
+      let rel = ' (baseline)';
+      if (base) {
+        const ratios = rounds.map((r) => r[n].rps / r[base].rps);
+        const goal = n === 'license_heartbeat' ? ` (goal >= ${HEARTBEAT_GOAL.toFixed(2)}${median(ratios) >= HEARTBEAT_GOAL ? '' : ', MISSED'})` : '';
+        rel = `  ratio ${median(ratios).toFixed(2)}${goal}; rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}`;
+      }
+      console.log(`${n.padEnd(30)} ${rps.toFixed(0).padStart(7)} req/s  p99 ${String(p99).padStart(4)} ms${rel}${errs ? `  errors ${errs}` : ''}`);
+    }
+    const both = rounds.map((r) => r['verify, floating'].rps / r['verify, node-locked'].rps);
+    console.log(`verify floating / node-locked   ${median(both).toFixed(2)} (what a lease renewal adds to a verify)`);
+  } finally {
+    for (const b of bares) b.server.close();
+    await svc?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 export async function run(): Promise<void> {
+  await leaseRounds();
+  if (process.env.MKT_BENCH_LICENSE_ROWS === '0') return;
+  console.log('\n-- key status, verify and the offline check --');
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-license-'));
   const admin = await LicenseAdmin.open({ dataDir: dir });
   let svc: ServerProcess | undefined;
