@@ -10,6 +10,7 @@ import type { SqlDatabase } from '../../src/store/sql.js';
 import { openSqlDatabase } from '../../src/store/open.js';
 import { SqlLicenseStore } from '../../src/store/license-sql.js';
 import { SqlLimiterWindows } from '../../src/store/limiter-windows-sql.js';
+import { SqlLicenseAuditStore } from '../../src/store/license-events-sql.js';
 import type { LicenseStore } from '../../src/store/license.js';
 import type { MarketplaceStores } from '../../src/store/marketplace.js';
 import { ManualClock } from '../../src/util/clock.js';
@@ -45,6 +46,8 @@ export interface LicenseServerOptions {
   /** PostgreSQL database; absent: a fresh one under MKT_TEST_ENGINE=postgres, else SQLite in the data dir. */
   databaseUrl?: string;
   env?: NodeJS.ProcessEnv;
+  /** Starts the area's background work (webhook delivery, the audit job), as `mkt serve` does after listening. */
+  startJobs?: boolean;
 }
 
 /**
@@ -84,8 +87,8 @@ export async function startLicenseServer(opts: LicenseServerOptions = {}): Promi
   const { logger, text: log } = captureLog();
   const { sql, release } = await database(dir.path, databaseUrl);
   const license = await SqlLicenseStore.open(sql);
-  // The license area uses only these two stores.
-  const stores = { sql, license, limiter: await SqlLimiterWindows.open(sql), close: release } as Partial<MarketplaceStores> as MarketplaceStores;
+  // The license area uses only these stores.
+  const stores = { sql, license, limiter: await SqlLimiterWindows.open(sql), licenseAudit: await SqlLicenseAuditStore.open(sql), close: release } as Partial<MarketplaceStores> as MarketplaceStores;
   const env = opts.env ?? {};
   const area = await openLicenseArea({
     ctx: { server: { host: '127.0.0.1', port: 0, dataDir: dir.path, env }, options: resolveOptions('marketplace', marketplaceOptions, opts.flags ?? {}, env), logger, clock, announce: () => undefined },
@@ -98,6 +101,7 @@ export async function startLicenseServer(opts: LicenseServerOptions = {}): Promi
   });
   let url = '';
   if (opts.listen !== false) url = await app.listen({ host: '127.0.0.1', port: 0 });
+  if (opts.startJobs) await area.start?.(app);
   const admin = new LicenseAdmin({ store: license, dataDir: dir.path, env, now: () => clock.now() });
   return {
     app,

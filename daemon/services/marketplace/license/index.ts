@@ -8,6 +8,8 @@ import { TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/license.js';
 import { FailureWindow } from '../../../plugins/failure-window.js';
 import { Licenses } from './licenses.js';
 import { licenseRoutes } from './routes.js';
+import { DEFAULT_AUDIT_INTERVAL_MS, DEFAULT_EVENT_RETENTION_DAYS, startAuditJob } from './audit-jobs.js';
+import { WebhookDelivery } from './webhooks.js';
 
 /**
  * The abuse limit of the key endpoints: failed lookups (malformed or unknown keys, the signs of
@@ -54,15 +56,26 @@ export const openLicenseArea: OpenArea = async (shared) => {
     refusal: (s) => `too many failed license key lookups from this address; retry after ${s} s`,
   });
   ctx.logger.info({ kid: keyring.currentKid() }, 'license keys ready');
+  // The audit trail's background work: webhook delivery and the audit job, started with the server.
+  const auditLog = ctx.logger.child({ component: 'license-audit' });
+  const webhooks = new WebhookDelivery({ audit: stores.licenseAudit, clock, logger: auditLog, pollMs: options.licenseWebhookPollMs, retryBaseMs: options.licenseWebhookRetryBaseMs });
+  let auditJob: { stop(): Promise<void> } | undefined;
   return {
     async register(app) {
       await app.register(async (scope) => licenseRoutes(scope, { licenses, guard, keyring }));
+    },
+    start() {
+      webhooks.start();
+      const retentionDays = options.licenseEventRetentionDays ?? DEFAULT_EVENT_RETENTION_DAYS;
+      auditJob ??= startAuditJob({ sql: stores.sql, audit: stores.licenseAudit, license: store, clock, logger: auditLog, retentionDays }, options.licenseAuditIntervalMs ?? DEFAULT_AUDIT_INTERVAL_MS);
     },
     async reload() {
       await keyring.reload();
       warned = false;
     },
     async close() {
+      await webhooks.stop();
+      await auditJob?.stop();
       keyring.close();
     },
   };

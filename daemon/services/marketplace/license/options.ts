@@ -10,6 +10,14 @@ export const LicenseOptionProperties = {
   licenseAbuseWindowSeconds: Type.Optional(Type.Number()),
   /** How often the signing keys' version row is checked (ms; default 2000); tests shorten it. */
   licenseKeysPollMs: Type.Optional(Type.Number()),
+  /** Days the audit trail keeps an event after its latest occurrence (default 400). */
+  licenseEventRetentionDays: Type.Optional(Type.Number({ minimum: 1 })),
+  /** How often the audit job (lapsed leases, expired keys, pruning) runs (ms; default 60000). */
+  licenseAuditIntervalMs: Type.Optional(Type.Number({ minimum: 10 })),
+  /** How often the webhook outbox is polled (ms; default 1000); tests shorten it. */
+  licenseWebhookPollMs: Type.Optional(Type.Number({ minimum: 10 })),
+  /** The first retry's delay of a failed webhook delivery, doubling up to an hour (ms; default 10000). */
+  licenseWebhookRetryBaseMs: Type.Optional(Type.Number({ minimum: 10 })),
 };
 export const LicenseOptions = optionsObject(LicenseOptionProperties);
 export type LicenseOptions = Static<typeof LicenseOptions>;
