@@ -1,17 +1,53 @@
 // The LicenseStore adapter over the SQL surface (SQLite or PostgreSQL), component `license`: items,
-// keys, activations and the token-signing keys. Row operations only; the rules that use them run
-// in the license domain inside transaction(). On PostgreSQL every round trip costs the server
-// more than the SQL it carries, so a key request's reads are one statement, and so are an
-// activation's writes.
-import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
-import type { ActivationState, FoundKey, LicenseItem, LicenseKeyRecord, LicenseRows, LicenseStore, NewLicenseKey, SigningKeyRow, StoredKey } from './license.js';
+// keys, activations and leases, counted deactivations, and the token-signing keys. Row operations
+// only; the rules that use them run in the license domain inside transaction(). On PostgreSQL
+// every round trip costs the server more than the SQL it carries, so a key request's reads are
+// one statement, and so are an activation's writes. Leases are read and written against the
+// database's clock (DB_NOW), never a process's, so instances with skewed clocks agree.
+import type { ComponentMigrations, Engine, SqlDatabase, SqlExecutor } from './sql.js';
+import type {
+  ActivationPolicy,
+  ActivationState,
+  DeactivationWindow,
+  FoundKey,
+  Lease,
+  LicenseItem,
+  LicenseKeyRecord,
+  LicenseRows,
+  LicenseStore,
+  NewLicenseKey,
+  SeatState,
+  SigningKeyRow,
+  StoredKey,
+} from './license.js';
+import type { LicenseEventInput } from './license-events.js';
+import { LICENSE_AUDIT_MIGRATIONS, recordLicenseEvent } from './license-events-sql.js';
 
 /** The channel on which instances announce a signing-key change. */
 export const SIGNING_KEYS_CHANNEL = 'mkt_license_keys';
 
 /**
- * SQLite: append only (databases in the field are at some version of it; the third step brings
- * the signing keys in from the data dir's keyring file). PostgreSQL: the final schema in one step.
+ * The columns and table of issue 33 (leased seats, entitlements, suspension, a deactivation
+ * budget), the same on both engines but for the integer type of the millisecond times.
+ */
+function seatsAndRules(ms: 'INTEGER' | 'BIGINT'): string {
+  return `ALTER TABLE license_items ADD COLUMN activation_policy TEXT NOT NULL DEFAULT 'node-locked';
+     ALTER TABLE license_items ADD COLUMN lease_seconds INTEGER;
+     ALTER TABLE license_items ADD COLUMN max_deactivations INTEGER;
+     ALTER TABLE license_items ADD COLUMN deactivation_window_seconds INTEGER;
+     ALTER TABLE license_keys ADD COLUMN entitlements TEXT NOT NULL DEFAULT '';
+     ALTER TABLE license_keys ADD COLUMN suspended_at TEXT;
+     ALTER TABLE license_keys ADD COLUMN max_deactivations INTEGER;
+     ALTER TABLE license_keys ADD COLUMN deactivation_window_seconds INTEGER;
+     ALTER TABLE license_activations ADD COLUMN lease_expires_ms ${ms};
+     CREATE TABLE license_deactivations (key_id TEXT NOT NULL REFERENCES license_keys(id), at_ms ${ms} NOT NULL);
+     CREATE INDEX license_deactivations_key ON license_deactivations(key_id, at_ms);`;
+}
+
+/**
+ * Append only, on each engine (databases in the field are at some version of each list). SQLite:
+ * the third step brings the signing keys in from the data dir's keyring file. PostgreSQL: the
+ * schema of 0.16 in one step, then what came after.
  */
 export const LICENSE_MIGRATIONS: ComponentMigrations = {
   sqlite: [
@@ -62,6 +98,7 @@ export const LICENSE_MIGRATIONS: ComponentMigrations = {
        public_jwk TEXT NOT NULL
      );
      CREATE TABLE license_signing_state (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);`,
+    seatsAndRules('INTEGER'),
   ],
   postgres: [
     `CREATE TABLE license_items (
@@ -102,55 +139,116 @@ export const LICENSE_MIGRATIONS: ComponentMigrations = {
        public_jwk TEXT NOT NULL
      );
      CREATE TABLE license_signing_state (id INTEGER PRIMARY KEY CHECK (id = 1), version BIGINT NOT NULL);`,
+    seatsAndRules('BIGINT'),
   ],
 };
 
-interface ItemRow {
-  id: string;
-  name: string;
-  license_template: string | null;
-  max_activations: number | null;
+/**
+ * The database's clock in ms since the epoch, as SQL: what leases and the deactivation window are
+ * measured by. PostgreSQL's clock_timestamp() moves within a transaction (now() would not);
+ * SQLite's 'now' is this machine's clock, read once per statement.
+ */
+export const DB_NOW: Record<Engine, string> = {
+  postgres: '(extract(epoch from clock_timestamp()) * 1000)::bigint',
+  sqlite: "CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)",
+};
+
+interface ItemRow extends Omit<LicenseItem, 'verification_enabled'> {
   /** 0/1 on SQLite, a boolean on PostgreSQL. */
   verification_enabled: number | boolean;
-  created_at: string;
 }
 
-/** 0/1 (or null: no item) on SQLite, booleans on PostgreSQL. */
-interface FoundKeyRow extends StoredKey {
+/** A key row with its item's settings as SQL gives them: entitlements comma-joined, 0/1 or booleans, nulls for a missing item. */
+interface KeyRow extends Omit<StoredKey, 'entitlements' | 'verification_enabled' | 'activation_policy'> {
+  entitlements: string;
   verification_enabled: number | boolean | null;
-  machine_activated: number | boolean;
+  activation_policy: ActivationPolicy | null;
 }
 
-const KEY_COLUMNS = 'id, item_id, key_prefix, key_hash, licensee, max_activations, expires_at, revoked_at, created_at, activation_count';
-/** The keys of a prefix with their item's switch and one machine's activation. */
-const FIND_KEYS = `SELECT ${KEY_COLUMNS.split(', ').map((c) => `k.${c}`).join(', ')}, i.verification_enabled,
-    EXISTS (SELECT 1 FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ?) AS machine_activated
-  FROM license_keys k LEFT JOIN license_items i ON i.id = k.item_id WHERE k.key_prefix = ?`;
-/** Keys per INSERT when issuing many: 8 parameters each stays far below either engine's limit. */
+interface FoundKeyRow extends KeyRow {
+  machine_activated: number | boolean;
+  machine_lease_expires_ms: number | null;
+}
+
+const ITEM_COLUMNS = 'id, name, license_template, max_activations, verification_enabled, created_at, activation_policy, lease_seconds, max_deactivations, deactivation_window_seconds';
+
+/**
+ * A key with its item's settings; for a floating key `activation_count` is its live leases. With
+ * `machine`, also whether that machine is activated (for a floating key: holds a live lease) and
+ * its lease's end; its id is bound twice, before the statement's own parameters.
+ */
+function keySelect(engine: Engine, machine: boolean): string {
+  const now = DB_NOW[engine];
+  const machineColumns = machine
+    ? `, EXISTS (SELECT 1 FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ? AND (a.lease_expires_ms IS NULL OR a.lease_expires_ms > ${now})) AS machine_activated,
+    (SELECT a.lease_expires_ms FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ? AND a.lease_expires_ms > ${now}) AS machine_lease_expires_ms`
+    : '';
+  return `SELECT k.id, k.item_id, k.key_prefix, k.key_hash, k.licensee, k.max_activations, k.expires_at, k.revoked_at, k.created_at,
+    k.entitlements, k.suspended_at, k.max_deactivations, k.deactivation_window_seconds,
+    CASE WHEN i.activation_policy = 'floating'
+      THEN (SELECT count(*) FROM license_activations a WHERE a.key_id = k.id AND a.lease_expires_ms > ${now})
+      ELSE k.activation_count END AS activation_count,
+    i.activation_policy, i.lease_seconds, i.verification_enabled,
+    i.max_deactivations AS item_max_deactivations, i.deactivation_window_seconds AS item_deactivation_window_seconds${machineColumns}
+  FROM license_keys k LEFT JOIN license_items i ON i.id = k.item_id`;
+}
+
+/** Keys per INSERT when issuing many: 11 parameters each stays far below either engine's limit. */
 const KEYS_PER_INSERT = 100;
 
 function toItem(r: ItemRow): LicenseItem {
   return { ...r, verification_enabled: Boolean(r.verification_enabled) };
 }
 
+export function parseEntitlements(joined: string): string[] {
+  return joined === '' ? [] : joined.split(',');
+}
+
+function toKey(r: KeyRow): StoredKey {
+  return {
+    ...r,
+    entitlements: parseEntitlements(r.entitlements),
+    verification_enabled: Boolean(r.verification_enabled),
+    activation_policy: r.activation_policy ?? 'node-locked',
+    activation_count: Number(r.activation_count),
+  };
+}
+
+function toFoundKey(r: FoundKeyRow): FoundKey {
+  return { ...toKey(r), machine_activated: Boolean(r.machine_activated), machine_lease_expires_ms: r.machine_lease_expires_ms };
+}
+
 function publicKey(r: StoredKey): LicenseKeyRecord {
-  const { key_hash: _h, ...rest } = r;
+  const { key_hash: _h, activation_policy: _p, lease_seconds: _l, verification_enabled: _v, item_max_deactivations: _m, item_deactivation_window_seconds: _w, ...rest } = r;
   return rest;
 }
 
 class Rows implements LicenseRows {
-  constructor(protected readonly x: SqlExecutor) {}
+  /** The database's clock as SQL (DB_NOW of this engine). */
+  protected readonly now: string;
+
+  constructor(protected readonly x: SqlExecutor) {
+    this.now = DB_NOW[x.engine];
+  }
 
   async createItem(item: LicenseItem): Promise<boolean> {
-    const r = await this.x.run(
-      'INSERT INTO license_items (id, name, license_template, max_activations, verification_enabled, created_at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
-      [item.id, item.name, item.license_template, item.max_activations, item.verification_enabled, item.created_at],
-    );
+    const r = await this.x.run(`INSERT INTO license_items (${ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, [
+      item.id,
+      item.name,
+      item.license_template,
+      item.max_activations,
+      item.verification_enabled,
+      item.created_at,
+      item.activation_policy,
+      item.lease_seconds,
+      item.max_deactivations,
+      item.deactivation_window_seconds,
+    ]);
     return r.changes === 1;
   }
 
   async getItem(id: string): Promise<LicenseItem | undefined> {
-    const r = await this.x.get<ItemRow>('SELECT id, name, license_template, max_activations, verification_enabled, created_at FROM license_items WHERE id = ?', [id]);
+    const r = await this.x.get<ItemRow>(`SELECT ${ITEM_COLUMNS} FROM license_items WHERE id = ?`, [id]);
     return r ? toItem(r) : undefined;
   }
 
@@ -158,29 +256,54 @@ class Rows implements LicenseRows {
     for (let i = 0; i < keys.length; i += KEYS_PER_INSERT) {
       const batch = keys.slice(i, i + KEYS_PER_INSERT);
       await this.x.run(
-        `INSERT INTO license_keys (id, item_id, key_prefix, key_hash, licensee, max_activations, expires_at, created_at) VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        batch.flatMap((k) => [k.id, k.item_id, k.key_prefix, k.key_hash, k.licensee, k.max_activations, k.expires_at, k.created_at]),
+        `INSERT INTO license_keys (id, item_id, key_prefix, key_hash, licensee, max_activations, expires_at, created_at, entitlements, max_deactivations, deactivation_window_seconds)
+         VALUES ${batch.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        batch.flatMap((k) => [
+          k.id,
+          k.item_id,
+          k.key_prefix,
+          k.key_hash,
+          k.licensee,
+          k.max_activations,
+          k.expires_at,
+          k.created_at,
+          (k.entitlements ?? []).join(','),
+          k.max_deactivations ?? null,
+          k.deactivation_window_seconds ?? null,
+        ]),
       );
     }
   }
 
   async keysByPrefix(prefix: string): Promise<StoredKey[]> {
-    return this.x.all<StoredKey>(`SELECT ${KEY_COLUMNS} FROM license_keys WHERE key_prefix = ?`, [prefix]);
+    return (await this.x.all<KeyRow>(`${keySelect(this.x.engine, false)} WHERE k.key_prefix = ?`, [prefix])).map(toKey);
   }
 
   async findKeys(prefix: string, machineId: string): Promise<FoundKey[]> {
-    // One statement for all a request about a machine reads (its item's switch, its activation).
-    const rows = await this.x.all<FoundKeyRow>(FIND_KEYS, [machineId, prefix]);
-    return rows.map((r) => ({ ...r, verification_enabled: Boolean(r.verification_enabled), machine_activated: Boolean(r.machine_activated) }));
+    // One statement for all a request about a machine reads (its item's settings, its activation or lease).
+    return (await this.x.all<FoundKeyRow>(`${keySelect(this.x.engine, true)} WHERE k.key_prefix = ?`, [machineId, machineId, prefix])).map(toFoundKey);
   }
 
   async listKeys(itemId: string): Promise<LicenseKeyRecord[]> {
-    return (await this.x.all<StoredKey>(`SELECT ${KEY_COLUMNS} FROM license_keys WHERE item_id = ? ORDER BY created_at, id`, [itemId])).map(publicKey);
+    return (await this.x.all<KeyRow>(`${keySelect(this.x.engine, false)} WHERE k.item_id = ? ORDER BY k.created_at, k.id`, [itemId])).map((r) => publicKey(toKey(r)));
+  }
+
+  async getKey(id: string): Promise<StoredKey | undefined> {
+    const r = await this.x.get<KeyRow>(`${keySelect(this.x.engine, false)} WHERE k.id = ?`, [id]);
+    return r ? toKey(r) : undefined;
   }
 
   async revokeKey(id: string, at: string): Promise<boolean> {
     // COALESCE keeps the first revocation's time; the row counts as changed, so existence shows.
     return (await this.x.run('UPDATE license_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?', [at, id])).changes === 1;
+  }
+
+  async setSuspended(id: string, at: string | null): Promise<boolean> {
+    return (await this.x.run('UPDATE license_keys SET suspended_at = ? WHERE id = ?', [at, id])).changes === 1;
+  }
+
+  async setEntitlements(id: string, names: string[]): Promise<boolean> {
+    return (await this.x.run('UPDATE license_keys SET entitlements = ? WHERE id = ?', [names.join(','), id])).changes === 1;
   }
 
   async lockKey(keyId: string): Promise<ActivationState | undefined> {
@@ -215,6 +338,25 @@ class Rows implements LicenseRows {
     return true;
   }
 
+  async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {
+    if (this.x.engine === 'postgres') {
+      // One statement: the insert and the count's row lock last only while it runs (or its transaction).
+      const count = await this.x.value<number>(
+        `WITH added AS (
+           INSERT INTO license_activations (key_id, machine_id, machine_name, created_at)
+             SELECT id, ?, ?, ? FROM license_keys WHERE id = ? AND max_activations IS NULL
+             ON CONFLICT (key_id, machine_id) DO NOTHING RETURNING key_id)
+         UPDATE license_keys SET activation_count = activation_count + 1 WHERE id IN (SELECT key_id FROM added) RETURNING activation_count`,
+        [machineId, machineName, at, keyId],
+      );
+      return count ?? undefined;
+    }
+    // SQLite: inside a transaction (BEGIN IMMEDIATE), which has serialised it already.
+    const state = await this.lockKey(keyId);
+    if (!state || state.max_activations !== null) return undefined;
+    return (await this.addActivation(keyId, machineId, machineName, at)) ? state.activation_count + 1 : undefined;
+  }
+
   async removeActivation(keyId: string, machineId: string): Promise<boolean> {
     if (this.x.engine === 'postgres') {
       return (
@@ -230,6 +372,111 @@ class Rows implements LicenseRows {
     if ((await this.x.run('DELETE FROM license_activations WHERE key_id = ? AND machine_id = ?', [keyId, machineId])).changes === 0) return false;
     await this.x.run('UPDATE license_keys SET activation_count = activation_count - 1 WHERE id = ?', [keyId]);
     return true;
+  }
+
+  async tidyLeases(keyId: string): Promise<{ machine_id: string; lease_expires_ms: number }[]> {
+    if (this.x.engine === 'postgres') {
+      return this.x.all(
+        `WITH gone AS (DELETE FROM license_activations WHERE key_id = ? AND lease_expires_ms <= ${this.now} RETURNING machine_id, lease_expires_ms),
+           uncounted AS (UPDATE license_keys SET activation_count = activation_count - (SELECT count(*) FROM gone) WHERE id = ? AND EXISTS (SELECT 1 FROM gone))
+         SELECT machine_id, lease_expires_ms FROM gone`,
+        [keyId, keyId],
+      );
+    }
+    const gone = await this.x.all<{ machine_id: string; lease_expires_ms: number }>(
+      `DELETE FROM license_activations WHERE key_id = ? AND lease_expires_ms <= ${this.now} RETURNING machine_id, lease_expires_ms`,
+      [keyId],
+    );
+    if (gone.length > 0) await this.x.run('UPDATE license_keys SET activation_count = activation_count - ? WHERE id = ?', [gone.length, keyId]);
+    return gone;
+  }
+
+  async seats(keyId: string, machineId: string): Promise<SeatState> {
+    // Every row left after tidyLeases counts, also one that lapsed since: a lease the count
+    // included can then be renewed without ever making one seat too many.
+    const r = await this.x.get<SeatState>(
+      `SELECT count(*) AS live, min(lease_expires_ms) AS earliest_ms, max(CASE WHEN machine_id = ? THEN lease_expires_ms END) AS mine_ms, ${this.now} AS now_ms
+       FROM license_activations WHERE key_id = ?`,
+      [machineId, keyId],
+    );
+    return { live: Number(r!.live), earliest_ms: r!.earliest_ms, mine_ms: r!.mine_ms, now_ms: r!.now_ms };
+  }
+
+  async takeLease(keyId: string, machineId: string, machineName: string | null, at: string, leaseSeconds: number): Promise<Lease> {
+    const leaseMs = leaseSeconds * 1000;
+    if (this.x.engine === 'postgres') {
+      // One statement; xmax = 0 tells a new row from the machine's lapsed one taken again (counted already).
+      const r = await this.x.get<Lease>(
+        `WITH up AS (
+           INSERT INTO license_activations (key_id, machine_id, machine_name, created_at, lease_expires_ms) VALUES (?, ?, ?, ?, ${this.now} + CAST(? AS BIGINT))
+           ON CONFLICT (key_id, machine_id) DO UPDATE SET machine_name = excluded.machine_name, created_at = excluded.created_at, lease_expires_ms = excluded.lease_expires_ms
+           RETURNING lease_expires_ms, (xmax = 0) AS inserted),
+         counted AS (UPDATE license_keys SET activation_count = activation_count + 1 WHERE id = ? AND EXISTS (SELECT 1 FROM up WHERE inserted))
+         SELECT lease_expires_ms, ${this.now} AS now_ms FROM up`,
+        [keyId, machineId, machineName, at, leaseMs, keyId],
+      );
+      return r!;
+    }
+    const existed = await this.isActivated(keyId, machineId);
+    const r = await this.x.get<Lease>(
+      `INSERT INTO license_activations (key_id, machine_id, machine_name, created_at, lease_expires_ms) VALUES (?, ?, ?, ?, ${this.now} + ?)
+       ON CONFLICT (key_id, machine_id) DO UPDATE SET machine_name = excluded.machine_name, created_at = excluded.created_at, lease_expires_ms = excluded.lease_expires_ms
+       RETURNING lease_expires_ms, ${this.now} AS now_ms`,
+      [keyId, machineId, machineName, at, leaseMs],
+    );
+    if (!existed) await this.x.run('UPDATE license_keys SET activation_count = activation_count + 1 WHERE id = ?', [keyId]);
+    return r!;
+  }
+
+  async renewLease(keyId: string, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
+    return this.x.get<Lease>(
+      `UPDATE license_activations SET lease_expires_ms = ${this.now} + CAST(? AS BIGINT)
+       WHERE key_id = ? AND machine_id = ? AND lease_expires_ms > ${this.now}
+         AND EXISTS (SELECT 1 FROM license_keys k WHERE k.id = ? AND k.revoked_at IS NULL AND k.suspended_at IS NULL)
+       RETURNING lease_expires_ms, ${this.now} AS now_ms`,
+      [leaseSeconds * 1000, keyId, machineId, keyId],
+    );
+  }
+
+  async releaseLease(keyId: string, machineId: string): Promise<{ live: boolean; lease_expires_ms: number; now_ms: number } | undefined> {
+    // lease_expires_ms is null for a node-locked row.
+    type Gone = { lease_expires_ms: number | null; now_ms: number };
+    let r: Gone | undefined;
+    if (this.x.engine === 'postgres') {
+      r = await this.x.get<Gone>(
+        `WITH gone AS (DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING lease_expires_ms),
+           uncounted AS (UPDATE license_keys SET activation_count = activation_count - 1 WHERE id = ? AND EXISTS (SELECT 1 FROM gone))
+         SELECT lease_expires_ms, ${this.now} AS now_ms FROM gone`,
+        [keyId, machineId, keyId],
+      );
+    } else {
+      r = await this.x.get<Gone>(`DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING lease_expires_ms, ${this.now} AS now_ms`, [keyId, machineId]);
+      if (r) await this.x.run('UPDATE license_keys SET activation_count = activation_count - 1 WHERE id = ?', [keyId]);
+    }
+    if (!r) return undefined;
+    // A node-locked row (no lease) counts as live: it held its slot until now.
+    const lease = r.lease_expires_ms === null ? r.now_ms : Number(r.lease_expires_ms);
+    return { live: r.lease_expires_ms === null || lease > r.now_ms, lease_expires_ms: lease, now_ms: r.now_ms };
+  }
+
+  async deactivationWindow(keyId: string, windowSeconds: number): Promise<DeactivationWindow> {
+    const windowMs = windowSeconds * 1000;
+    await this.x.run(`DELETE FROM license_deactivations WHERE key_id = ? AND at_ms <= ${this.now} - CAST(? AS BIGINT)`, [keyId, windowMs]);
+    const r = await this.x.get<{ count: number; earliest_ms: number | null; now_ms: number }>(
+      `WITH t AS (SELECT ${this.now} AS now_ms)
+       SELECT count(d.at_ms) AS count, min(d.at_ms) AS earliest_ms, t.now_ms AS now_ms
+       FROM t LEFT JOIN license_deactivations d ON d.key_id = ? AND d.at_ms > t.now_ms - CAST(? AS BIGINT) GROUP BY t.now_ms`,
+      [keyId, windowMs],
+    );
+    return { count: Number(r!.count), earliest_ms: r!.earliest_ms, now_ms: r!.now_ms };
+  }
+
+  async addDeactivation(keyId: string): Promise<void> {
+    await this.x.run(`INSERT INTO license_deactivations (key_id, at_ms) VALUES (?, ${this.now})`, [keyId]);
+  }
+
+  async recordEvent(e: LicenseEventInput): Promise<void> {
+    await recordLicenseEvent(this.x, e);
   }
 
   async lockSigningKeys(): Promise<void> {
@@ -275,6 +522,8 @@ export class SqlLicenseStore extends Rows implements LicenseStore {
 
   static async open(sql: SqlDatabase): Promise<SqlLicenseStore> {
     await sql.migrate('license', LICENSE_MIGRATIONS);
+    // Its writes record events in the audit trail's tables, so those exist wherever it is opened.
+    await sql.migrate('license-audit', LICENSE_AUDIT_MIGRATIONS);
     return new SqlLicenseStore(sql);
   }
 
@@ -282,25 +531,10 @@ export class SqlLicenseStore extends Rows implements LicenseStore {
     return this.sql.transaction((x) => fn(new Rows(x)));
   }
 
-  async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {
-    if (this.sql.engine === 'postgres') {
-      // One autocommit statement: the insert and the count's row lock last only while it runs.
-      const count = await this.sql.value<number>(
-        `WITH added AS (
-           INSERT INTO license_activations (key_id, machine_id, machine_name, created_at)
-             SELECT id, ?, ?, ? FROM license_keys WHERE id = ? AND max_activations IS NULL
-             ON CONFLICT (key_id, machine_id) DO NOTHING RETURNING key_id)
-         UPDATE license_keys SET activation_count = activation_count + 1 WHERE id IN (SELECT key_id FROM added) RETURNING activation_count`,
-        [machineId, machineName, at, keyId],
-      );
-      return count ?? undefined;
-    }
+  override async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {
     // SQLite: its write transaction is this process's own, and as cheap as a statement.
-    return this.transaction(async (tx) => {
-      const state = await tx.lockKey(keyId);
-      if (!state || state.max_activations !== null) return undefined;
-      return (await tx.addActivation(keyId, machineId, machineName, at)) ? state.activation_count + 1 : undefined;
-    });
+    if (this.sql.engine === 'sqlite') return this.transaction((tx) => tx.addUnlimitedActivation(keyId, machineId, machineName, at));
+    return super.addUnlimitedActivation(keyId, machineId, machineName, at);
   }
 
   async announceSigningKeys(version: number): Promise<void> {

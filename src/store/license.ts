@@ -1,18 +1,29 @@
 // LicenseStore: items (with their license template and settings), license keys (only as a keyed
-// hash), machine activations, and the Ed25519 keys that sign offline tokens (shared by every
-// instance). Row operations only: the activation limit is decided in the license domain
-// (daemon/services/marketplace/license/licenses.ts) and key rotation in src/crypto/signing.ts,
-// each inside `transaction()` (a key without a limit needs none: addUnlimitedActivation). The
-// adapter is license-sql.ts (component `license`).
+// hash), machine activations (node-locked, or leased seats that lapse by the database's clock),
+// the deactivations a churn budget counts, and the Ed25519 keys that sign offline tokens (shared
+// by every instance). Row operations only: the activation limit, seats and budgets are decided in
+// the license domain (daemon/services/marketplace/license/licenses.ts) and key rotation in
+// src/crypto/signing.ts, each inside `transaction()` (a key without a limit needs none:
+// addUnlimitedActivation). The adapter is license-sql.ts (component `license`).
+import type { LicenseEventInput } from './license-events.js';
+
+/** `node-locked`: an activation holds its slot until deactivated; `floating`: a seat is a lease. */
+export type ActivationPolicy = 'node-locked' | 'floating';
 
 export interface LicenseItem {
   id: string;
   name: string;
   license_template: string | null;
-  /** Default activation maximum for keys issued later; null = unlimited. */
+  /** Default activation maximum for keys issued later; null = unlimited. For a floating item, seats held at once. */
   max_activations: number | null;
   verification_enabled: boolean;
   created_at: string;
+  activation_policy: ActivationPolicy;
+  /** A floating seat's lease (>= 1); null for node-locked. */
+  lease_seconds: number | null;
+  /** The deactivation budget of its keys (both null: none): at most this many per window. */
+  max_deactivations: number | null;
+  deactivation_window_seconds: number | null;
 }
 
 export interface LicenseKeyRecord {
@@ -25,19 +36,34 @@ export interface LicenseKeyRecord {
   expires_at: string | null;
   revoked_at: string | null;
   created_at: string;
+  /** Machines activated now; for a floating key, its live leases (by the database's clock). */
   activation_count: number;
+  /** Sorted, unique feature names. */
+  entitlements: string[];
+  suspended_at: string | null;
+  /** The key's own deactivation budget (both null: the item's). */
+  max_deactivations: number | null;
+  deactivation_window_seconds: number | null;
 }
 
+/** A key as a lookup finds it, with its item's settings (one read). */
 export interface StoredKey extends LicenseKeyRecord {
   key_hash: string;
-}
-
-/** A key as a lookup finds it, with what the request needs to know besides (one read). */
-export interface FoundKey extends StoredKey {
+  /** The item's; node-locked when the item is missing. */
+  activation_policy: ActivationPolicy;
+  lease_seconds: number | null;
   /** The item's offline-verification switch; false when the item is missing. */
   verification_enabled: boolean;
-  /** Whether the machine the lookup asked about is activated on this key. */
+  item_max_deactivations: number | null;
+  item_deactivation_window_seconds: number | null;
+}
+
+/** A key as a lookup about one machine finds it. */
+export interface FoundKey extends StoredKey {
+  /** Whether the machine is activated on this key (for a floating key: holds a live lease). */
   machine_activated: boolean;
+  /** The end of the machine's live lease (ms, database clock); null when node-locked or none. */
+  machine_lease_expires_ms: number | null;
 }
 
 export interface NewLicenseKey {
@@ -49,12 +75,42 @@ export interface NewLicenseKey {
   max_activations: number | null;
   expires_at: string | null;
   created_at: string;
+  /** Sorted, unique; [] for none. */
+  entitlements?: string[];
+  max_deactivations?: number | null;
+  deactivation_window_seconds?: number | null;
 }
 
 /** What the activation rule reads of a key. */
 export interface ActivationState {
   max_activations: number | null;
   activation_count: number;
+}
+
+/** A floating key's seats as they stand (after lapsed leases were tidied), by the database's clock. */
+export interface SeatState {
+  /** Live leases. */
+  live: number;
+  /** The earliest end of a live lease (ms); null when there is none. */
+  earliest_ms: number | null;
+  /** The end of this machine's live lease; null when it holds none. */
+  mine_ms: number | null;
+  /** The database's clock (ms). */
+  now_ms: number;
+}
+
+/** A lease as written: its end and the database's clock when it was written (ms). */
+export interface Lease {
+  lease_expires_ms: number;
+  now_ms: number;
+}
+
+/** The counted deactivations of a key in a window ending now (database clock). */
+export interface DeactivationWindow {
+  count: number;
+  /** The earliest one still in the window (ms); null when none. */
+  earliest_ms: number | null;
+  now_ms: number;
 }
 
 /** One token-signing key. Holds a private key: never log a row. */
@@ -82,8 +138,14 @@ export interface LicenseRows {
   /** keysByPrefix for a request about one machine: each key also with its item's switch and whether the machine is activated on it. */
   findKeys(prefix: string, machineId: string): Promise<FoundKey[]>;
   listKeys(itemId: string): Promise<LicenseKeyRecord[]>;
+  /** One key by id (with its item's settings). */
+  getKey(id: string): Promise<StoredKey | undefined>;
   /** true when the key exists (revoked now or before). */
   revokeKey(id: string, at: string): Promise<boolean>;
+  /** Sets or clears (null) the suspension; false when there is no such key. */
+  setSuspended(id: string, at: string | null): Promise<boolean>;
+  /** Replaces the key's entitlements (the caller sorts them and removes duplicates). */
+  setEntitlements(id: string, names: string[]): Promise<boolean>;
 
   /**
    * Inside a transaction: holds other transactions that lock the same key until this one ends,
@@ -97,8 +159,45 @@ export interface LicenseRows {
    * counts it in the same step; false when it was activated already (nothing written).
    */
   addActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<boolean>;
+  /**
+   * For a key without a maximum (a key's maximum is fixed when it is issued): activates a machine
+   * not activated yet and counts it, as one atomic step that takes no key lock on PostgreSQL.
+   * Returns the new count; undefined, having written nothing, when the key has a maximum or the
+   * machine is activated already (those answers come from the locked way).
+   */
+  addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined>;
   /** Inside a transaction that locked the key: removes the activation and uncounts it; false when there was none. */
   removeActivation(keyId: string, machineId: string): Promise<boolean>;
+
+  /**
+   * Inside a transaction that locked a floating key: deletes (and uncounts) its leases that have
+   * lapsed by the database's clock, and returns them. Tidied before seats are counted, so a
+   * renewal racing this never revives a lease the count left out.
+   */
+  tidyLeases(keyId: string): Promise<{ machine_id: string; lease_expires_ms: number }[]>;
+  /** Inside a transaction that locked the key and tidied its leases: its seats as they stand. */
+  seats(keyId: string, machineId: string): Promise<SeatState>;
+  /** Inside a transaction that locked the key: a new lease for a machine that holds none (counted). */
+  takeLease(keyId: string, machineId: string, machineName: string | null, at: string, leaseSeconds: number): Promise<Lease>;
+  /**
+   * Extends the machine's live lease to `leaseSeconds` from now, only while the key is neither
+   * revoked nor suspended; undefined (nothing written) when it holds no live lease. Needs no key
+   * lock: a live lease stays live, and a lapsed one is never revived.
+   */
+  renewLease(keyId: string, machineId: string, leaseSeconds: number): Promise<Lease | undefined>;
+  /** Removes the machine's lease (uncounted); whether it was still live; undefined when there was none. */
+  releaseLease(keyId: string, machineId: string): Promise<{ live: boolean; lease_expires_ms: number; now_ms: number } | undefined>;
+
+  /**
+   * Inside a transaction that locked the key: the deactivations counted in the last
+   * `windowSeconds` (older ones are deleted: they can never count again).
+   */
+  deactivationWindow(keyId: string, windowSeconds: number): Promise<DeactivationWindow>;
+  /** Inside a transaction that locked the key: counts one deactivation now (database clock). */
+  addDeactivation(keyId: string): Promise<void>;
+
+  /** Adds an event to the key's audit trail (and its webhook outbox), in this transaction. */
+  recordEvent(e: LicenseEventInput): Promise<void>;
 
   /** Inside a transaction: holds other transactions that lock the signing keys until this one ends. */
   lockSigningKeys(): Promise<void>;
@@ -116,13 +215,6 @@ export interface LicenseRows {
 export interface LicenseStore extends LicenseRows {
   /** Runs `fn` in one transaction (rerun on PostgreSQL after a serialization failure: no side effects in it). */
   transaction<T>(fn: (tx: LicenseRows) => Promise<T>): Promise<T>;
-  /**
-   * For a key without a maximum (a key's maximum is fixed when it is issued): activates a machine
-   * not activated yet and counts it, as one atomic step that takes no key lock. Returns the new
-   * count; undefined, having written nothing, when the key has a maximum or the machine is
-   * activated already (those answers come from the locked way).
-   */
-  addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined>;
   /** Tells every instance on the database that the signing keys changed (after the commit). */
   announceSigningKeys(version: number): Promise<void>;
   /** Calls `fn` when any instance announces a change (or a missed one is possible); returns the unsubscribe. */

@@ -4,13 +4,24 @@
 // concurrent activations of a max-3 key give exactly 3, of one machine exactly 1.
 import { expect, it } from 'vitest';
 import { SqlLicenseStore } from '../../../src/store/license-sql.js';
-import type { NewLicenseKey } from '../../../src/store/license.js';
+import type { LicenseItem, NewLicenseKey } from '../../../src/store/license.js';
 import { Licenses } from '../../../daemon/services/marketplace/license/licenses.js';
 import type { SigningKeyring } from '../../../src/crypto/signing.js';
 import { ManualClock } from '../../../src/util/clock.js';
 import { describeEngines } from '../../helpers/engines.js';
 
-const item = { id: 'font-pro', name: 'Font Pro', license_template: 'T {{licensee}}', max_activations: 3, verification_enabled: true, created_at: '2026-03-01T00:00:00.000Z' };
+const item: LicenseItem = {
+  id: 'font-pro',
+  name: 'Font Pro',
+  license_template: 'T {{licensee}}',
+  max_activations: 3,
+  verification_enabled: true,
+  created_at: '2026-03-01T00:00:00.000Z',
+  activation_policy: 'node-locked',
+  lease_seconds: null,
+  max_deactivations: null,
+  deactivation_window_seconds: null,
+};
 
 function key(i: number, over: Partial<NewLicenseKey> = {}): NewLicenseKey {
   return { id: `lk_${String(i).padStart(4, '0')}`, item_id: 'font-pro', key_prefix: `P${i % 7}`, key_hash: `h${i}`, licensee: null, max_activations: 3, expires_at: null, created_at: '2026-03-01T00:00:00.000Z', ...over };
@@ -79,7 +90,7 @@ describeEngines('LicenseStore', (open) => {
     await s.createItem(item);
     await s.addKeys([key(1)]);
     const licenses = new Licenses({ store: s, clock: new ManualClock(Date.parse('2026-03-01T00:00:00Z')), hashSecret: Buffer.alloc(32), keyring: {} as SigningKeyring, issuer: 't' });
-    const k1 = { id: 'lk_0001', max_activations: 3 };
+    const k1 = { id: 'lk_0001', item_id: 'font-pro', max_activations: 3 };
     const rs = await Promise.all(Array.from({ length: 40 }, (_, i) => licenses.activate(k1, `m${i}`, null)));
     expect(rs.filter((r) => r.kind === 'created')).toHaveLength(3);
     expect(rs.filter((r) => r.kind === 'full')).toHaveLength(37);
@@ -97,7 +108,7 @@ describeEngines('LicenseStore', (open) => {
     expect(await licenses.activate(k1, 'late', null)).toEqual({ kind: 'created', count: 3 });
     // One machine activating many times at once takes one slot; the others find it taken by itself.
     await s.addKeys([key(2)]);
-    const k2 = { id: 'lk_0002', max_activations: 3 };
+    const k2 = { id: 'lk_0002', item_id: 'font-pro', max_activations: 3 };
     const same = await Promise.all(Array.from({ length: 20 }, () => licenses.activate(k2, 'twin', null)));
     expect(same.filter((r) => r.kind === 'created')).toHaveLength(1);
     expect(same.filter((r) => r.kind === 'existing')).toHaveLength(19);
@@ -109,7 +120,7 @@ describeEngines('LicenseStore', (open) => {
     await s.createItem(item);
     await s.addKeys([key(3, { max_activations: null }), key(4)]);
     const licenses = new Licenses({ store: s, clock: new ManualClock(Date.parse('2026-03-01T00:00:00Z')), hashSecret: Buffer.alloc(32), keyring: {} as SigningKeyring, issuer: 't' });
-    const k3 = { id: 'lk_0003', max_activations: null };
+    const k3 = { id: 'lk_0003', item_id: 'font-pro', max_activations: null };
     const rs = await Promise.all(Array.from({ length: 30 }, (_, i) => licenses.activate(k3, `m${i % 20}`, null)));
     expect(rs.filter((r) => r.kind === 'created').map((r) => r.count).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
     expect(rs.filter((r) => r.kind === 'existing')).toHaveLength(10);

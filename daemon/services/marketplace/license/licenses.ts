@@ -1,9 +1,12 @@
 // The license-key domain, free of HTTP: key lookup (check part, keyed hash, constant-time
-// compare), validity, activations (the maximum is decided here, in a transaction that locks the
-// key, so instances sharing a database never exceed it; a key without one takes no lock),
-// offline tokens, and license text.
+// compare), standing (revoked, suspended, expired), entitlements, activations (the maximum is
+// decided here, in a transaction that locks the key, so instances sharing a database never exceed
+// it; a key without one takes no lock), floating seats (leases counted by the database's clock
+// under the same lock), the deactivation budget, offline tokens, license text, and the audit
+// events of each change (recorded in the transaction that makes it).
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { FoundKey, LicenseStore, StoredKey } from '../../../../src/store/license.js';
+import type { FoundKey, Lease, LicenseStore, StoredKey } from '../../../../src/store/license.js';
+import type { LicenseEventInput } from '../../../../src/store/license-events.js';
 import { displayPrefix, hashLicenseKey, parseLicenseKey } from '../../../../src/crypto/license-key.js';
 import { fingerprintHash, type SigningKeyring } from '../../../../src/crypto/signing.js';
 import {
@@ -12,6 +15,7 @@ import {
   type KeyStatusLicense,
   type KeyStatusResponse,
   type LicenseCode,
+  type LicenseHeartbeatResponse,
   type LicenseTokenClaims,
   type LicenseVerifyResponse,
   type ValidateKeyRequest,
@@ -29,12 +33,23 @@ const MESSAGES: Record<LicenseCode, string | null> = {
   TOO_MANY_ACTIVATIONS: 'the license key has reached its activation maximum',
   MACHINE_NOT_ACTIVATED: 'the machine is not activated for this license key',
   VERIFICATION_DISABLED: 'offline verification is not enabled for this item',
+  SUSPENDED: 'the license key is suspended',
+  ENTITLEMENT_MISSING: 'the license key lacks a required entitlement',
+  DEACTIVATION_LIMIT: 'the license key has used up its deactivations for now',
 };
+
+/** What a floating key's machine without a live lease is told: how to get one. */
+const NO_LEASE = 'the machine holds no live lease on this license key; take a seat again (validate with activate, or verify)';
 
 export type ActivationResult =
   | { kind: 'created'; count: number }
   | { kind: 'existing'; count: number }
   | { kind: 'full'; count: number };
+
+/** A floating seat: taken (or taken again after it lapsed), renewed, or refused with when one frees. */
+export type SeatResult =
+  | { kind: 'created' | 'existing'; count: number; lease: Lease }
+  | { kind: 'full'; count: number; retryAfter: number };
 
 /** A key lookup: the key (for a request about a machine, a FoundKey), or a failure code. */
 export type Lookup<K extends StoredKey = StoredKey> = { ok: true; key: K } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
@@ -47,7 +62,8 @@ export interface LicenseDeps {
   issuer: string;
 }
 
-function hashesEqual(a: string, b: string): boolean {
+/** Two hex hashes compared in constant time. */
+export function hashesEqual(a: string, b: string): boolean {
   const x = Buffer.from(a, 'hex');
   const y = Buffer.from(b, 'hex');
   return x.length === y.length && timingSafeEqual(x, y);
@@ -55,6 +71,7 @@ function hashesEqual(a: string, b: string): boolean {
 
 export function summary(key: StoredKey): KeyStatusLicense {
   const max = key.max_activations;
+  const floating = key.activation_policy === 'floating';
   return {
     item_id: key.item_id,
     activation_count: key.activation_count,
@@ -62,6 +79,10 @@ export function summary(key: StoredKey): KeyStatusLicense {
     max_activations: max,
     remaining_activations: max === null ? null : Math.max(0, max - key.activation_count),
     expires_at: key.expires_at,
+    activation_policy: key.activation_policy,
+    lease_seconds: floating ? key.lease_seconds : null,
+    entitlements: key.entitlements,
+    suspended_at: key.suspended_at,
   };
 }
 
@@ -69,21 +90,54 @@ export function isFailureGuess(code: LicenseCode | string | undefined): boolean 
   return code === 'MALFORMED_KEY' || code === 'NOT_FOUND';
 }
 
+/** The deactivation budget that applies to a key: its own, else its item's; undefined for none. */
+export function deactivationBudget(key: StoredKey): { max: number; windowSeconds: number } | undefined {
+  if (key.max_deactivations !== null && key.deactivation_window_seconds !== null) return { max: key.max_deactivations, windowSeconds: key.deactivation_window_seconds };
+  if (key.item_max_deactivations !== null && key.item_deactivation_window_seconds !== null) return { max: key.item_max_deactivations, windowSeconds: key.item_deactivation_window_seconds };
+  return undefined;
+}
+
+/** Whole seconds until `untilMs`, at least 1 (a Retry-After of 0 invites a busy loop). */
+function secondsUntil(untilMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((untilMs - nowMs) / 1000));
+}
+
+/** Who asked for what a refusal event records: the machine, when there was one. */
+type Refusal = { key: StoredKey; code: LicenseCode; machineId?: string };
+
 export class Licenses {
   constructor(private readonly d: LicenseDeps) {}
 
+  private event(key: Pick<StoredKey, 'id' | 'item_id'>, type: LicenseEventInput['type'], atMs: number, more: Partial<LicenseEventInput> = {}): LicenseEventInput {
+    return { type, key_id: key.id, item_id: key.item_id, at_ms: atMs, ...more };
+  }
+
   /**
-   * Activates the machine unless the key is at its maximum (a machine activated already keeps its
-   * slot). The key's lock makes count, check and insert one step for every instance (on SQLite
-   * the write transaction alone does).
+   * Records a refused request about an existing key (aggregated per code and hour by the trail).
+   * It changes no key, so it needs no transaction of the change's.
    */
-  async activate(key: Pick<StoredKey, 'id' | 'max_activations'>, machineId: string, machineName: string | null): Promise<ActivationResult> {
+  private async refused(r: Refusal): Promise<void> {
+    await this.d.store.recordEvent(this.event(r.key, 'license.verification_refused', this.d.clock.now(), { code: r.code, machine_id: r.machineId ?? null }));
+  }
+
+  /**
+   * Node-locked: activates the machine unless the key is at its maximum (a machine activated
+   * already keeps its slot). The key's lock makes count, check and insert one step for every
+   * instance (on SQLite the write transaction alone does).
+   */
+  async activate(key: Pick<StoredKey, 'id' | 'item_id' | 'max_activations'>, machineId: string, machineName: string | null): Promise<ActivationResult> {
     const keyId = key.id;
-    const at = formatTimestamp(this.d.clock.now());
+    const nowMs = this.d.clock.now();
+    const at = formatTimestamp(nowMs);
+    const activated = this.event(key, 'license.activated', nowMs, { machine_id: machineId, data: machineName === null ? undefined : { machine_name: machineName } });
     if (key.max_activations === null) {
       // No maximum, no count to hold still: without the lock, activations of a much-used key do
       // not queue behind each other (the maximum is fixed at issue; the store checks it anyway).
-      const count = await this.d.store.addUnlimitedActivation(keyId, machineId, machineName, at);
+      const count = await this.d.store.transaction(async (tx) => {
+        const n = await tx.addUnlimitedActivation(keyId, machineId, machineName, at);
+        if (n !== undefined) await tx.recordEvent(activated);
+        return n;
+      });
       if (count !== undefined) return { kind: 'created', count };
     }
     return this.d.store.transaction(async (tx) => {
@@ -95,15 +149,52 @@ export class Licenses {
         return (await tx.isActivated(keyId, machineId)) ? { kind: 'existing', count } : { kind: 'full', count };
       }
       // Below the maximum, the insert itself tells a new machine from one activated already.
-      return (await tx.addActivation(keyId, machineId, machineName, at)) ? { kind: 'created', count: count + 1 } : { kind: 'existing', count };
+      if (!(await tx.addActivation(keyId, machineId, machineName, at))) return { kind: 'existing', count };
+      await tx.recordEvent(activated);
+      return { kind: 'created', count: count + 1 };
     });
   }
 
-  /** Frees the machine's slot; false when it was not activated. */
-  private release(keyId: string, machineId: string): Promise<boolean> {
+  /**
+   * Floating: renews the machine's live lease, or takes a seat if one is free by the database's
+   * clock. A renewal needs no key lock; taking a seat counts the live leases under it (lapsed
+   * ones tidied first, each an expiry event at its lease's end), so instances sharing a database
+   * never hold more than the maximum. `live` says the lookup saw a live lease (worth renewing).
+   */
+  async takeSeat(key: Pick<StoredKey, 'id' | 'item_id' | 'lease_seconds' | 'activation_count'>, machineId: string, machineName: string | null, live: boolean): Promise<SeatResult> {
+    const leaseSeconds = key.lease_seconds ?? 1;
+    if (live) {
+      const renewed = await this.renew(key, machineId, leaseSeconds);
+      if (renewed) return { kind: 'existing', count: key.activation_count, lease: renewed };
+    }
+    const at = formatTimestamp(this.d.clock.now());
+    return this.d.store.transaction(async (tx): Promise<SeatResult> => {
+      const state = await tx.lockKey(key.id);
+      if (!state) return { kind: 'full', count: 0, retryAfter: 1 };
+      for (const g of await tx.tidyLeases(key.id)) await tx.recordEvent(this.event(key, 'license.lease_expired', g.lease_expires_ms, { machine_id: g.machine_id }));
+      const seats = await tx.seats(key.id, machineId);
+      const max = state.max_activations;
+      if (seats.mine_ms === null && max !== null && seats.live >= max) {
+        return { kind: 'full', count: seats.live, retryAfter: secondsUntil(seats.earliest_ms ?? seats.now_ms, seats.now_ms) };
+      }
+      const lease = await tx.takeLease(key.id, machineId, machineName, at, leaseSeconds);
+      const data = { lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
+      // The machine's row counted already: live, this renews it; lapsed since the tidy, it is taken again.
+      if (seats.mine_ms !== null && seats.mine_ms > seats.now_ms) {
+        await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data }));
+        return { kind: 'existing', count: seats.live, lease };
+      }
+      await tx.recordEvent(this.event(key, 'license.activated', lease.now_ms, { machine_id: machineId, data: machineName === null ? data : { ...data, machine_name: machineName } }));
+      return { kind: 'created', count: seats.mine_ms === null ? seats.live + 1 : seats.live, lease };
+    });
+  }
+
+  /** Extends a live lease (with its event); undefined when the machine holds none, or the key may not be used. */
+  private renew(key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
     return this.d.store.transaction(async (tx) => {
-      await tx.lockKey(keyId);
-      return tx.removeActivation(keyId, machineId);
+      const lease = await tx.renewLease(key.id, machineId, leaseSeconds);
+      if (lease) await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: formatTimestamp(lease.lease_expires_ms) } }));
+      return lease;
     });
   }
 
@@ -111,7 +202,7 @@ export class Licenses {
     return this.find(raw, (prefix) => this.d.store.keysByPrefix(prefix));
   }
 
-  /** The lookup of a request about one machine: the same read tells its item's switch and the machine's activation. */
+  /** The lookup of a request about one machine: the same read tells its item's settings and the machine's activation or lease. */
   lookupFor(raw: string, machineId: string): Promise<Lookup<FoundKey>> {
     return this.find(raw, (prefix) => this.d.store.findKeys(prefix, machineId));
   }
@@ -128,9 +219,10 @@ export class Licenses {
     return { ok: true, key: found };
   }
 
-  /** REVOKED or EXPIRED for a key that exists but may not be used; undefined when usable. */
+  /** REVOKED, SUSPENDED or EXPIRED (in that order) for a key that exists but may not be used; undefined when usable. */
   private standing(key: StoredKey): LicenseCode | undefined {
     if (key.revoked_at !== null) return 'REVOKED';
+    if (key.suspended_at !== null) return 'SUSPENDED';
     if (key.expires_at !== null && Date.parse(key.expires_at) <= this.d.clock.now()) return 'EXPIRED';
     return undefined;
   }
@@ -143,69 +235,173 @@ export class Licenses {
   }
 
   async validate(req: ValidateKeyRequest): Promise<ValidateKeyResponse> {
-    const answer = (code: LicenseCode, key: StoredKey | null, activated = false): ValidateKeyResponse => ({
+    const answer = (code: LicenseCode, key: StoredKey | null, more: { activated?: boolean; leaseMs?: number | null; retryAfter?: number; error?: string } = {}): ValidateKeyResponse => ({
       valid: code === 'VALID',
-      error: MESSAGES[code],
+      error: more.error ?? MESSAGES[code],
       code,
       license: key ? summary(key) : null,
-      activated,
+      activated: more.activated ?? false,
+      lease_expires_at: more.leaseMs == null ? null : formatTimestamp(more.leaseMs),
+      retry_after: more.retryAfter ?? null,
     });
-    if (req.machine_id === undefined) {
-      const l = await this.lookup(req.key);
-      return l.ok ? answer(this.standing(l.key) ?? 'VALID', l.key) : answer(l.code, null);
-    }
-    const l = await this.lookupFor(req.key, req.machine_id);
+    const refuse = async (code: LicenseCode, key: StoredKey, more: { retryAfter?: number; error?: string } = {}): Promise<ValidateKeyResponse> => {
+      await this.refused({ key, code, machineId: req.machine_id });
+      return answer(code, key, more);
+    };
+    const l = req.machine_id === undefined ? await this.lookup(req.key) : await this.lookupFor(req.key, req.machine_id);
     if (!l.ok) return answer(l.code, null);
     const bad = this.standing(l.key);
-    if (bad) return answer(bad, l.key);
-    // An active machine answers from the lookup: activating it again changes nothing.
-    if (l.key.machine_activated) return answer('VALID', l.key);
-    if (req.activate) {
-      const r = await this.activate(l.key, req.machine_id, req.machine_name ?? null);
-      const key = { ...l.key, activation_count: r.count };
-      return r.kind === 'full' ? answer('TOO_MANY_ACTIVATIONS', key) : answer('VALID', key, r.kind === 'created');
+    if (bad) return refuse(bad, l.key);
+    const missing = (req.entitlements ?? []).filter((n) => !l.key.entitlements.includes(n));
+    if (missing.length > 0) return refuse('ENTITLEMENT_MISSING', l.key, { error: `the license key lacks the entitlement${missing.length === 1 ? '' : 's'}: ${[...new Set(missing)].sort().join(', ')}` });
+    if (req.machine_id === undefined) return answer('VALID', l.key);
+    const key = l.key as FoundKey;
+    if (key.activation_policy === 'floating') {
+      if (req.activate) {
+        const r = await this.takeSeat(key, req.machine_id, req.machine_name ?? null, key.machine_lease_expires_ms !== null);
+        const now = { ...key, activation_count: r.count };
+        if (r.kind === 'full') return refuse('TOO_MANY_ACTIVATIONS', now, { retryAfter: r.retryAfter });
+        return answer('VALID', now, { activated: r.kind === 'created', leaseMs: r.lease.lease_expires_ms });
+      }
+      return key.machine_lease_expires_ms !== null ? answer('VALID', key, { leaseMs: key.machine_lease_expires_ms }) : refuse('MACHINE_NOT_ACTIVATED', key);
     }
-    return answer('MACHINE_NOT_ACTIVATED', l.key);
+    // An active machine answers from the lookup: activating it again changes nothing.
+    if (key.machine_activated) return answer('VALID', key);
+    if (req.activate) {
+      const r = await this.activate(key, req.machine_id, req.machine_name ?? null);
+      const now = { ...key, activation_count: r.count };
+      return r.kind === 'full' ? refuse('TOO_MANY_ACTIVATIONS', now) : answer('VALID', now, { activated: r.kind === 'created' });
+    }
+    return refuse('MACHINE_NOT_ACTIVATED', key);
   }
 
-  /** Frees one machine's slot. Unknown key or machine: `success: false`, never an exception. */
+  /**
+   * Frees one machine's slot: a floating seat is released (never counted against the budget); a
+   * node-locked deactivation spends the key's deactivation budget, decided under the key's lock by
+   * the database's clock. Unknown key or machine: `success: false`, never an exception. Works on
+   * revoked and suspended keys too (uninstalling must always work).
+   */
   async deactivate(raw: string, machineId: string): Promise<DeactivateKeyResponse> {
+    const none = { retry_after: null, next_allowed_at: null };
     const l = await this.lookup(raw);
-    if (!l.ok) return { success: false, message: MESSAGES[l.code]!, code: l.code };
-    if (!(await this.release(l.key.id, machineId))) {
-      return { success: false, message: MESSAGES.MACHINE_NOT_ACTIVATED!, code: 'MACHINE_NOT_ACTIVATED' };
+    if (!l.ok) return { success: false, message: MESSAGES[l.code]!, code: l.code, ...none };
+    const key = l.key;
+    if (key.activation_policy === 'floating') {
+      const gone = await this.d.store.transaction(async (tx) => {
+        const g = await tx.releaseLease(key.id, machineId);
+        if (g?.live) await tx.recordEvent(this.event(key, 'license.released', g.now_ms, { machine_id: machineId }));
+        else if (g) await tx.recordEvent(this.event(key, 'license.lease_expired', g.lease_expires_ms, { machine_id: machineId }));
+        return g;
+      });
+      if (!gone?.live) return { success: false, message: NO_LEASE, code: 'MACHINE_NOT_ACTIVATED', ...none };
+      return { success: true, message: 'seat released; it is free for another machine', code: 'RELEASED', ...none };
     }
-    return { success: true, message: 'machine deactivated; its activation slot is free', code: 'DEACTIVATED' };
+    const budget = deactivationBudget(key);
+    const r = await this.d.store.transaction(async (tx): Promise<{ kind: 'none' | 'done' } | { kind: 'limit'; nextMs: number; nowMs: number }> => {
+      await tx.lockKey(key.id);
+      if (budget) {
+        if (!(await tx.isActivated(key.id, machineId))) return { kind: 'none' };
+        const w = await tx.deactivationWindow(key.id, budget.windowSeconds);
+        // The earliest counted one leaves the window at its time plus the window: then one fits.
+        if (w.count >= budget.max) return { kind: 'limit', nextMs: (w.earliest_ms ?? w.now_ms) + budget.windowSeconds * 1000, nowMs: w.now_ms };
+      }
+      if (!(await tx.removeActivation(key.id, machineId))) return { kind: 'none' };
+      if (budget) await tx.addDeactivation(key.id);
+      await tx.recordEvent(this.event(key, 'license.deactivated', this.d.clock.now(), { machine_id: machineId }));
+      return { kind: 'done' };
+    });
+    if (r.kind === 'none') return { success: false, message: MESSAGES.MACHINE_NOT_ACTIVATED!, code: 'MACHINE_NOT_ACTIVATED', ...none };
+    if (r.kind === 'limit') {
+      const retry = secondsUntil(r.nextMs, r.nowMs);
+      return {
+        success: false,
+        message: `${MESSAGES.DEACTIVATION_LIMIT!} (at most ${budget!.max} per ${budget!.windowSeconds} s); the next one is allowed in ${retry} s`,
+        code: 'DEACTIVATION_LIMIT',
+        retry_after: retry,
+        next_allowed_at: formatTimestamp(r.nextMs),
+      };
+    }
+    return { success: true, message: 'machine deactivated; its activation slot is free', code: 'DEACTIVATED', ...none };
   }
 
   async verify(raw: string, fingerprint: string): Promise<LicenseVerifyResponse> {
-    const fail = (code: LicenseCode): LicenseVerifyResponse => ({ valid: false, error: MESSAGES[code], expires_in: null, token: null, code });
+    const fail = (code: LicenseCode, retryAfter: number | null = null): LicenseVerifyResponse => ({
+      valid: false,
+      error: MESSAGES[code],
+      expires_in: null,
+      token: null,
+      code,
+      lease_expires_at: null,
+      retry_after: retryAfter,
+      entitlements: null,
+    });
+    const refuse = async (key: StoredKey, code: LicenseCode, retryAfter: number | null = null): Promise<LicenseVerifyResponse> => {
+      await this.refused({ key, code, machineId: fingerprint });
+      return fail(code, retryAfter);
+    };
     const l = await this.lookupFor(raw, fingerprint);
     if (!l.ok) return fail(l.code);
-    if (!l.key.verification_enabled) return fail('VERIFICATION_DISABLED');
-    const bad = this.standing(l.key);
-    if (bad) return fail(bad);
+    const key = l.key;
+    if (!key.verification_enabled) return refuse(key, 'VERIFICATION_DISABLED');
+    const bad = this.standing(key);
+    if (bad) return refuse(key, bad);
+    const fph = fingerprintHash(fingerprint);
+    const valid = { valid: true, error: null, code: 'VALID' as const, retry_after: null, entitlements: key.entitlements };
+    if (key.activation_policy === 'floating') {
+      // Every verify of a floating key takes or renews the lease, and the token ends with it.
+      const r = await this.takeSeat(key, fingerprint, null, key.machine_lease_expires_ms !== null);
+      if (r.kind === 'full') return refuse(key, 'TOO_MANY_ACTIVATIONS', r.retryAfter);
+      const iat = Math.floor(r.lease.now_ms / 1000);
+      const exp = Math.min(iat + TOKEN_LIFETIME_SECONDS, Math.floor(r.lease.lease_expires_ms / 1000));
+      return { ...valid, expires_in: exp - iat, token: this.token(key, fph, iat, exp), lease_expires_at: formatTimestamp(r.lease.lease_expires_ms) };
+    }
     // Re-verifying an active machine (the common case, weekly in CI) needs no write lock.
-    if (!l.key.machine_activated) {
-      const r = await this.activate(l.key, fingerprint, null);
-      if (r.kind === 'full') return fail('TOO_MANY_ACTIVATIONS');
+    if (!key.machine_activated) {
+      const r = await this.activate(key, fingerprint, null);
+      if (r.kind === 'full') return refuse(key, 'TOO_MANY_ACTIVATIONS');
     }
     const iat = Math.floor(this.d.clock.now() / 1000);
-    const fph = fingerprintHash(fingerprint);
-    return { valid: true, error: null, expires_in: TOKEN_LIFETIME_SECONDS, token: this.token(l.key, fph, iat), code: 'VALID' };
+    return { ...valid, expires_in: TOKEN_LIFETIME_SECONDS, token: this.token(key, fph, iat, iat + TOKEN_LIFETIME_SECONDS), lease_expires_at: null };
+  }
+
+  /**
+   * Renews a floating key's live lease (`RENEWED` with its new end). A node-locked machine that is
+   * activated answers `RENEWED` with no lease; a machine without a live lease (lapsed, never
+   * taken, or another key's) `MACHINE_NOT_ACTIVATED`; a revoked, suspended or expired key its
+   * code, renewing nothing.
+   */
+  async heartbeat(raw: string, fingerprint: string): Promise<LicenseHeartbeatResponse> {
+    const fail = (code: LicenseCode, message = MESSAGES[code]!): LicenseHeartbeatResponse => ({ success: false, message, code, lease_expires_at: null });
+    const refuse = async (key: StoredKey, code: LicenseCode, message?: string): Promise<LicenseHeartbeatResponse> => {
+      await this.refused({ key, code, machineId: fingerprint });
+      return fail(code, message);
+    };
+    const l = await this.lookupFor(raw, fingerprint);
+    if (!l.ok) return fail(l.code);
+    const key = l.key;
+    const bad = this.standing(key);
+    if (bad) return refuse(key, bad);
+    if (key.activation_policy !== 'floating') {
+      if (!key.machine_activated) return refuse(key, 'MACHINE_NOT_ACTIVATED');
+      return { success: true, message: 'the machine is activated (a node-locked key holds no lease)', code: 'RENEWED', lease_expires_at: null };
+    }
+    const lease = key.machine_lease_expires_ms === null ? undefined : await this.renew(key, fingerprint, key.lease_seconds ?? 1);
+    if (!lease) return refuse(key, 'MACHINE_NOT_ACTIVATED', NO_LEASE);
+    return { success: true, message: 'lease renewed', code: 'RENEWED', lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
   }
 
   /**
    * Ed25519 signatures are deterministic, so the same claims under the same key give the same
    * token: within one second (same `iat`) a repeated verify reuses it instead of signing again.
    */
-  private readonly recent = new Map<string, { iat: number; kid: string; token: string }>();
+  private readonly recent = new Map<string, { iat: number; exp: number; kid: string; entitlements: string; token: string }>();
 
-  private token(key: StoredKey, fph: string, iat: number): string {
+  private token(key: StoredKey, fph: string, iat: number, exp: number): string {
     const memoKey = `${key.id}\n${fph}`;
     const kid = this.d.keyring.currentKid();
+    const entitlements = key.entitlements.join(',');
     const hit = this.recent.get(memoKey);
-    if (hit && hit.iat === iat && hit.kid === kid) return hit.token;
+    if (hit && hit.iat === iat && hit.exp === exp && hit.kid === kid && hit.entitlements === entitlements) return hit.token;
     const claims: LicenseTokenClaims & { [k: string]: unknown } = {
       iss: this.d.issuer,
       sub: key.id,
@@ -213,11 +409,12 @@ export class Licenses {
       item: key.item_id,
       fph,
       iat,
-      exp: iat + TOKEN_LIFETIME_SECONDS,
+      exp,
+      entitlements: key.entitlements,
     };
     const token = this.d.keyring.signJwt(claims);
     if (this.recent.size >= 10_000) this.recent.clear();
-    this.recent.set(memoKey, { iat, kid, token });
+    this.recent.set(memoKey, { iat, exp, kid, entitlements, token });
     return token;
   }
 

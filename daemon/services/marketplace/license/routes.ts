@@ -1,5 +1,6 @@
 // The license-key routes (spec "License keys"): license text, validate, status (POST and the
-// deprecated GET), the two deactivations, offline verification, and the JWKS of the token keys.
+// deprecated GET), the two deactivations, offline verification, the floating-seat heartbeat, and
+// the JWKS of the token keys.
 // Every documented outcome answers 200 with a body; only abuse answers 429.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
@@ -10,6 +11,8 @@ import {
   KeyStatusRequestSchema,
   KeyStatusResponseSchema,
   LicenseDeactivateRequestSchema,
+  LicenseHeartbeatRequestSchema,
+  LicenseHeartbeatResponseSchema,
   LicenseVerifyRequestSchema,
   LicenseVerifyResponseSchema,
   ValidateKeyRequestSchema,
@@ -17,6 +20,7 @@ import {
   type DeactivateKeyRequest,
   type KeyStatusRequest,
   type LicenseDeactivateRequest,
+  type LicenseHeartbeatRequest,
   type LicenseVerifyRequest,
   type ValidateKeyRequest,
 } from '../../../../src/schemas/license.js';
@@ -161,7 +165,8 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
     {
       schema: {
         operationId: 'license_verify',
-        summary: 'Verify a key for a machine fingerprint and get a signed 7-day token for offline use',
+        summary: 'Verify a key for a machine fingerprint and get a signed token for offline use (7 days; a floating key: its lease)',
+        description: 'Activates the fingerprint if needed. On a floating key every verify takes or renews the lease, and the token expires with it (`lease_expires_at`); a full key answers TOO_MANY_ACTIVATIONS with `retry_after`.',
         tags: TAGS,
         security: NONE,
         body: LicenseVerifyRequestSchema,
@@ -169,6 +174,23 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
       },
     },
     async (req) => guarded(req, () => licenses.verify(req.body.key, req.body.machine_fingerprint)),
+  );
+
+  app.post<{ Body: LicenseHeartbeatRequest }>(
+    '/api/v1/license/heartbeat',
+    {
+      schema: {
+        operationId: 'license_heartbeat',
+        summary: "Renew a floating seat's lease",
+        description:
+          'Extends the live lease of the fingerprint (code RENEWED, `lease_expires_at`). Without a live lease (lapsed, never taken, another key\'s machine) MACHINE_NOT_ACTIVATED: take a seat again with validate (activate) or verify. A node-locked activated machine answers RENEWED with `lease_expires_at: null`.',
+        tags: TAGS,
+        security: NONE,
+        body: LicenseHeartbeatRequestSchema,
+        response: { 200: LicenseHeartbeatResponseSchema, ...errors },
+      },
+    },
+    async (req) => guarded(req, () => licenses.heartbeat(req.body.key, req.body.machine_fingerprint)),
   );
 
   app.get(

@@ -148,7 +148,23 @@ describe('key_status_post and the deprecated GET key_status', () => {
     const [k] = await issue('unlimited');
     await post('/api/v1/keys/validate', { key: k!.key, machine_id: 'a', activate: true });
     const r = await post('/api/v1/keys/status', { key: k!.key });
-    expect(r.body).toEqual({ valid: true, error: null, code: 'VALID', license: { item_id: 'unlimited', activation_count: 1, created_at: k!.created_at, max_activations: null, remaining_activations: null, expires_at: null } });
+    expect(r.body).toEqual({
+      valid: true,
+      error: null,
+      code: 'VALID',
+      license: {
+        item_id: 'unlimited',
+        activation_count: 1,
+        created_at: k!.created_at,
+        max_activations: null,
+        remaining_activations: null,
+        expires_at: null,
+        activation_policy: 'node-locked',
+        lease_seconds: null,
+        entitlements: [],
+        suspended_at: null,
+      },
+    });
   });
 
   it('GET gives the same answer plus Deprecation and Link rel="successor-version" headers (rule 2)', async () => {
@@ -199,6 +215,9 @@ describe('license_verify and the JWKS', () => {
       expires_in: null,
       token: null,
       code: 'VERIFICATION_DISABLED',
+      lease_expires_at: null,
+      retry_after: null,
+      entitlements: null,
     });
   });
 
