@@ -8,10 +8,11 @@ import { registerAppAdmin } from './app.js';
 import { registerBillingAdmin } from './billing.js';
 import { registerLicenseAdmin } from './license.js';
 import { registerMigrateAdmin } from './migrate.js';
+import { registerWebhookAdmin } from './webhook.js';
 
 type RegisterGroup = (admin: Command, f: Factory, runF?: ParsedVerb) => void;
 
-const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin, registerMigrateAdmin];
+const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin, registerWebhookAdmin, registerMigrateAdmin];
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const admin = program

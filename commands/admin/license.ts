@@ -84,6 +84,23 @@ Examples:
       await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId }, async () => (await import('./license/key-revoke.js')).keyRevokeRun);
     });
 
+  key
+    .command('events')
+    .description("a key's audit trail: activations, leases, deactivations, suspensions, refusals (kept 400 days)")
+    .argument('<key>', 'the key id (lk_...) from `key list`, the key itself, or `-`')
+    .option('--since <when>', 'only events since a look-back (90m, 24h, 30d) or an RFC 3339 time')
+    .option('--json', 'print machine-readable JSON')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt admin key events lk_3f9a0c2d7e1b4a5c6d7e --since 24h
+  $ echo "$KEY" | mkt admin key events - --json | jq '.[] | select(.type == "license.activated")'`,
+    )
+    .action(async (keyOrId: string, opts: Record<string, unknown>, cmd: Command) => {
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId, ...opts }, async () => (await import('./license/key-events.js')).keyEventsRun);
+    });
+
   admin
     .command('signing-key')
     .description('the Ed25519 keys that sign offline license tokens')
