@@ -21,6 +21,10 @@ import type { keyListRun } from '../../../commands/admin/license/key-list.js';
 import type { keyRevokeRun } from '../../../commands/admin/license/key-revoke.js';
 import type { signingKeyRotateRun } from '../../../commands/admin/license/signing-key-rotate.js';
 import type { migrateRun } from '../../../commands/admin/migrate/run.js';
+import type { keyEventsRun } from '../../../commands/admin/license/key-events.js';
+import type { webhookAddRun } from '../../../commands/admin/webhook/add.js';
+import type { webhookListRun } from '../../../commands/admin/webhook/list.js';
+import type { webhookRmRun } from '../../../commands/admin/webhook/rm.js';
 import { leafPaths, parse, parseSuite } from '../../helpers/parse-cli.js';
 
 const cli = parseSuite('admin');
@@ -110,6 +114,15 @@ describe('mkt admin: parsing', () => {
     await cli.verb<typeof keyListRun>('admin key list', ['font-pro', '--json'], { itemId: 'font-pro', json: true });
     await cli.verb<typeof keyRevokeRun>('admin key revoke', ['lk_3f9a'], { key: 'lk_3f9a' });
     await cli.usage(['admin', 'key', 'revoke', 'lk_1', '--json'], /unknown option '--json'/);
+  });
+
+  it('key events KEY --since --json; webhook add URL --events, list, rm ID', async () => {
+    await cli.verb<typeof keyEventsRun>('admin key events', ['lk_3f9a'], { key: 'lk_3f9a' });
+    await cli.verb<typeof keyEventsRun>('admin key events', ['-', '--since', '24h', '--json', ...TARGET], { key: '-', since: '24h', json: true, ...target });
+    await cli.verb<typeof webhookAddRun>('admin webhook add', ['https://vendor.example/hook', '--events', 'license.*'], { url: 'https://vendor.example/hook', events: 'license.*' });
+    await cli.usage(['admin', 'webhook', 'add', 'https://vendor.example/hook'], /required option '--events <patterns>'/);
+    await cli.verb<typeof webhookListRun>('admin webhook list', ['--json'], { json: true });
+    await cli.verb<typeof webhookRmRun>('admin webhook rm', ['wh_1'], { id: 'wh_1' });
   });
 
   it('signing-key rotate', async () => {
