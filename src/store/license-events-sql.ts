@@ -131,7 +131,7 @@ function keyLock(keyId: string): string {
   return `license-events:${keyId}`;
 }
 
-/** The webhooks an event of type `t` (a bound parameter, or column) goes to. */
+/** Whether pattern row `p` matches an event of type `t` (a bound parameter, or a column). */
 function matching(t: string): string {
   return `(p.exact = 1 AND p.prefix = ${t}) OR (p.exact = 0 AND substr(${t}, 1, length(p.prefix)) = p.prefix)`;
 }
@@ -164,7 +164,8 @@ export async function recordLicenseEvent(x: SqlExecutor, e: LicenseEventInput): 
     await x.run(
       `WITH ev AS (${insert})
        INSERT INTO license_webhook_outbox (webhook_id, event_id, key_id, created_ms, next_attempt_ms)
-       SELECT DISTINCT p.webhook_id, ev.id, ev.key_id, ${now}, ${now} FROM ev JOIN license_webhook_patterns p ON ${matching('ev.type')}
+       SELECT w.id, ev.id, ev.key_id, ${now}, ${now} FROM ev JOIN license_webhooks w
+         ON EXISTS (SELECT 1 FROM license_webhook_patterns p WHERE p.webhook_id = w.id AND (${matching('ev.type')}))
        WHERE ev.count = 1`,
       values,
     );
@@ -174,7 +175,8 @@ export async function recordLicenseEvent(x: SqlExecutor, e: LicenseEventInput): 
   if (!ev || ev.count !== 1) return;
   await x.run(
     `INSERT INTO license_webhook_outbox (webhook_id, event_id, key_id, created_ms, next_attempt_ms)
-     SELECT DISTINCT p.webhook_id, ?, ?, ${now}, ${now} FROM license_webhook_patterns p WHERE ${matching('?')}`,
+     SELECT w.id, ?, ?, ${now}, ${now} FROM license_webhooks w
+     WHERE EXISTS (SELECT 1 FROM license_webhook_patterns p WHERE p.webhook_id = w.id AND (${matching('?')}))`,
     [ev.id, e.key_id, e.type, e.type],
   );
 }

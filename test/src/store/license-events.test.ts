@@ -71,7 +71,8 @@ describeEngines('license audit trail', (open) => {
     const s = await SqlLicenseAuditStore.open(db);
     await s.addWebhook(hook('wh_rev', ['license.revoked']));
     await s.addWebhook(hook('wh_lease', parseEventPatterns('license.lease_*, license.released')));
-    await s.addWebhook(hook('wh_any', parseEventPatterns('*')));
+    // Two patterns matching one event still make one delivery.
+    await s.addWebhook(hook('wh_any', parseEventPatterns('*,license.revoked')));
     for (const type of ['license.revoked', 'license.lease_expired', 'license.released', 'license.suspended'] as const) {
       await recordLicenseEvent(db, { type, key_id: `lk_${type}`, item_id: 'it', at_ms: T0 });
     }
@@ -92,6 +93,7 @@ describeEngines('license audit trail', (open) => {
     const listed = await s.webhooks();
     expect(listed.map((w) => w.id).sort()).toEqual(['wh_any', 'wh_lease', 'wh_rev']);
     expect(listed.find((w) => w.id === 'wh_lease')!.events).toEqual(['license.lease_*', 'license.released']);
+    expect(listed.find((w) => w.id === 'wh_any')!.events).toEqual(['*', 'license.revoked']);
     expect(JSON.stringify(listed)).not.toContain('whsec_');
     expect(await s.removeWebhook('wh_any')).toBe(true);
     expect(await s.removeWebhook('wh_any')).toBe(false);
