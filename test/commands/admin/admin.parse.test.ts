@@ -19,6 +19,9 @@ import type { itemCreateRun } from '../../../commands/admin/license/item-create.
 import type { keyIssueRun } from '../../../commands/admin/license/key-issue.js';
 import type { keyListRun } from '../../../commands/admin/license/key-list.js';
 import type { keyRevokeRun } from '../../../commands/admin/license/key-revoke.js';
+import type { keySuspendRun } from '../../../commands/admin/license/key-suspend.js';
+import type { keyReinstateRun } from '../../../commands/admin/license/key-reinstate.js';
+import type { keyEntitlementsRun } from '../../../commands/admin/license/key-entitlements.js';
 import type { signingKeyRotateRun } from '../../../commands/admin/license/signing-key-rotate.js';
 import type { migrateRun } from '../../../commands/admin/migrate/run.js';
 import type { keyEventsRun } from '../../../commands/admin/license/key-events.js';
@@ -89,16 +92,30 @@ describe('mkt admin: parsing', () => {
   });
 
   it('item create <id> --name (required), --license-template, --max-activations, --verification (default off)', async () => {
-    await cli.verb<typeof itemCreateRun>('admin item create', ['font-pro', '--name', 'Font Pro'], { id: 'font-pro', name: 'Font Pro', verification: 'off' });
+    await cli.verb<typeof itemCreateRun>('admin item create', ['font-pro', '--name', 'Font Pro'], { id: 'font-pro', name: 'Font Pro', verification: 'off', activation: 'node-locked' });
     await cli.verb<typeof itemCreateRun>('admin item create', ['cli', '--name', 'CLI', '--license-template', 'L.tmpl', '--max-activations', '3', '--verification', 'on', '--json'], {
       id: 'cli',
       name: 'CLI',
       licenseTemplate: 'L.tmpl',
       maxActivations: '3',
       verification: 'on',
+      activation: 'node-locked',
       json: true,
     });
     await cli.usage(['admin', 'item', 'create', 'font-pro'], /required option '--name <name>' not specified/);
+  });
+
+  it('item create --activation node-locked|floating --lease --max-deactivations --per (issue 33)', async () => {
+    await cli.verb<typeof itemCreateRun>('admin item create', ['ci', '--name', 'CI', '--activation', 'floating', '--lease', '15m', '--max-deactivations', '3', '--per', '30d'], {
+      id: 'ci',
+      name: 'CI',
+      verification: 'off',
+      activation: 'floating',
+      lease: '15m',
+      maxDeactivations: '3',
+      per: '30d',
+    });
+    await cli.usage(['admin', 'item', 'create', 'ci', '--name', 'CI', '--activation', 'roaming'], /argument 'roaming' is invalid/);
   });
 
   it('key issue <item> (--count default 1), key list <item>, key revoke <key>', async () => {
@@ -114,6 +131,23 @@ describe('mkt admin: parsing', () => {
     await cli.verb<typeof keyListRun>('admin key list', ['font-pro', '--json'], { itemId: 'font-pro', json: true });
     await cli.verb<typeof keyRevokeRun>('admin key revoke', ['lk_3f9a'], { key: 'lk_3f9a' });
     await cli.usage(['admin', 'key', 'revoke', 'lk_1', '--json'], /unknown option '--json'/);
+  });
+
+  it('key issue --entitlements --max-deactivations --per; key suspend|reinstate <key>; key entitlements <key> --add --remove (issue 33)', async () => {
+    await cli.verb<typeof keyIssueRun>('admin key issue', ['font-pro', '--entitlements', 'export-pdf,sso', '--max-deactivations', '2', '--per', '30d'], {
+      itemId: 'font-pro',
+      count: '1',
+      entitlements: 'export-pdf,sso',
+      maxDeactivations: '2',
+      per: '30d',
+    });
+    await cli.verb<typeof keySuspendRun>('admin key suspend', ['lk_3f9a'], { key: 'lk_3f9a' });
+    await cli.verb<typeof keySuspendRun>('admin key suspend', ['-', '--json'], { key: '-', json: true });
+    await cli.verb<typeof keyReinstateRun>('admin key reinstate', ['lk_3f9a', '--json'], { key: 'lk_3f9a', json: true });
+    await cli.verb<typeof keyEntitlementsRun>('admin key entitlements', ['lk_3f9a', '--add', 'a,b', '--remove', 'c'], { key: 'lk_3f9a', add: 'a,b', remove: 'c' });
+    await cli.verb<typeof keyEntitlementsRun>('admin key entitlements', ['lk_3f9a', '--json'], { key: 'lk_3f9a', json: true });
+    await cli.usage(['admin', 'key', 'suspend'], /missing required argument 'key'/);
+    await cli.usage(['admin', 'key', 'entitlements', 'lk_1', '--grant', 'x'], /unknown option '--grant'/);
   });
 
   it('key events KEY --since --json; webhook add URL --events, list, rm ID', async () => {

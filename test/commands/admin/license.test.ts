@@ -1,6 +1,7 @@
 // `mkt admin item create`, `key issue|list|revoke`, `signing-key rotate` on the marketplace a
 // license server serves at the same time (issue 5 "Administration"): on the test run's engine, and
-// against a PostgreSQL URL with --database-url (issue 12).
+// against a PostgreSQL URL with --database-url (issue 12); floating items, entitlements,
+// suspension and deactivation budgets (issue 33).
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -110,6 +111,68 @@ describe('mkt admin item and key', () => {
     expect(await status(r.out.trim())).toMatchObject({ valid: false, code: 'EXPIRED' });
     // A future one says nothing of the kind.
     expect((await mkt(['key', 'issue', 'font-pro', '--expires', '2099-01-01'])).err).not.toMatch(/warning/);
+  });
+});
+
+describe('mkt admin: floating items, entitlements, suspend and reinstate, budgets (issue 33)', () => {
+  const post = async (path: string, body: unknown) => (await s.app.inject({ method: 'POST', url: path, payload: body as object })).json() as Record<string, unknown>;
+
+  it('item create --activation floating --lease 15m and a budget; bad combinations and durations exit 2', async () => {
+    const r = await mkt(['item', 'create', 'ci-tool', '--name', 'CI Tool', '--max-activations', '5', '--activation', 'floating', '--lease', '15m', '--max-deactivations', '3', '--per', '30d', '--verification', 'on', '--json']);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toMatchObject({ id: 'ci-tool', activation_policy: 'floating', lease_seconds: 900, max_activations: 5, max_deactivations: 3, deactivation_window_seconds: 2_592_000 });
+    const human = await mkt(['item', 'create', 'desk', '--name', 'Desk', '--max-activations', '2', '--max-deactivations', '1', '--per', '1h']);
+    expect(human.code, human.err).toBe(0);
+    expect(human.out).toMatch(/node-locked/);
+    expect(human.out).toMatch(/1 per 3600 s/);
+    for (const bad of [
+      ['--activation', 'floating'],
+      ['--lease', '15m'],
+      ['--activation', 'floating', '--lease', '1.5s'],
+      ['--activation', 'floating', '--lease', 'soon'],
+      ['--max-deactivations', '3'],
+      ['--per', '30d'],
+      ['--max-deactivations', '0', '--per', '1d'],
+    ]) {
+      const x = await mkt(['item', 'create', 'bad', '--name', 'Bad', ...bad]);
+      expect(x.code, `${bad.join(' ')}: ${x.err}`).toBe(2);
+      expect(x.err.trim().split('\n')).toHaveLength(1);
+    }
+  });
+
+  it('key issue --entitlements and a key budget; key entitlements --add/--remove; the server answers with them at once', async () => {
+    const r = await mkt(['key', 'issue', 'ci-tool', '--entitlements', 'sso,export-pdf', '--max-deactivations', '1', '--per', '1d', '--json']);
+    expect(r.code, r.err).toBe(0);
+    const [k] = JSON.parse(r.out) as { id: string; key: string; entitlements: string[] }[];
+    expect(k!.entitlements).toEqual(['export-pdf', 'sso']);
+    expect(await status(k!.key)).toMatchObject({ valid: true, license: { entitlements: ['export-pdf', 'sso'], activation_policy: 'floating', lease_seconds: 900 } });
+    const changed = await mkt(['key', 'entitlements', k!.id, '--add', 'api', '--remove', 'sso', '--json']);
+    expect(changed.code, changed.err).toBe(0);
+    expect(JSON.parse(changed.out)).toEqual({ id: k!.id, entitlements: ['api', 'export-pdf'], added: ['api'], removed: ['sso'] });
+    const shown = await mkt(['key', 'entitlements', '-'], { stdin: `${k!.key}\n` });
+    expect(shown).toMatchObject({ code: 0, out: 'api,export-pdf\n' });
+    expect(await post('/api/v1/keys/validate', { key: k!.key, entitlements: ['sso'] })).toMatchObject({ valid: false, code: 'ENTITLEMENT_MISSING' });
+    expect((await mkt(['key', 'entitlements', k!.id, '--add', 'Not Valid'])).code).toBe(2);
+    expect((await mkt(['key', 'issue', 'ci-tool', '--entitlements', 'a,B'])).code).toBe(2);
+    expect((await mkt(['key', 'entitlements', 'lk_0000', '--add', 'x'])).code).toBe(1);
+  });
+
+  it('key suspend / reinstate by id, by key on stdin; SUSPENDED on the server, activations kept; a revoked key cannot be reinstated', async () => {
+    const [k] = JSON.parse((await mkt(['key', 'issue', 'font-pro', '--json'])).out) as { id: string; key: string }[];
+    expect(await post('/api/v1/keys/validate', { key: k!.key, machine_id: 'm1', activate: true })).toMatchObject({ valid: true });
+    const suspended = await mkt(['key', 'suspend', k!.id]);
+    expect(suspended).toMatchObject({ code: 0, out: `suspended ${k!.id}\n` });
+    expect(await status(k!.key)).toMatchObject({ valid: false, code: 'SUSPENDED', license: { activation_count: 1 } });
+    expect(JSON.parse((await mkt(['key', 'suspend', '-', '--json'], { stdin: `${k!.key}\n` })).out)).toEqual({ id: k!.id, suspended: true, changed: false });
+    const back = await mkt(['key', 'reinstate', '-', '--json'], { stdin: `${k!.key}\n` });
+    expect(JSON.parse(back.out)).toEqual({ id: k!.id, suspended: false, changed: true });
+    expect(await post('/api/v1/keys/validate', { key: k!.key, machine_id: 'm1' })).toMatchObject({ valid: true, license: { activation_count: 1 } });
+    expect((await mkt(['key', 'revoke', k!.id])).code).toBe(0);
+    const refused = await mkt(['key', 'reinstate', k!.id]);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toMatch(/revoked: revocation is final/);
+    expect((await mkt(['key', 'suspend', 'lk_0000'])).code).toBe(1);
+    expect((await mkt(['key', 'suspend', '-'], { stdin: '\n' })).code).toBe(2);
   });
 });
 
