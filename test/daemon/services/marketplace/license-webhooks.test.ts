@@ -17,6 +17,8 @@ import { captureLog } from '../../../helpers/log-capture.js';
 import { startReceiver, verifyDelivery, type Receiver } from '../../../helpers/webhook-receiver.js';
 import { tempDir } from '../../../helpers/tmp.js';
 import { waitFor } from '../../../helpers/wait.js';
+import { startLicenseServer } from '../../../helpers/license-server.js';
+import { adminCli } from '../../../helpers/admin-cli.js';
 
 const T0 = Date.UTC(2026, 10, 1, 10, 0, 0);
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -163,5 +165,35 @@ describe('license webhook delivery across a restart', () => {
     await waitFor(async () => first.receiver.accepted.length === 2, 'both events after the restart');
     expect(first.receiver.accepted.map((d) => d.type)).toEqual(['license.activated', 'license.suspended']);
     await waitFor(async () => (await audit.pendingDeliveries()) === 0, 'an empty outbox');
+  });
+});
+
+describe('license webhook delivery across a server restart', () => {
+  it('the marketplace server retrying a revocation stops; the next server on the same data dir delivers it', async () => {
+    const dir = tempDir('mkt-webhooks-server-');
+    cleanup.push(() => dir.remove());
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    cleanup.push(() => receiver.close());
+    receiver.failNext(1_000);
+    const flags = { licenseWebhookPollMs: 20, licenseWebhookRetryBaseMs: 50 };
+    const first = await startLicenseServer({ dataDir: dir.path, databaseUrl: undefined, startJobs: true, flags });
+    const mkt = adminCli(dir.path, dir.path);
+    const added = await mkt(['webhook', 'add', receiver.url, '--events', 'license.revoked']);
+    expect(added.code, added.err).toBe(0);
+    secret = added.out.trim();
+    await first.admin.createItem({ id: 'font-pro', name: 'Font Pro', licenseTemplate: null, maxActivations: 3, verification: false });
+    const [k] = await first.admin.issueKeys({ itemId: 'font-pro', count: 1, expiresAt: null, licensee: null });
+    await first.admin.revoke(k!.id);
+    await waitFor(async () => receiver.log.filter((l) => l === 'answered 500').length >= 2, 'two failed attempts');
+    await first.close();
+    const tries = receiver.log.length;
+    receiver.failNext(0);
+    const second = await startLicenseServer({ dataDir: dir.path, databaseUrl: undefined, startJobs: true, flags });
+    cleanup.push(() => second.close());
+    await waitFor(async () => receiver.accepted.length === 1, 'the revocation after the restart');
+    expect(receiver.log.length).toBeGreaterThan(tries);
+    expect(receiver.accepted[0]).toMatchObject({ type: 'license.revoked', data: { key_id: k!.id } });
+    expect(first.log() + second.log()).not.toContain(secret);
   });
 });
