@@ -412,11 +412,57 @@ describe('two instances on one PostgreSQL database (issue 12)', () => {
   });
 });
 
+describe('issue 33 over HTTP: floating seats, heartbeat, entitlements, suspension, budget', () => {
+  it('license_heartbeat renews a live lease (RENEWED); a lapsed or foreign one is MACHINE_NOT_ACTIVATED; a full key says retry_after; deactivate releases', async () => {
+    await s.admin.createItem({ id: 'fleet', name: 'Fleet', licenseTemplate: null, maxActivations: 1, verification: true, activation: 'floating', leaseSeconds: 300 });
+    const [k, other] = await issue('fleet', { count: 2 });
+    const v = await post('/api/v1/license/verify', { key: k!.key, machine_fingerprint: 'runner-1' });
+    expect(v.body).toMatchObject({ valid: true, code: 'VALID', retry_after: null, entitlements: [] });
+    expect(v.body.expires_in).toBeLessThanOrEqual(300);
+    const hb = await post('/api/v1/license/heartbeat', { key: k!.key, machine_fingerprint: 'runner-1' });
+    expect(hb).toMatchObject({ status: 200, body: { success: true, code: 'RENEWED', message: 'lease renewed' } });
+    expect(Date.parse(hb.body.lease_expires_at as string)).toBeGreaterThanOrEqual(Date.parse(v.body.lease_expires_at as string));
+    expect((await post('/api/v1/license/heartbeat', { key: other!.key, machine_fingerprint: 'runner-1' })).body).toMatchObject({ success: false, code: 'MACHINE_NOT_ACTIVATED', lease_expires_at: null });
+    const full = await post('/api/v1/keys/validate', { key: k!.key, machine_id: 'runner-2', activate: true });
+    expect(full.body).toMatchObject({ valid: false, code: 'TOO_MANY_ACTIVATIONS', lease_expires_at: null, license: { activation_count: 1, remaining_activations: 0, activation_policy: 'floating', lease_seconds: 300 } });
+    expect(full.body.retry_after).toBeGreaterThanOrEqual(299);
+    expect((await post('/api/v1/license/deactivate', { key: k!.key, machine_fingerprint: 'runner-1' })).body).toMatchObject({ success: true, code: 'RELEASED', retry_after: null, next_allowed_at: null });
+    expect((await post('/api/v1/keys/validate', { key: k!.key, machine_id: 'runner-2', activate: true })).body).toMatchObject({ valid: true, activated: true });
+    // The abuse guard covers it: a guessed key counts, bad bodies are 400 {"error"}.
+    expect((await post('/api/v1/license/heartbeat', { key: k!.key })).status).toBe(400);
+    expect((await post('/api/v1/license/heartbeat', { key: await unknownKey(), machine_fingerprint: 'x' })).body).toMatchObject({ success: false, code: 'NOT_FOUND' });
+  });
+
+  it('validate asks for entitlements (ENTITLEMENT_MISSING; a malformed name is 400); a suspended key is SUSPENDED; a node-locked budget answers DEACTIVATION_LIMIT', async () => {
+    await s.admin.createItem({ id: 'budgeted', name: 'Budgeted', licenseTemplate: null, maxActivations: 5, verification: true, maxDeactivations: 1, deactivationWindowSeconds: 86_400 });
+    const [k] = await s.admin.issueKeys({ itemId: 'budgeted', count: 1, expiresAt: null, licensee: null, entitlements: ['sso'] });
+    issued.push(k!.key);
+    expect((await post('/api/v1/keys/validate', { key: k!.key, entitlements: ['sso'] })).body).toMatchObject({ valid: true, license: { entitlements: ['sso'] } });
+    expect((await post('/api/v1/keys/validate', { key: k!.key, entitlements: ['export-pdf'] })).body).toMatchObject({ valid: false, code: 'ENTITLEMENT_MISSING', error: 'the license key lacks the entitlement: export-pdf' });
+    const bad = await post('/api/v1/keys/validate', { key: k!.key, entitlements: ['Not A Name'] });
+    expect(bad.status).toBe(400);
+    expect(typeof bad.body.error).toBe('string');
+    for (const m of ['a', 'b']) await post('/api/v1/keys/validate', { key: k!.key, machine_id: m, activate: true });
+    expect((await post('/api/v1/keys/deactivate', { key: k!.key, machine_id: 'a' })).body).toMatchObject({ success: true, code: 'DEACTIVATED' });
+    const limited = await post('/api/v1/keys/deactivate', { key: k!.key, machine_id: 'b' });
+    expect(limited.body).toMatchObject({ success: false, code: 'DEACTIVATION_LIMIT' });
+    expect(limited.body.retry_after).toBeGreaterThan(86_000);
+    expect(typeof limited.body.next_allowed_at).toBe('string');
+    await s.admin.suspend(k!.id);
+    for (const [path, body] of [
+      ['/api/v1/keys/status', { key: k!.key }],
+      ['/api/v1/keys/validate', { key: k!.key, machine_id: 'b' }],
+      ['/api/v1/license/verify', { key: k!.key, machine_fingerprint: 'b' }],
+      ['/api/v1/license/heartbeat', { key: k!.key, machine_fingerprint: 'b' }],
+    ] as const) expect((await post(path, body)).body.code, path).toBe('SUSPENDED');
+  });
+});
+
 describe('OpenAPI and logging', () => {
   it('documents every license operation; the GET status form is deprecated', async () => {
     const doc = (await s.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { operationId: string; deprecated?: boolean }>> };
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p).map((o) => o.operationId));
-    for (const id of ['license_text', 'validate_key', 'key_status_post', 'key_status', 'deactivate_key', 'license_deactivate', 'license_verify']) expect(ops).toContain(id);
+    for (const id of ['license_text', 'validate_key', 'key_status_post', 'key_status', 'deactivate_key', 'license_deactivate', 'license_verify', 'license_heartbeat']) expect(ops).toContain(id);
     expect(doc.paths['/api/v1/keys/{key_code}/status']!.get!.deprecated).toBe(true);
   });
 
