@@ -241,6 +241,17 @@ describe('mkt license check: every claim is checked against what the caller expe
 describe('mkt license check --entitlement: the features the license must carry, offline (issue 33)', () => {
   const check = (extra: string[] = []) => mkt(['check', '--item', 'font-pro', '--machine', MACHINE, '--public-key', pinned, ...extra], { MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' });
 
+  it("a token the server signed for a key issued with entitlements: the names it carries pass, another fails", async () => {
+    await s.admin.createItem({ id: 'font-ent', name: 'Font Ent', licenseTemplate: null, maxActivations: 5, verification: true });
+    const [k] = await s.admin.issueKeys({ itemId: 'font-ent', count: 1, expiresAt: null, licensee: null, entitlements: ['sso', 'export-pdf'] });
+    expect((await mkt(['verify', '--machine', MACHINE], { MKT_LICENSE_KEY: k!.key })).code).toBe(0);
+    const ok = await mkt(['check', '--item', 'font-ent', '--machine', MACHINE, '--public-key', pinned, '--entitlement', 'export-pdf', '--entitlement', 'sso', '--json'], { MKT_MARKETPLACE_URL: 'http://127.0.0.1:9' });
+    expect(ok.code, ok.err).toBe(0);
+    expect(JSON.parse(ok.out)).toMatchObject({ valid: true, entitlements: ['export-pdf', 'sso'] });
+    const missing = await mkt(['check', '--item', 'font-ent', '--machine', MACHINE, '--public-key', pinned, '--entitlement', 'audit-log']);
+    expect(missing).toMatchObject({ code: 1, err: 'mkt: ENTITLEMENT_MISSING: the license lacks the entitlement audit-log\n' });
+  });
+
   it('every name asked for is in the signed claim: VALID, and --json lists the entitlements', async () => {
     plant('font-pro', await mint({ ...real, iat: nowS(), exp: nowS() + 3600, entitlements: ['export-pdf', 'sso'] }, serverKey()));
     expect((await check(['--entitlement', 'export-pdf'])).code).toBe(0);

@@ -19,18 +19,7 @@ let n = 0;
 /** A floating item (`seats` held at once, `lease` seconds each) and one key for it. */
 async function floatingKey(seats: number, lease: number): Promise<string> {
   const id = `pool-${++n}`;
-  await s.license.createItem({
-    id,
-    name: id,
-    license_template: null,
-    max_activations: seats,
-    verification_enabled: true,
-    created_at: new Date().toISOString(),
-    activation_policy: 'floating',
-    lease_seconds: lease,
-    max_deactivations: null,
-    deactivation_window_seconds: null,
-  });
+  await s.admin.createItem({ id, name: id, licenseTemplate: null, maxActivations: seats, verification: true, activation: 'floating', leaseSeconds: lease });
   return (await s.admin.issueKeys({ itemId: id, count: 1, expiresAt: null, licensee: null }))[0]!.key;
 }
 
@@ -165,6 +154,29 @@ describe('mkt license run: a seat for the life of the command', () => {
     const other = await mkt(['--machine', 'other-host', '--wait', '10m', '--', 'true'], k!.key);
     expect(other.code).toBe(1);
     expect(other.err).toBe('mkt: TOO_MANY_ACTIVATIONS: all 1 seat is taken and node-locked activations do not lapse: free one with `mkt license deactivate --machine ID`\n');
+  });
+
+  it('a key suspended while the command runs: one warning, the command runs on, and the release still works', async () => {
+    const key = await floatingKey(1, 1);
+    const started = join(home.path, 'suspended-started');
+    const job = start(['--', 'sh', '-c', `touch ${started}; sleep 1.5; echo done`], key);
+    await waitFor(async () => existsSync(started), 'the command to start');
+    await s.admin.suspend(key);
+    expect(await job.done).toBe(0);
+    expect(job.io.out()).toBe('done\n');
+    expect(job.io.err()).toMatch(/^mkt: warning: the seat was not renewed: SUSPENDED: [^\n]+; the command runs on\n$/);
+    await s.admin.reinstate(key);
+    expect(await inUse(key)).toBe(0);
+  });
+
+  it('a suspended key exits 1 with SUSPENDED before anything runs', async () => {
+    const key = await floatingKey(1, 60);
+    await s.admin.suspend(key);
+    const marker = join(home.path, 'suspended-ran');
+    const r = await mkt(['--', 'touch', marker], key);
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^mkt: SUSPENDED: [^\n]+\n$/);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it('a revoked key exits 1 with its code, and nothing runs', async () => {
