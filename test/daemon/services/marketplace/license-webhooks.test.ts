@@ -19,6 +19,8 @@ import { tempDir } from '../../../helpers/tmp.js';
 import { waitFor } from '../../../helpers/wait.js';
 import { startLicenseServer } from '../../../helpers/license-server.js';
 import { adminCli } from '../../../helpers/admin-cli.js';
+import { freshDatabaseUrl } from '../../../helpers/pg.js';
+import { PgDatabase } from '../../../../src/store/sql-pg.js';
 
 const T0 = Date.UTC(2026, 10, 1, 10, 0, 0);
 const cleanup: (() => Promise<void> | void)[] = [];
@@ -195,5 +197,37 @@ describe('license webhook delivery across a server restart', () => {
     expect(receiver.log.length).toBeGreaterThan(tries);
     expect(receiver.accepted[0]).toMatchObject({ type: 'license.revoked', data: { key_id: k!.id } });
     expect(first.log() + second.log()).not.toContain(secret);
+  });
+});
+
+describe('license webhook delivery from three instances on one PostgreSQL database', () => {
+  it('each event is sent once, and each key\'s events arrive in order, while the instances race for the outbox', async () => {
+    const url = await freshDatabaseUrl();
+    const dbs = await Promise.all([PgDatabase.open(url), PgDatabase.open(url), PgDatabase.open(url)]);
+    cleanup.push(async () => {
+      for (const d of dbs) await d.close();
+    });
+    const r = await rig(dbs[0]!);
+    // One key's head fails now and then: its later events must wait, on every instance.
+    r.receiver.failNext(3);
+    const keys = ['lk_a', 'lk_b', 'lk_c', 'lk_d', 'lk_e'];
+    const types = ['license.activated', 'license.suspended', 'license.reinstated', 'license.revoked', 'license.deactivated'] as const;
+    for (let i = 0; i < 40; i++) await recordLicenseEvent(dbs[i % 3]!, ev(types[i % types.length]!, keys[i % keys.length]!, { at_ms: T0 + i, data: { n: i } }));
+    const { logger } = captureLog();
+    const loops = await Promise.all(
+      dbs.map(async (d) => new WebhookDelivery({ audit: await SqlLicenseAuditStore.open(d), clock: systemClock, logger, pollMs: 10, retryBaseMs: 30, retryCapMs: 200 })),
+    );
+    for (const l of loops) cleanup.push(() => l.stop());
+    for (const l of loops) l.start();
+    await waitFor(async () => r.receiver.accepted.length === 40, 'forty deliveries', 20_000);
+    await waitFor(async () => (await r.audit.pendingDeliveries()) === 0, 'an empty outbox');
+    const ns = r.receiver.accepted.map((d) => Number(d.data.n));
+    expect([...ns].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    // Replays (the same id twice) would have been logged by the receiver.
+    expect(r.receiver.log.filter((l) => l === 'replayed')).toEqual([]);
+    for (const k of keys) {
+      const mine = r.receiver.accepted.filter((d) => d.data.key_id === k).map((d) => Number(d.data.n));
+      expect(mine).toEqual([...mine].sort((a, b) => a - b));
+    }
   });
 });
