@@ -138,6 +138,21 @@ describe('mkt license run (built binary, real server)', () => {
     expect(await inUse(key)).toBe(0);
   });
 
+  it('a signal while it waits for a seat ends the wait: 128 + its number, nothing runs, no seat held', { timeout: 60_000 }, async () => {
+    const key = floatingKey('queue', 1, '1h');
+    await post('/api/v1/keys/validate', { key, machine_id: 'holder', activate: true });
+    const marker = join(dir.path, 'queued-ran');
+    const job = startMkt(['--machine', 'queued-job', '--wait', '10m', '--', 'touch', marker], key);
+    await waitFor(async () => job.err().includes('waiting up to 10m'), 'the job to wait', 30_000);
+    job.kill('SIGTERM');
+    expect(await job.exited).toEqual({ code: 143, signal: null });
+    expect(job.err()).toMatch(/^mkt: all 1 seat is taken; waiting up to 10m \(next frees in \d+ s\)\n$/);
+    expect(existsSync(marker)).toBe(false);
+    // Only the holder's seat: the queued job holds none.
+    expect(await inUse(key)).toBe(1);
+    expect(await post('/api/v1/keys/deactivate', { key, machine_id: 'queued-job' })).toMatchObject({ success: false, code: 'MACHINE_NOT_ACTIVATED' });
+  });
+
   it('exit statuses pass through (0, 42, 137 for a command killed by SIGKILL); --wait 0 on a full key exits 1 with one line', { timeout: 60_000 }, async () => {
     const key = floatingKey('status', 1, '1h');
     expect(await runMkt(['--', 'sh', '-c', 'echo fine'], key)).toEqual({ code: 0, stdout: 'fine\n', stderr: '' });
