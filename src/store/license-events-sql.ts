@@ -233,7 +233,7 @@ export class SqlLicenseAuditStore {
     return new SqlLicenseAuditStore(sql);
   }
 
-  /** Records one event in a transaction of its own (changes made by other code record theirs in their own). */
+  /** Records one event in a transaction of its own (a change records its events in its own transaction instead). */
   record(e: LicenseEventInput): Promise<void> {
     return recordLicenseEvent(this.sql, e);
   }
