@@ -67,7 +67,7 @@ Examples:
       await runVerb(runF, { factory: f, ...opts }, async () => (await import('./deactivate.js')).deactivateRun);
     });
 
-  keyed(license.command('verify').description('get a signed 7-day token for this machine and store it for offline checks'))
+  keyed(license.command('verify').description("get a signed token for this machine (7 days; a floating key's ends with its lease) and store it for offline checks"))
     .option('--machine <id>', MACHINE, 'auto')
     .addHelpText(
       'after',

@@ -1,5 +1,6 @@
-// verifyRun: `mkt license verify` — gets a signed 7-day token for this machine and stores it in
-// the user cache directory for `mkt license check` (which trusts pinned public keys, not the cache).
+// verifyRun: `mkt license verify` — gets a signed token for this machine (7 days; on a floating key
+// it ends with the seat's lease) and stores it in the user cache directory for `mkt license check`
+// (which trusts pinned public keys, not the cache).
 import type { Factory } from '../../src/cli/factory.js';
 import { saveToken } from '../../src/client/license-offline.js';
 import { PUBLIC_KEYS_ENV } from '../../src/client/license-trust.js';

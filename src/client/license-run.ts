@@ -4,13 +4,13 @@
 import { spawn, type StdioOptions } from 'node:child_process';
 import { constants } from 'node:os';
 import type { Writable } from 'node:stream';
-import type { DeactivateAnswer, HeartbeatAnswer, LeasedLicense, ValidateAnswer } from './license.js';
+import type { DeactivateKeyResponse, KeyStatusLicense, LicenseHeartbeatResponse, ValidateKeyResponse } from '../schemas/license.js';
 
 /** What the seat holder asks of the license server (a LicenseClient; tests may count calls). */
 export interface SeatClient {
-  validate(req: { key: string; machine_id: string; machine_name?: string; activate: true }): Promise<ValidateAnswer>;
-  heartbeat(key: string, machine: string): Promise<HeartbeatAnswer>;
-  deactivate(key: string, machine: string): Promise<DeactivateAnswer>;
+  validate(req: { key: string; machine_id: string; machine_name?: string; activate: true }): Promise<ValidateKeyResponse>;
+  heartbeat(key: string, machine: string): Promise<LicenseHeartbeatResponse>;
+  deactivate(key: string, machine: string): Promise<DeactivateKeyResponse>;
 }
 
 /** Where a process learns of signals (process itself, or a test's emitter). */
@@ -84,8 +84,8 @@ export function formatDuration(ms: number): string {
   return `${s}s`;
 }
 
-function seatOf(v: ValidateAnswer, now: number): Seat {
-  const license: LeasedLicense | null = v.license;
+function seatOf(v: ValidateKeyResponse, now: number): Seat {
+  const license: KeyStatusLicense | null = v.license;
   const expiresAt = v.lease_expires_at ?? null;
   const floating = license?.activation_policy === 'floating' || expiresAt !== null;
   if (!floating) return { leaseMs: null, expiresAt: null };
@@ -95,7 +95,7 @@ function seatOf(v: ValidateAnswer, now: number): Seat {
   return { leaseMs, expiresAt };
 }
 
-function seatsText(license: LeasedLicense | null): string {
+function seatsText(license: KeyStatusLicense | null): string {
   const max = license?.max_activations;
   return typeof max === 'number' ? `all ${max} seat${max === 1 ? ' is' : 's are'} taken` : 'every seat is taken';
 }

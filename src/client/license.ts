@@ -3,44 +3,13 @@
 import { ApiError, HttpClient, type HttpClientOptions } from './http.js';
 import type {
   DeactivateKeyResponse,
-  KeyStatusLicense,
   KeyStatusResponse,
+  LicenseHeartbeatResponse,
   LicenseVerifyResponse,
   ValidateKeyRequest,
   ValidateKeyResponse,
 } from '../schemas/license.js';
 import type { Jwks } from '../crypto/signing.js';
-
-/**
- * Issue 33's lease fields, typed here as optional so that this client reads both a server that
- * sends them and an older one that does not (a missing field reads as null).
- */
-export interface LeaseFields {
-  /** RFC 3339: when this machine's floating seat lapses unless renewed; null for node-locked. */
-  lease_expires_at?: string | null;
-  /** With TOO_MANY_ACTIVATIONS on a floating key: seconds until the earliest lease ends (>= 1). */
-  retry_after?: number | null;
-}
-
-/** The license summary with the seat policy (issue 33); absent fields mean an older server. */
-export type LeasedLicense = KeyStatusLicense & {
-  activation_policy?: 'node-locked' | 'floating' | string;
-  lease_seconds?: number | null;
-  entitlements?: string[];
-  suspended_at?: string | null;
-};
-
-export type ValidateAnswer = Omit<ValidateKeyResponse, 'license'> & LeaseFields & { license: LeasedLicense | null };
-export type VerifyAnswer = LicenseVerifyResponse & LeaseFields & { entitlements?: string[] | null };
-export type DeactivateAnswer = DeactivateKeyResponse & { retry_after?: number | null; next_allowed_at?: string | null };
-
-/** `POST /api/v1/license/heartbeat`: RENEWED, or why not (MACHINE_NOT_ACTIVATED: the seat is gone). */
-export interface HeartbeatAnswer {
-  success: boolean;
-  message: string;
-  code?: string;
-  lease_expires_at?: string | null;
-}
 
 export class LicenseClient {
   readonly http: HttpClient;
@@ -49,21 +18,21 @@ export class LicenseClient {
   }
 
   /** `entitlements` (issue 33): names the key must carry, else ENTITLEMENT_MISSING. */
-  validate(req: ValidateKeyRequest & { entitlements?: string[] }): Promise<ValidateAnswer> {
+  validate(req: ValidateKeyRequest): Promise<ValidateKeyResponse> {
     return this.http.json('POST', '/api/v1/keys/validate', { body: req });
   }
   status(key: string): Promise<KeyStatusResponse> {
     return this.http.json('POST', '/api/v1/keys/status', { body: { key } });
   }
   /** Frees a node-locked activation, or releases a floating seat (code RELEASED). */
-  deactivate(key: string, machineId: string): Promise<DeactivateAnswer> {
+  deactivate(key: string, machineId: string): Promise<DeactivateKeyResponse> {
     return this.http.json('POST', '/api/v1/keys/deactivate', { body: { key, machine_id: machineId } });
   }
-  verify(key: string, machineFingerprint: string): Promise<VerifyAnswer> {
+  verify(key: string, machineFingerprint: string): Promise<LicenseVerifyResponse> {
     return this.http.json('POST', '/api/v1/license/verify', { body: { key, machine_fingerprint: machineFingerprint } });
   }
   /** Renews this machine's floating seat (`mkt license run` calls it at a third of the lease). */
-  heartbeat(key: string, machineFingerprint: string): Promise<HeartbeatAnswer> {
+  heartbeat(key: string, machineFingerprint: string): Promise<LicenseHeartbeatResponse> {
     return this.http.json('POST', '/api/v1/license/heartbeat', { body: { key, machine_fingerprint: machineFingerprint } });
   }
   jwks(): Promise<Jwks> {
