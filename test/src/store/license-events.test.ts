@@ -126,7 +126,8 @@ describeEngines('license audit trail', (open) => {
     const next = await s.claimDeliveries(10, 60_000);
     expect(next.map((d) => d.event!.type)).toEqual(['license.suspended']);
     // A failure schedules a retry: not due at once, due after its delay.
-    expect(await s.failed(next[0]!.seq, 150, 24 * HOUR, 'HTTP 500')).toBe('retry');
+    // (A delay long enough that a slow machine still sees it not due at once.)
+    expect(await s.failed(next[0]!.seq, 1000, 24 * HOUR, 'HTTP 500')).toBe('retry');
     expect(await s.claimDeliveries(10, 60_000)).toEqual([]);
     const deadline = Date.now() + 5000;
     let again: Awaited<ReturnType<typeof s.claimDeliveries>> = [];
