@@ -125,8 +125,7 @@ describeEngines('license audit trail', (open) => {
     await s.delivered(a.seq);
     const next = await s.claimDeliveries(10, 60_000);
     expect(next.map((d) => d.event!.type)).toEqual(['license.suspended']);
-    // A failure schedules a retry: not due at once, due after its delay.
-    // (A delay long enough that a slow machine still sees it not due at once.)
+    // A failure schedules a retry: not due at once (1 s, which a loaded machine cannot outrun), due after its delay.
     expect(await s.failed(next[0]!.seq, 1000, 24 * HOUR, 'HTTP 500')).toBe('retry');
     expect(await s.claimDeliveries(10, 60_000)).toEqual([]);
     const deadline = Date.now() + 5000;
