@@ -13,6 +13,16 @@ export function dbNowMs(engine: Engine): string {
   return engine === 'postgres' ? '(extract(epoch from clock_timestamp()) * 1000)::bigint' : "CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)";
 }
 
+/**
+ * The same clock read once per statement, for a statement of its own (autocommit): PostgreSQL
+ * can compare an index with it (clock_timestamp() is volatile, so a comparison with it is
+ * evaluated row by row and no index serves it); within a transaction it would be the time the
+ * statement began, not a moving clock.
+ */
+function statementNowMs(engine: Engine): string {
+  return engine === 'postgres' ? '(extract(epoch from statement_timestamp()) * 1000)::bigint' : dbNowMs(engine);
+}
+
 /** Append only on both engines (databases in the field are at some version of each list). */
 export const LICENSE_AUDIT_MIGRATIONS: ComponentMigrations = {
   sqlite: [
@@ -283,16 +293,19 @@ export class SqlLicenseAuditStore {
    * gone are skipped (removeWebhook deletes them).
    */
   async claimDeliveries(limit: number, claimMs: number): Promise<OutboxDelivery[]> {
-    const now = dbNowMs(this.sql.engine);
+    const now = statementNowMs(this.sql.engine);
     const free = `(claimed_until_ms IS NULL OR claimed_until_ms <= ${now})`;
     // The recheck of `free` in the outer WHERE is what makes two instances' claims exclusive:
-    // PostgreSQL re-evaluates it on the row version it waited for.
+    // PostgreSQL re-evaluates it on the row version it waited for. The head test is a correlated
+    // min() (one probe of the (webhook_id, key_id, seq) index per due row): written as NOT EXISTS
+    // (... e.seq < o.seq), PostgreSQL planned a hash anti-join that compared every pair of a key's
+    // rows, 1 s for 5,000 waiting rows.
     const claimed = await this.sql.all<{ seq: number }>(
       `UPDATE license_webhook_outbox SET claimed_until_ms = ${now} + ?, attempts = attempts + 1
        WHERE ${free} AND seq IN (
          SELECT o.seq FROM license_webhook_outbox o
          WHERE o.next_attempt_ms <= ${now} AND (o.claimed_until_ms IS NULL OR o.claimed_until_ms <= ${now})
-           AND NOT EXISTS (SELECT 1 FROM license_webhook_outbox e WHERE e.webhook_id = o.webhook_id AND e.key_id = o.key_id AND e.seq < o.seq)
+           AND o.seq = (SELECT min(e.seq) FROM license_webhook_outbox e WHERE e.webhook_id = o.webhook_id AND e.key_id = o.key_id)
          ORDER BY o.seq LIMIT ?)
        RETURNING seq`,
       [claimMs, limit],
@@ -331,20 +344,47 @@ export class SqlLicenseAuditStore {
     }));
   }
 
-  /** A delivery succeeded (or has nothing left to send): the row goes. */
-  async delivered(seq: number): Promise<void> {
+  /**
+   * A delivery succeeded (or has nothing left to send): the row goes. After a failed attempt
+   * (`attempts` > 1) the rows behind it were held back with it (failed()), and are due again now.
+   */
+  async delivered(seq: number, attempts = 1): Promise<void> {
+    if (attempts > 1) await this.releaseFollowers(seq);
     await this.sql.run('DELETE FROM license_webhook_outbox WHERE seq = ?', [seq]);
   }
 
   /**
    * A delivery failed: tried again `retryInMs` later, unless the row is older than `giveUpAfterMs`
-   * (database clock), when it is dropped. Returns whether it was given up.
+   * (database clock), when it is dropped. Returns whether it was given up. The rows behind it in
+   * its (webhook, key) cannot go before it, so they are held to the same time: the claim's scan
+   * then passes over them by their `next_attempt_ms` instead of reading each, every poll, while a
+   * receiver is down.
    */
   async failed(seq: number, retryInMs: number, giveUpAfterMs: number, error: string): Promise<'retry' | 'given-up'> {
-    const now = dbNowMs(this.sql.engine);
-    if ((await this.sql.run(`DELETE FROM license_webhook_outbox WHERE seq = ? AND created_ms <= ${now} - ?`, [seq, giveUpAfterMs])).changes === 1) return 'given-up';
+    const now = statementNowMs(this.sql.engine);
+    const old = await this.sql.get<{ seq: number }>(`SELECT seq FROM license_webhook_outbox WHERE seq = ? AND created_ms <= ${now} - ?`, [seq, giveUpAfterMs]);
+    if (old) {
+      await this.releaseFollowers(seq);
+      await this.sql.run('DELETE FROM license_webhook_outbox WHERE seq = ?', [seq]);
+      return 'given-up';
+    }
     await this.sql.run(`UPDATE license_webhook_outbox SET claimed_until_ms = NULL, next_attempt_ms = ${now} + ?, last_error = ? WHERE seq = ?`, [retryInMs, error.slice(0, 500), seq]);
+    await this.sql.run(
+      `UPDATE license_webhook_outbox SET next_attempt_ms = ${now} + ?
+       WHERE seq > ? AND (webhook_id, key_id) = (SELECT webhook_id, key_id FROM license_webhook_outbox WHERE seq = ?)`,
+      [retryInMs, seq, seq],
+    );
     return 'retry';
+  }
+
+  /** Makes the rows held behind `seq` (never attempted: they were not at the head) due again. */
+  private async releaseFollowers(seq: number): Promise<void> {
+    await this.sql.run(
+      `UPDATE license_webhook_outbox SET next_attempt_ms = created_ms
+       WHERE seq > ? AND attempts = 0 AND next_attempt_ms > created_ms
+         AND (webhook_id, key_id) = (SELECT webhook_id, key_id FROM license_webhook_outbox WHERE seq = ?)`,
+      [seq, seq],
+    );
   }
 
   /** How many deliveries wait (for tests and the daemon's status). */

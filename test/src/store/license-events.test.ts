@@ -141,6 +141,30 @@ describeEngines('license audit trail', (open) => {
     expect((await s.claimDeliveries(10, 60_000)).map((d) => d.event!.type)).toEqual(['license.reinstated']);
   });
 
+  it('while a head waits for its retry the rows behind it wait with it (the scan passes them), and are due again once it is delivered', async () => {
+    const db = await open();
+    const s = await SqlLicenseAuditStore.open(db);
+    await s.addWebhook(hook('wh_1', ['license.*']));
+    await recordLicenseEvent(db, { type: 'license.activated', key_id: 'lk_a', item_id: 'it', at_ms: T0 });
+    await recordLicenseEvent(db, { type: 'license.revoked', key_id: 'lk_a', item_id: 'it', at_ms: T0 + 1 });
+    await recordLicenseEvent(db, { type: 'license.activated', key_id: 'lk_b', item_id: 'it', at_ms: T0 });
+    const held = async () =>
+      (await db.all<{ held: number }>("SELECT next_attempt_ms - created_ms AS held FROM license_webhook_outbox WHERE key_id = 'lk_a' ORDER BY seq")).map((r) => Number(r.held));
+    const heads = await s.claimDeliveries(10, 60_000);
+    const a = heads.find((d) => d.event!.key_id === 'lk_a')!;
+    await s.delivered(heads.find((d) => d.event!.key_id === 'lk_b')!.seq, 1);
+    expect(await s.failed(a.seq, 60_000, 24 * HOUR, 'HTTP 500')).toBe('retry');
+    const [head, follower] = await held();
+    expect(head).toBeGreaterThanOrEqual(59_000);
+    expect(follower).toBeGreaterThanOrEqual(59_000);
+    // The head's retry comes early (as if its time had come): delivered on its second attempt.
+    await db.run('UPDATE license_webhook_outbox SET next_attempt_ms = 0 WHERE seq = ?', [a.seq]);
+    const retried = await s.claimDeliveries(10, 60_000);
+    expect(retried.map((d) => [d.seq, d.attempts])).toEqual([[a.seq, 2]]);
+    await s.delivered(a.seq, 2);
+    expect((await s.claimDeliveries(10, 60_000)).map((d) => d.event!.type)).toEqual(['license.revoked']);
+  });
+
   it('prunes events whose latest occurrence is past the retention; an outbox row whose event is gone claims as undefined', async () => {
     const db = await open();
     const s = await SqlLicenseAuditStore.open(db);

@@ -139,12 +139,12 @@ export class WebhookDelivery {
   private async deliver(d: OutboxDelivery): Promise<void> {
     if (!d.event) {
       // Pruned before it could be sent (it outlived the retention): nothing left to say.
-      await this.o.audit.delivered(d.seq);
+      await this.o.audit.delivered(d.seq, d.attempts);
       return;
     }
     const outcome = await this.send(d.url, d.secret, d.event);
     if (outcome === undefined) {
-      await this.o.audit.delivered(d.seq);
+      await this.o.audit.delivered(d.seq, d.attempts);
       return;
     }
     const host = hostOf(d.url);
