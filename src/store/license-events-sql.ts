@@ -399,7 +399,7 @@ export class SqlLicenseAuditStore {
    * tidies each under the key's lock (LicenseRows.tidyLeases), as a request for the key would.
    */
   async keysWithLapsedLeases(limit: number): Promise<string[]> {
-    const now = dbNowMs(this.sql.engine);
+    const now = statementNowMs(this.sql.engine);
     const rows = await this.sql.all<{ key_id: string }>(`SELECT DISTINCT key_id FROM license_activations WHERE lease_expires_ms <= ${now} ORDER BY key_id LIMIT ?`, [limit]);
     return rows.map((r) => r.key_id);
   }
