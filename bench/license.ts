@@ -84,6 +84,8 @@ async function leaseRounds(): Promise<void> {
   let svc: ServerProcess | undefined;
   const bares: { server: import('node:http').Server }[] = [];
   try {
+    // A new data dir holds no marketplace yet: create it as an operator would.
+    admin(dir, ['migrate']);
     admin(dir, ['item', 'create', 'seats', '--name', 'Seats', '--max-activations', '1000', '--activation', 'floating', '--lease', '15m', '--verification', 'on']);
     admin(dir, ['item', 'create', 'locked', '--name', 'Locked', '--verification', 'on']);
     const floatingKey = issue(dir, 'seats');
