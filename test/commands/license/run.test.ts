@@ -98,6 +98,19 @@ describe('mkt license run: a seat for the life of the command', () => {
     expect(await inUse(key)).toBe(0);
   });
 
+  it('a wait that runs out exits 1 after --wait, saying why, and the command never runs', async () => {
+    const key = await floatingKey(1, 3600);
+    await post('/api/v1/keys/validate', { key, machine_id: 'holder', activate: true });
+    const marker = join(home.path, 'timed-out-ran');
+    const t0 = Date.now();
+    const r = await mkt(['--wait', '2s', '--', 'touch', marker], key);
+    const took = Date.now() - t0;
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/^mkt: all 1 seat is taken; waiting up to 2s \(next frees in \d+ s\)\nmkt: TOO_MANY_ACTIVATIONS: all 1 seat is taken still, after waiting 2s; raise --wait or the key's seats\n$/);
+    expect(took).toBeGreaterThanOrEqual(2000);
+    expect(existsSync(marker)).toBe(false);
+  });
+
   it('a lease its holder stops renewing lapses, and the waiting job takes the seat with no release at all', async () => {
     const key = await floatingKey(1, 1);
     await post('/api/v1/keys/validate', { key, machine_id: 'vanished-runner', activate: true });
