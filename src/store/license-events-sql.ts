@@ -156,7 +156,8 @@ function isDatabase(x: SqlExecutor): x is SqlDatabase {
  * kind, only when its row is created, not on each repeat). Called inside the transaction that
  * makes the change; given the database itself, it opens a transaction of its own. The key's
  * events take a lock until commit, so their outbox rows are numbered in commit order and a
- * webhook hears one key's events in the order they happened.
+ * webhook hears one key's events in the order they happened (a repeat of an aggregated kind,
+ * which writes no outbox row, only bumps its count, without the lock).
  */
 export async function recordLicenseEvent(x: SqlExecutor, e: LicenseEventInput): Promise<void> {
   if (isDatabase(x)) return x.transaction((tx) => recordLicenseEvent(tx, e));
@@ -168,6 +169,17 @@ export async function recordLicenseEvent(x: SqlExecutor, e: LicenseEventInput): 
     ON CONFLICT (key_id, agg) DO UPDATE SET count = license_events.count + 1,
       last_ms = CASE WHEN excluded.last_ms > license_events.last_ms THEN excluded.last_ms ELSE license_events.last_ms END
     RETURNING id, key_id, type, count`;
+  if (agg !== null) {
+    // A repeat within the hour (most heartbeats) only counts: no outbox row, so no order to keep
+    // and no need for the key's lock, which would make one key's machines renew one at a time.
+    const bumped = await x.run('UPDATE license_events SET count = count + 1, last_ms = CASE WHEN ? > last_ms THEN ? ELSE last_ms END WHERE key_id = ? AND agg = ?', [
+      e.at_ms,
+      e.at_ms,
+      e.key_id,
+      agg,
+    ]);
+    if (bumped.changes === 1) return;
+  }
   await x.lockWithNext(keyLock(e.key_id));
   if (x.engine === 'postgres') {
     // One round trip: the event, then its outbox rows from what the insert returned.
