@@ -3,7 +3,7 @@
 __mkt_node() {
   case "$1" in
     "mkt") _mkt_subs='admin auth serve notes license sync monitor tickets completion' _mkt_flags='--version -V --help' ;;
-    "mkt admin") _mkt_subs='user token session repo reindex item key signing-key app billing migrate' _mkt_flags='--data-dir --database-url --help' ;;
+    "mkt admin") _mkt_subs='user token session repo reindex item key signing-key app billing webhook migrate' _mkt_flags='--data-dir --database-url --help' ;;
     "mkt admin user") _mkt_subs='add list' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin user add") _mkt_subs='' _mkt_flags='--email --json --help --data-dir --database-url' ;;
     "mkt admin user list") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
@@ -19,11 +19,15 @@ __mkt_node() {
     "mkt admin repo grant") _mkt_subs='' _mkt_flags='--read --push --help --data-dir --database-url' ;;
     "mkt admin reindex") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt admin item") _mkt_subs='create' _mkt_flags='--help --data-dir --database-url' ;;
-    "mkt admin item create") _mkt_subs='' _mkt_flags='--name --license-template --max-activations --verification --json --help --data-dir --database-url' ;;
-    "mkt admin key") _mkt_subs='issue list revoke' _mkt_flags='--help --data-dir --database-url' ;;
-    "mkt admin key issue") _mkt_subs='' _mkt_flags='--count --max-activations --expires --licensee --json --help --data-dir --database-url' ;;
+    "mkt admin item create") _mkt_subs='' _mkt_flags='--name --license-template --max-activations --verification --activation --lease --max-deactivations --per --json --help --data-dir --database-url' ;;
+    "mkt admin key") _mkt_subs='issue list revoke events suspend reinstate entitlements' _mkt_flags='--help --data-dir --database-url' ;;
+    "mkt admin key issue") _mkt_subs='' _mkt_flags='--count --max-activations --expires --licensee --entitlements --max-deactivations --per --json --help --data-dir --database-url' ;;
     "mkt admin key list") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt admin key revoke") _mkt_subs='' _mkt_flags='--help --data-dir --database-url' ;;
+    "mkt admin key events") _mkt_subs='' _mkt_flags='--since --json --help --data-dir --database-url' ;;
+    "mkt admin key suspend") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
+    "mkt admin key reinstate") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
+    "mkt admin key entitlements") _mkt_subs='' _mkt_flags='--add --remove --json --help --data-dir --database-url' ;;
     "mkt admin signing-key") _mkt_subs='rotate' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin signing-key rotate") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt admin app") _mkt_subs='create list' _mkt_flags='--help --data-dir --database-url' ;;
@@ -31,6 +35,10 @@ __mkt_node() {
     "mkt admin app list") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt admin billing") _mkt_subs='renew' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin billing renew") _mkt_subs='' _mkt_flags='--app --user --early --json --help --data-dir --database-url' ;;
+    "mkt admin webhook") _mkt_subs='add list rm' _mkt_flags='--help --data-dir --database-url' ;;
+    "mkt admin webhook add") _mkt_subs='' _mkt_flags='--events --json --help --data-dir --database-url' ;;
+    "mkt admin webhook list") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
+    "mkt admin webhook rm") _mkt_subs='' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin migrate") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt auth") _mkt_subs='login status logout' _mkt_flags='--help' ;;
     "mkt auth login") _mkt_subs='' _mkt_flags='--server --help' ;;
@@ -43,12 +51,13 @@ __mkt_node() {
     "mkt notes show") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --attribution --help' ;;
     "mkt notes set") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --message -m --file -F --commit-message --help' ;;
     "mkt notes rm") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --help' ;;
-    "mkt license") _mkt_subs='validate status deactivate verify check text' _mkt_flags='--help' ;;
+    "mkt license") _mkt_subs='validate status deactivate verify check run text' _mkt_flags='--help' ;;
     "mkt license validate") _mkt_subs='' _mkt_flags='--key-file --server --json --machine --machine-name --activate --help' ;;
     "mkt license status") _mkt_subs='' _mkt_flags='--key-file --server --json --help' ;;
     "mkt license deactivate") _mkt_subs='' _mkt_flags='--key-file --server --json --machine --help' ;;
     "mkt license verify") _mkt_subs='' _mkt_flags='--key-file --server --json --machine --help' ;;
-    "mkt license check") _mkt_subs='' _mkt_flags='--item --machine --public-key --issuer --json --help' ;;
+    "mkt license check") _mkt_subs='' _mkt_flags='--item --machine --public-key --issuer --entitlement --json --help' ;;
+    "mkt license run") _mkt_subs='' _mkt_flags='--machine --wait --key-file --server --help' ;;
     "mkt license text") _mkt_subs='' _mkt_flags='--key-file --server --help' ;;
     "mkt sync") _mkt_subs='login logout account status key push pull blob devices plan' _mkt_flags='--help' ;;
     "mkt sync login") _mkt_subs='' _mkt_flags='--server --json --app-key --email --device --help' ;;
@@ -112,10 +121,20 @@ __mkt_option() {
     "mkt admin item create|--license-template") _mkt_kind=file _mkt_words='' ;;
     "mkt admin item create|--max-activations") _mkt_kind=text _mkt_words='' ;;
     "mkt admin item create|--verification") _mkt_kind=words _mkt_words='on off' ;;
+    "mkt admin item create|--activation") _mkt_kind=words _mkt_words='node-locked floating' ;;
+    "mkt admin item create|--lease") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin item create|--max-deactivations") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin item create|--per") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key issue|--count") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key issue|--max-activations") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key issue|--expires") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key issue|--licensee") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key issue|--entitlements") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key issue|--max-deactivations") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key issue|--per") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key events|--since") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key entitlements|--add") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key entitlements|--remove") _mkt_kind=text _mkt_words='' ;;
     "mkt admin app create|--min-charge-cents") _mkt_kind=text _mkt_words='' ;;
     "mkt admin app create|--per-gb-tenths-of-cent") _mkt_kind=text _mkt_words='' ;;
     "mkt admin app create|--annual-multiplier") _mkt_kind=text _mkt_words='' ;;
@@ -124,6 +143,7 @@ __mkt_option() {
     "mkt admin app create|--free") _mkt_kind=text _mkt_words='' ;;
     "mkt admin billing renew|--app") _mkt_kind=text _mkt_words='' ;;
     "mkt admin billing renew|--user") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin webhook add|--events") _mkt_kind=text _mkt_words='' ;;
     "mkt sync key init|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt sync key unlock|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt sync key rotate|--server") _mkt_kind=text _mkt_words='' ;;
@@ -181,6 +201,11 @@ __mkt_option() {
     "mkt license check|--machine") _mkt_kind=text _mkt_words='' ;;
     "mkt license check|--public-key") _mkt_kind=file _mkt_words='' ;;
     "mkt license check|--issuer") _mkt_kind=text _mkt_words='' ;;
+    "mkt license check|--entitlement") _mkt_kind=text _mkt_words='' ;;
+    "mkt license run|--machine") _mkt_kind=text _mkt_words='' ;;
+    "mkt license run|--wait") _mkt_kind=text _mkt_words='' ;;
+    "mkt license run|--key-file") _mkt_kind=file _mkt_words='' ;;
+    "mkt license run|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt license text|--key-file") _mkt_kind=file _mkt_words='' ;;
     "mkt license text|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt sync login|--server") _mkt_kind=text _mkt_words='' ;;
@@ -282,7 +307,13 @@ __mkt_argument() {
     "mkt admin key issue|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key list|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key revoke|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key events|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key suspend|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key reinstate|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin key entitlements|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin app create|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin webhook add|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin webhook rm|0") _mkt_kind=text _mkt_words='' ;;
     "mkt auth login|0") _mkt_kind=words _mkt_words='marketplace monitor tickets' ;;
     "mkt auth logout|0") _mkt_kind=words _mkt_words='marketplace monitor tickets' ;;
     "mkt serve|0") _mkt_kind=words _mkt_words='marketplace monitor tickets all' ;;
@@ -290,6 +321,7 @@ __mkt_argument() {
     "mkt notes show|0") _mkt_kind=text _mkt_words='' ;;
     "mkt notes set|0") _mkt_kind=text _mkt_words='' ;;
     "mkt notes rm|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt license run|"*) _mkt_kind=text _mkt_words='' ;;
     "mkt license text|0") _mkt_kind=text _mkt_words='' ;;
     "mkt sync push|0") _mkt_kind=file _mkt_words='' ;;
     "mkt sync blob put|0") _mkt_kind=file _mkt_words='' ;;
