@@ -41,7 +41,10 @@ function seatsAndRules(ms: 'INTEGER' | 'BIGINT'): string {
      ALTER TABLE license_keys ADD COLUMN deactivation_window_seconds INTEGER;
      ALTER TABLE license_activations ADD COLUMN lease_expires_ms ${ms};
      CREATE TABLE license_deactivations (key_id TEXT NOT NULL REFERENCES license_keys(id), at_ms ${ms} NOT NULL);
-     CREATE INDEX license_deactivations_key ON license_deactivations(key_id, at_ms);`;
+     CREATE INDEX license_deactivations_key ON license_deactivations(key_id, at_ms);
+     -- The audit job's minute scans: lapsed leases, and keys past their expiry.
+     CREATE INDEX license_activations_lease ON license_activations(lease_expires_ms) WHERE lease_expires_ms IS NOT NULL;
+     CREATE INDEX license_keys_expires ON license_keys(expires_at) WHERE expires_at IS NOT NULL;`;
 }
 
 /**
