@@ -519,8 +519,11 @@ class Rows implements LicenseRows {
 }
 
 export class SqlLicenseStore extends Rows implements LicenseStore {
+  readonly groupsWrites: boolean;
+
   private constructor(private readonly sql: SqlDatabase) {
     super(sql);
+    this.groupsWrites = sql.engine === 'sqlite';
   }
 
   static async open(sql: SqlDatabase): Promise<SqlLicenseStore> {

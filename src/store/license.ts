@@ -215,6 +215,12 @@ export interface LicenseRows {
 export interface LicenseStore extends LicenseRows {
   /** Runs `fn` in one transaction (rerun on PostgreSQL after a serialization failure: no side effects in it). */
   transaction<T>(fn: (tx: LicenseRows) => Promise<T>): Promise<T>;
+  /**
+   * Whether small writes are better grouped into one transaction: true on SQLite, where this
+   * process's writes are serial anyway and the commit is most of their cost; false on
+   * PostgreSQL, where a pool runs them side by side and a group would queue them on one connection.
+   */
+  readonly groupsWrites: boolean;
   /** Tells every instance on the database that the signing keys changed (after the commit). */
   announceSigningKeys(version: number): Promise<void>;
   /** Calls `fn` when any instance announces a change (or a missed one is possible); returns the unsubscribe. */

@@ -7,6 +7,7 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { FoundKey, Lease, LicenseStore, StoredKey } from '../../../../src/store/license.js';
 import type { LicenseEventInput } from '../../../../src/store/license-events.js';
+import { LeaseRenewals } from './renewals.js';
 import { displayPrefix, hashLicenseKey, parseLicenseKey } from '../../../../src/crypto/license-key.js';
 import { fingerprintHash, type SigningKeyring } from '../../../../src/crypto/signing.js';
 import {
@@ -106,7 +107,11 @@ function secondsUntil(untilMs: number, nowMs: number): number {
 type Refusal = { key: StoredKey; code: LicenseCode; machineId?: string };
 
 export class Licenses {
-  constructor(private readonly d: LicenseDeps) {}
+  private readonly renewals: LeaseRenewals;
+
+  constructor(private readonly d: LicenseDeps) {
+    this.renewals = new LeaseRenewals(d.store);
+  }
 
   private event(key: Pick<StoredKey, 'id' | 'item_id'>, type: LicenseEventInput['type'], atMs: number, more: Partial<LicenseEventInput> = {}): LicenseEventInput {
     return { type, key_id: key.id, item_id: key.item_id, at_ms: atMs, ...more };
@@ -191,10 +196,11 @@ export class Licenses {
 
   /** Extends a live lease (with its event); undefined when the machine holds none, or the key may not be used. */
   private renew(key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
-    return this.d.store.transaction(async (tx) => {
-      const lease = await tx.renewLease(key.id, machineId, leaseSeconds);
-      if (lease) await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: formatTimestamp(lease.lease_expires_ms) } }));
-      return lease;
+    return this.renewals.renew({
+      keyId: key.id,
+      machineId,
+      leaseSeconds,
+      event: (lease) => this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: formatTimestamp(lease.lease_expires_ms) } }),
     });
   }
 

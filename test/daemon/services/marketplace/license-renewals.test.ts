@@ -1,0 +1,69 @@
+// Lease renewals grouped per turn (daemon/services/marketplace/license/renewals.ts): on SQLite,
+// heartbeats arriving together share one write transaction and each gets its own renewed lease;
+// on PostgreSQL each keeps its own transaction (a pool runs them side by side); a group that
+// fails is retried one by one, so only the renewal that fails is refused.
+import { afterEach, expect, it } from 'vitest';
+import { SqlLicenseStore } from '../../../../src/store/license-sql.js';
+import { SigningKeyring } from '../../../../src/crypto/signing.js';
+import { loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
+import { Licenses } from '../../../../daemon/services/marketplace/license/licenses.js';
+import { LicenseAdmin } from '../../../../daemon/services/marketplace/license/admin.js';
+import { LeaseRenewals } from '../../../../daemon/services/marketplace/license/renewals.js';
+import { systemClock } from '../../../../src/util/clock.js';
+import { describeEngines } from '../../../helpers/engines.js';
+import { tempDir } from '../../../helpers/tmp.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describeEngines('lease renewals', (open, engine) => {
+  async function seated(machines: number): Promise<{ store: SqlLicenseStore; licenses: Licenses; key: string; keyId: string; transactions: () => number }> {
+    const dir = tempDir('mkt-renewals-');
+    cleanups.push(() => dir.remove());
+    const db = await open();
+    const store = await SqlLicenseStore.open(db);
+    const keyring = await SigningKeyring.open({ store, now: () => Date.now(), keepMs: 7 * 86_400_000, pollMs: 3_600_000 });
+    cleanups.push(() => keyring.close());
+    const licenses = new Licenses({ store, clock: systemClock, hashSecret: loadKeyHashSecret(dir.path, {}), keyring, issuer: 'mkt-marketplace' });
+    const admin = new LicenseAdmin({ store, dataDir: dir.path, env: {} });
+    await admin.createItem({ id: 'ci', name: 'ci', licenseTemplate: null, maxActivations: machines, verification: true, activation: 'floating', leaseSeconds: 60 });
+    const [k] = await admin.issueKeys({ itemId: 'ci', count: 1, expiresAt: null, licensee: null });
+    for (let i = 0; i < machines; i++) expect((await licenses.verify(k!.key, `m-${i}`)).valid).toBe(true);
+    let n = 0;
+    const tx = store.transaction.bind(store);
+    store.transaction = ((fn) => {
+      n++;
+      return tx(fn);
+    }) as typeof store.transaction;
+    return { store, licenses, key: k!.key, keyId: k!.id, transactions: () => n };
+  }
+
+  it(`20 heartbeats at once: each renewed; ${engine === 'sqlite' ? 'one transaction' : 'a transaction each'}`, async () => {
+    const s = await seated(20);
+    const before = Date.now();
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => s.licenses.heartbeat(s.key, `m-${i}`)));
+    for (const a of answers) {
+      expect(a).toMatchObject({ success: true, code: 'RENEWED' });
+      expect(Date.parse(a.lease_expires_at!)).toBeGreaterThanOrEqual(before + 59_000);
+    }
+    expect(s.transactions()).toBe(engine === 'sqlite' ? 1 : 20);
+    // A machine of no seat in the same turn is refused, and does not spoil the others' group.
+    const mixed = await Promise.all([s.licenses.heartbeat(s.key, 'm-0'), s.licenses.heartbeat(s.key, 'stranger'), s.licenses.heartbeat(s.key, 'm-1')]);
+    expect(mixed.map((a) => a.code)).toEqual(['RENEWED', 'MACHINE_NOT_ACTIVATED', 'RENEWED']);
+  });
+
+  it('a group that fails is retried one by one: only the failing renewal is refused', async () => {
+    const s = await seated(3);
+    const renewals = new LeaseRenewals(s.store);
+    const event = (machine: string) => (lease: { now_ms: number }) => {
+      if (machine === 'm-1') throw new Error('this one fails');
+      return { type: 'license.lease_renewed' as const, key_id: s.keyId, item_id: 'ci', machine_id: machine, at_ms: lease.now_ms };
+    };
+    const results = await Promise.allSettled(['m-0', 'm-1', 'm-2'].map((m) => renewals.renew({ keyId: s.keyId, machineId: m, leaseSeconds: 60, event: event(m) })));
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[0] as PromiseFulfilledResult<unknown>).value).toMatchObject({ lease_expires_ms: expect.any(Number) });
+    expect(String((results[1] as PromiseRejectedResult).reason)).toContain('this one fails');
+  });
+});
