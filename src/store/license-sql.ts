@@ -180,7 +180,7 @@ const ITEM_COLUMNS = 'id, name, license_template, max_activations, verification_
  * `machine`, also whether that machine is activated (for a floating key: holds a live lease) and
  * its lease's end; its id is bound twice, before the statement's own parameters.
  */
-function keySelect(engine: Engine, machine: boolean): string {
+function keySelectText(engine: Engine, machine: boolean): string {
   const now = DB_NOW[engine];
   const machineColumns = machine
     ? `, EXISTS (SELECT 1 FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ? AND (a.lease_expires_ms IS NULL OR a.lease_expires_ms > ${now})) AS machine_activated,
@@ -194,6 +194,19 @@ function keySelect(engine: Engine, machine: boolean): string {
     i.activation_policy, i.lease_seconds, i.verification_enabled,
     i.max_deactivations AS item_max_deactivations, i.deactivation_window_seconds AS item_deactivation_window_seconds${machineColumns}
   FROM license_keys k LEFT JOIN license_items i ON i.id = k.item_id`;
+}
+
+const keySelects = new Map<string, string[]>();
+/**
+ * The key lookups' statements, each text made once: the statement cache is a map keyed by the
+ * text, and a text made afresh at each request is hashed afresh (a few µs a lookup). `where` is
+ * a literal, whose hash V8 keeps.
+ */
+function keySelect(engine: Engine, machine: boolean, where: string): string {
+  let texts = keySelects.get(where);
+  if (texts === undefined) keySelects.set(where, (texts = []));
+  const slot = (engine === 'postgres' ? 2 : 0) + (machine ? 1 : 0);
+  return (texts[slot] ??= `${keySelectText(engine, machine)} ${where}`);
 }
 
 /** Keys per INSERT when issuing many: 11 parameters each stays far below either engine's limit. */
@@ -279,20 +292,20 @@ class Rows implements LicenseRows {
   }
 
   async keysByPrefix(prefix: string): Promise<StoredKey[]> {
-    return (await this.x.all<KeyRow>(`${keySelect(this.x.engine, false)} WHERE k.key_prefix = ?`, [prefix])).map(toKey);
+    return (await this.x.all<KeyRow>(keySelect(this.x.engine, false, 'WHERE k.key_prefix = ?'), [prefix])).map(toKey);
   }
 
   async findKeys(prefix: string, machineId: string): Promise<FoundKey[]> {
     // One statement for all a request about a machine reads (its item's settings, its activation or lease).
-    return (await this.x.all<FoundKeyRow>(`${keySelect(this.x.engine, true)} WHERE k.key_prefix = ?`, [machineId, machineId, prefix])).map(toFoundKey);
+    return (await this.x.all<FoundKeyRow>(keySelect(this.x.engine, true, 'WHERE k.key_prefix = ?'), [machineId, machineId, prefix])).map(toFoundKey);
   }
 
   async listKeys(itemId: string): Promise<LicenseKeyRecord[]> {
-    return (await this.x.all<KeyRow>(`${keySelect(this.x.engine, false)} WHERE k.item_id = ? ORDER BY k.created_at, k.id`, [itemId])).map((r) => publicKey(toKey(r)));
+    return (await this.x.all<KeyRow>(keySelect(this.x.engine, false, 'WHERE k.item_id = ? ORDER BY k.created_at, k.id'), [itemId])).map((r) => publicKey(toKey(r)));
   }
 
   async getKey(id: string): Promise<StoredKey | undefined> {
-    const r = await this.x.get<KeyRow>(`${keySelect(this.x.engine, false)} WHERE k.id = ?`, [id]);
+    const r = await this.x.get<KeyRow>(keySelect(this.x.engine, false, 'WHERE k.id = ?'), [id]);
     return r ? toKey(r) : undefined;
   }
 

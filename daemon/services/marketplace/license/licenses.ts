@@ -5,9 +5,9 @@
 // under the same lock), the deactivation budget, offline tokens, license text, and the audit
 // events of each change (recorded in the transaction that makes it).
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { FoundKey, Lease, LicenseStore, StoredKey } from '../../../../src/store/license.js';
+import type { FoundKey, Lease, LicenseRows, LicenseStore, StoredKey } from '../../../../src/store/license.js';
 import type { LicenseEventInput } from '../../../../src/store/license-events.js';
-import { LeaseRenewals } from './renewals.js';
+import { WriteGroups } from './write-groups.js';
 import { displayPrefix, hashLicenseKey, parseLicenseKey } from '../../../../src/crypto/license-key.js';
 import { fingerprintHash, type SigningKeyring } from '../../../../src/crypto/signing.js';
 import {
@@ -107,10 +107,10 @@ function secondsUntil(untilMs: number, nowMs: number): number {
 type Refusal = { key: StoredKey; code: LicenseCode; machineId?: string };
 
 export class Licenses {
-  private readonly renewals: LeaseRenewals;
+  private readonly groups: WriteGroups;
 
   constructor(private readonly d: LicenseDeps) {
-    this.renewals = new LeaseRenewals(d.store);
+    this.groups = new WriteGroups(d.store);
   }
 
   private event(key: Pick<StoredKey, 'id' | 'item_id'>, type: LicenseEventInput['type'], atMs: number, more: Partial<LicenseEventInput> = {}): LicenseEventInput {
@@ -121,8 +121,8 @@ export class Licenses {
    * Records a refused request about an existing key (aggregated per code and hour by the trail).
    * It changes no key, so it needs no transaction of the change's.
    */
-  private async refused(r: Refusal): Promise<void> {
-    await this.d.store.recordEvent(this.event(r.key, 'license.verification_refused', this.d.clock.now(), { code: r.code, machine_id: r.machineId ?? null }));
+  private async refused(r: Refusal, rows: LicenseRows = this.d.store): Promise<void> {
+    await rows.recordEvent(this.event(r.key, 'license.verification_refused', this.d.clock.now(), { code: r.code, machine_id: r.machineId ?? null }));
   }
 
   /**
@@ -196,12 +196,13 @@ export class Licenses {
 
   /** Extends a live lease (with its event); undefined when the machine holds none, or the key may not be used. */
   private renew(key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
-    return this.renewals.renew({
-      keyId: key.id,
-      machineId,
-      leaseSeconds,
-      event: (lease) => this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: formatTimestamp(lease.lease_expires_ms) } }),
-    });
+    return this.groups.run((tx) => this.renewIn(tx, key, machineId, leaseSeconds));
+  }
+
+  private async renewIn(tx: LicenseRows, key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
+    const lease = await tx.renewLease(key.id, machineId, leaseSeconds);
+    if (lease) await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: formatTimestamp(lease.lease_expires_ms) } }));
+    return lease;
   }
 
   lookup(raw: string): Promise<Lookup> {
@@ -214,10 +215,18 @@ export class Licenses {
   }
 
   private async find<K extends StoredKey>(raw: string, byPrefix: (prefix: string) => Promise<K[]>): Promise<Lookup<K>> {
+    const proof = this.proof(raw);
+    if (!proof) return { ok: false, code: 'MALFORMED_KEY' };
+    return this.match(proof.hash, await byPrefix(proof.prefix));
+  }
+
+  /** The key's prefix and keyed hash; undefined for a malformed key. */
+  private proof(raw: string): { prefix: string; hash: string } | undefined {
     const parsed = parseLicenseKey(raw);
-    if (!parsed) return { ok: false, code: 'MALFORMED_KEY' };
-    const hash = hashLicenseKey(this.d.hashSecret, parsed.key);
-    const candidates = await byPrefix(parsed.prefix);
+    return parsed ? { prefix: parsed.prefix, hash: hashLicenseKey(this.d.hashSecret, parsed.key) } : undefined;
+  }
+
+  private match<K extends StoredKey>(hash: string, candidates: K[]): Lookup<K> {
     let found: K | undefined;
     // Compare every candidate, in constant time each, without stopping at the first match.
     for (const c of candidates) if (hashesEqual(c.key_hash, hash)) found = c;
@@ -378,22 +387,29 @@ export class Licenses {
    */
   async heartbeat(raw: string, fingerprint: string): Promise<LicenseHeartbeatResponse> {
     const fail = (code: LicenseCode, message = MESSAGES[code]!): LicenseHeartbeatResponse => ({ success: false, message, code, lease_expires_at: null });
-    const refuse = async (key: StoredKey, code: LicenseCode, message?: string): Promise<LicenseHeartbeatResponse> => {
-      await this.refused({ key, code, machineId: fingerprint });
-      return fail(code, message);
-    };
-    const l = await this.lookupFor(raw, fingerprint);
-    if (!l.ok) return fail(l.code);
-    const key = l.key;
-    const bad = this.standing(key);
-    if (bad) return refuse(key, bad);
-    if (key.activation_policy !== 'floating') {
-      if (!key.machine_activated) return refuse(key, 'MACHINE_NOT_ACTIVATED');
-      return { success: true, message: 'the machine is activated (a node-locked key holds no lease)', code: 'RENEWED', lease_expires_at: null };
-    }
-    const lease = key.machine_lease_expires_ms === null ? undefined : await this.renew(key, fingerprint, key.lease_seconds ?? 1);
-    if (!lease) return refuse(key, 'MACHINE_NOT_ACTIVATED', NO_LEASE);
-    return { success: true, message: 'lease renewed', code: 'RENEWED', lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
+    const proof = this.proof(raw);
+    if (!proof) return fail('MALFORMED_KEY');
+    // The lookup, the renewal and its event in one transaction, grouped with this turn's others
+    // where the store groups writes: on SQLite a read transaction of its own costs a heartbeat
+    // as much as its statements do (the file locks taken and released).
+    return this.groups.run(async (tx) => {
+      const l = this.match(proof.hash, await tx.findKeys(proof.prefix, fingerprint));
+      if (!l.ok) return fail(l.code);
+      const key = l.key;
+      const refuse = async (code: LicenseCode, message?: string): Promise<LicenseHeartbeatResponse> => {
+        await this.refused({ key, code, machineId: fingerprint }, tx);
+        return fail(code, message);
+      };
+      const bad = this.standing(key);
+      if (bad) return refuse(bad);
+      if (key.activation_policy !== 'floating') {
+        if (!key.machine_activated) return refuse('MACHINE_NOT_ACTIVATED');
+        return { success: true, message: 'the machine is activated (a node-locked key holds no lease)', code: 'RENEWED', lease_expires_at: null };
+      }
+      const lease = key.machine_lease_expires_ms === null ? undefined : await this.renewIn(tx, key, fingerprint, key.lease_seconds ?? 1);
+      if (!lease) return refuse('MACHINE_NOT_ACTIVATED', NO_LEASE);
+      return { success: true, message: 'lease renewed', code: 'RENEWED', lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
+    });
   }
 
   /**

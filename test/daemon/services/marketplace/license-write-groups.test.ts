@@ -1,14 +1,14 @@
-// Lease renewals grouped per turn (daemon/services/marketplace/license/renewals.ts): on SQLite,
-// heartbeats arriving together share one write transaction and each gets its own renewed lease;
-// on PostgreSQL each keeps its own transaction (a pool runs them side by side); a group that
-// fails is retried one by one, so only the renewal that fails is refused.
+// Small license writes grouped per turn (daemon/services/marketplace/license/write-groups.ts): on
+// SQLite, heartbeats arriving together share one transaction (lookup, renewal, event) and each
+// gets its own renewed lease; on PostgreSQL each keeps its own transaction (a pool runs them side
+// by side); a group that fails is retried one by one, so only the write that fails is refused.
 import { afterEach, expect, it } from 'vitest';
 import { SqlLicenseStore } from '../../../../src/store/license-sql.js';
 import { SigningKeyring } from '../../../../src/crypto/signing.js';
 import { loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
 import { Licenses } from '../../../../daemon/services/marketplace/license/licenses.js';
 import { LicenseAdmin } from '../../../../daemon/services/marketplace/license/admin.js';
-import { LeaseRenewals } from '../../../../daemon/services/marketplace/license/renewals.js';
+import { WriteGroups } from '../../../../daemon/services/marketplace/license/write-groups.js';
 import { systemClock } from '../../../../src/util/clock.js';
 import { describeEngines } from '../../../helpers/engines.js';
 import { tempDir } from '../../../helpers/tmp.js';
@@ -54,16 +54,21 @@ describeEngines('lease renewals', (open, engine) => {
     expect(mixed.map((a) => a.code)).toEqual(['RENEWED', 'MACHINE_NOT_ACTIVATED', 'RENEWED']);
   });
 
-  it('a group that fails is retried one by one: only the failing renewal is refused', async () => {
+  it('a group that fails is retried one by one: only the failing write is refused, the others commit', async () => {
     const s = await seated(3);
-    const renewals = new LeaseRenewals(s.store);
-    const event = (machine: string) => (lease: { now_ms: number }) => {
+    const groups = new WriteGroups(s.store);
+    const renew = (machine: string) => async (tx: Parameters<Parameters<WriteGroups['run']>[0]>[0]) => {
+      const lease = await tx.renewLease(s.keyId, machine, 120);
       if (machine === 'm-1') throw new Error('this one fails');
-      return { type: 'license.lease_renewed' as const, key_id: s.keyId, item_id: 'ci', machine_id: machine, at_ms: lease.now_ms };
+      return lease;
     };
-    const results = await Promise.allSettled(['m-0', 'm-1', 'm-2'].map((m) => renewals.renew({ keyId: s.keyId, machineId: m, leaseSeconds: 60, event: event(m) })));
+    const results = await Promise.allSettled(['m-0', 'm-1', 'm-2'].map((m) => groups.run(renew(m))));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((results[0] as PromiseFulfilledResult<unknown>).value).toMatchObject({ lease_expires_ms: expect.any(Number) });
     expect(String((results[1] as PromiseRejectedResult).reason)).toContain('this one fails');
+    // m-0 and m-2 hold 120 s leases now; m-1's renewal rolled back with its failure (60 s from its verify).
+    const lease = async (m: string) => Date.parse((await s.licenses.validate({ key: s.key, machine_id: m })).lease_expires_at!) - Date.now();
+    expect(await lease('m-0')).toBeGreaterThan(100_000);
+    expect(await lease('m-2')).toBeGreaterThan(100_000);
+    expect(await lease('m-1')).toBeLessThan(61_000);
   });
 });
