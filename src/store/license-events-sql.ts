@@ -162,13 +162,6 @@ function isDatabase(x: SqlExecutor): x is SqlDatabase {
 export async function recordLicenseEvent(x: SqlExecutor, e: LicenseEventInput): Promise<void> {
   if (isDatabase(x)) return x.transaction((tx) => recordLicenseEvent(tx, e));
   const agg = aggregateOf(e);
-  const data = e.data && Object.keys(e.data).length > 0 ? JSON.stringify(e.data) : null;
-  const values = [newEventId(), e.key_id, e.item_id, e.type, e.machine_id ?? null, e.code ?? null, e.at_ms, e.at_ms, agg, data];
-  const now = dbNowMs(x.engine);
-  const insert = `INSERT INTO license_events (id, key_id, item_id, type, machine_id, code, at_ms, last_ms, agg, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (key_id, agg) DO UPDATE SET count = license_events.count + 1,
-      last_ms = CASE WHEN excluded.last_ms > license_events.last_ms THEN excluded.last_ms ELSE license_events.last_ms END
-    RETURNING id, key_id, type, count`;
   if (agg !== null) {
     // A repeat within the hour (most heartbeats) only counts: no outbox row, so no order to keep
     // and no need for the key's lock, which would make one key's machines renew one at a time.
@@ -180,6 +173,14 @@ export async function recordLicenseEvent(x: SqlExecutor, e: LicenseEventInput): 
     ]);
     if (bumped.changes === 1) return;
   }
+  // A new event: its id, data and statement made only now (a heartbeat's repeat above needs none).
+  const data = e.data && Object.keys(e.data).length > 0 ? JSON.stringify(e.data) : null;
+  const values = [newEventId(), e.key_id, e.item_id, e.type, e.machine_id ?? null, e.code ?? null, e.at_ms, e.at_ms, agg, data];
+  const now = dbNowMs(x.engine);
+  const insert = `INSERT INTO license_events (id, key_id, item_id, type, machine_id, code, at_ms, last_ms, agg, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    ON CONFLICT (key_id, agg) DO UPDATE SET count = license_events.count + 1,
+      last_ms = CASE WHEN excluded.last_ms > license_events.last_ms THEN excluded.last_ms ELSE license_events.last_ms END
+    RETURNING id, key_id, type, count`;
   await x.lockWithNext(keyLock(e.key_id));
   if (x.engine === 'postgres') {
     // One round trip: the event, then its outbox rows from what the insert returned.

@@ -42,8 +42,9 @@ function seatsAndRules(ms: 'INTEGER' | 'BIGINT'): string {
      ALTER TABLE license_activations ADD COLUMN lease_expires_ms ${ms};
      CREATE TABLE license_deactivations (key_id TEXT NOT NULL REFERENCES license_keys(id), at_ms ${ms} NOT NULL);
      CREATE INDEX license_deactivations_key ON license_deactivations(key_id, at_ms);
-     -- The audit job's minute scans: lapsed leases, and keys past their expiry.
-     CREATE INDEX license_activations_lease ON license_activations(lease_expires_ms) WHERE lease_expires_ms IS NOT NULL;
+     -- The audit job's scan of keys past their expiry. Its scan of lapsed leases has no index of
+     -- its own: one on lease_expires_ms would be rewritten at every renewal (it made a renewal
+     -- half as dear again), while the scan reads the table once a minute.
      CREATE INDEX license_keys_expires ON license_keys(expires_at) WHERE expires_at IS NOT NULL;`;
 }
 
@@ -180,7 +181,7 @@ const ITEM_COLUMNS = 'id, name, license_template, max_activations, verification_
  * `machine`, also whether that machine is activated (for a floating key: holds a live lease) and
  * its lease's end; its id is bound twice, before the statement's own parameters.
  */
-function keySelectText(engine: Engine, machine: boolean): string {
+function keySelectText(engine: Engine, machine: boolean, counted: boolean): string {
   const now = DB_NOW[engine];
   const machineColumns = machine
     ? `, EXISTS (SELECT 1 FROM license_activations a WHERE a.key_id = k.id AND a.machine_id = ? AND (a.lease_expires_ms IS NULL OR a.lease_expires_ms > ${now})) AS machine_activated,
@@ -188,9 +189,9 @@ function keySelectText(engine: Engine, machine: boolean): string {
     : '';
   return `SELECT k.id, k.item_id, k.key_prefix, k.key_hash, k.licensee, k.max_activations, k.expires_at, k.revoked_at, k.created_at,
     k.entitlements, k.suspended_at, k.max_deactivations, k.deactivation_window_seconds,
-    CASE WHEN i.activation_policy = 'floating'
+    ${counted ? `CASE WHEN i.activation_policy = 'floating'
       THEN (SELECT count(*) FROM license_activations a WHERE a.key_id = k.id AND a.lease_expires_ms > ${now})
-      ELSE k.activation_count END AS activation_count,
+      ELSE k.activation_count END` : 'k.activation_count'} AS activation_count,
     i.activation_policy, i.lease_seconds, i.verification_enabled,
     i.max_deactivations AS item_max_deactivations, i.deactivation_window_seconds AS item_deactivation_window_seconds${machineColumns}
   FROM license_keys k LEFT JOIN license_items i ON i.id = k.item_id`;
@@ -202,11 +203,11 @@ const keySelects = new Map<string, string[]>();
  * text, and a text made afresh at each request is hashed afresh (a few µs a lookup). `where` is
  * a literal, whose hash V8 keeps.
  */
-function keySelect(engine: Engine, machine: boolean, where: string): string {
+function keySelect(engine: Engine, machine: boolean, where: string, counted = true): string {
   let texts = keySelects.get(where);
   if (texts === undefined) keySelects.set(where, (texts = []));
-  const slot = (engine === 'postgres' ? 2 : 0) + (machine ? 1 : 0);
-  return (texts[slot] ??= `${keySelectText(engine, machine)} ${where}`);
+  const slot = (engine === 'postgres' ? 4 : 0) + (machine ? 2 : 0) + (counted ? 1 : 0);
+  return (texts[slot] ??= `${keySelectText(engine, machine, counted)} ${where}`);
 }
 
 /** Keys per INSERT when issuing many: 11 parameters each stays far below either engine's limit. */
@@ -295,9 +296,9 @@ class Rows implements LicenseRows {
     return (await this.x.all<KeyRow>(keySelect(this.x.engine, false, 'WHERE k.key_prefix = ?'), [prefix])).map(toKey);
   }
 
-  async findKeys(prefix: string, machineId: string): Promise<FoundKey[]> {
+  async findKeys(prefix: string, machineId: string, counted = true): Promise<FoundKey[]> {
     // One statement for all a request about a machine reads (its item's settings, its activation or lease).
-    return (await this.x.all<FoundKeyRow>(keySelect(this.x.engine, true, 'WHERE k.key_prefix = ?'), [machineId, machineId, prefix])).map(toFoundKey);
+    return (await this.x.all<FoundKeyRow>(keySelect(this.x.engine, true, 'WHERE k.key_prefix = ?', counted), [machineId, machineId, prefix])).map(toFoundKey);
   }
 
   async listKeys(itemId: string): Promise<LicenseKeyRecord[]> {

@@ -135,8 +135,13 @@ export interface LicenseRows {
   addKeys(keys: NewLicenseKey[]): Promise<void>;
   /** Every key with this prefix (normally one); the caller compares hashes in constant time. */
   keysByPrefix(prefix: string): Promise<StoredKey[]>;
-  /** keysByPrefix for a request about one machine: each key also with its item's switch and whether the machine is activated on it. */
-  findKeys(prefix: string, machineId: string): Promise<FoundKey[]>;
+  /**
+   * keysByPrefix for a request about one machine: each key also with its item's switch and whether
+   * the machine is activated on it. `counted: false` skips counting a floating key's live leases
+   * (a count of every seat of the key, per request): its `activation_count` is then the rows held,
+   * lapsed leases not yet tidied included, for answers that show no count (verify, heartbeat).
+   */
+  findKeys(prefix: string, machineId: string, counted?: boolean): Promise<FoundKey[]>;
   listKeys(itemId: string): Promise<LicenseKeyRecord[]>;
   /** One key by id (with its item's settings). */
   getKey(id: string): Promise<StoredKey | undefined>;

@@ -210,8 +210,8 @@ export class Licenses {
   }
 
   /** The lookup of a request about one machine: the same read tells its item's settings and the machine's activation or lease. */
-  lookupFor(raw: string, machineId: string): Promise<Lookup<FoundKey>> {
-    return this.find(raw, (prefix) => this.d.store.findKeys(prefix, machineId));
+  lookupFor(raw: string, machineId: string, counted = true): Promise<Lookup<FoundKey>> {
+    return this.find(raw, (prefix) => this.d.store.findKeys(prefix, machineId, counted));
   }
 
   private async find<K extends StoredKey>(raw: string, byPrefix: (prefix: string) => Promise<K[]>): Promise<Lookup<K>> {
@@ -354,7 +354,8 @@ export class Licenses {
       await this.refused({ key, code, machineId: fingerprint });
       return fail(code, retryAfter);
     };
-    const l = await this.lookupFor(raw, fingerprint);
+    // The answer shows no count: the lookup need not count every seat of a floating key.
+    const l = await this.lookupFor(raw, fingerprint, false);
     if (!l.ok) return fail(l.code);
     const key = l.key;
     if (!key.verification_enabled) return refuse(key, 'VERIFICATION_DISABLED');
@@ -393,7 +394,7 @@ export class Licenses {
     // where the store groups writes: on SQLite a read transaction of its own costs a heartbeat
     // as much as its statements do (the file locks taken and released).
     return this.groups.run(async (tx) => {
-      const l = this.match(proof.hash, await tx.findKeys(proof.prefix, fingerprint));
+      const l = this.match(proof.hash, await tx.findKeys(proof.prefix, fingerprint, false));
       if (!l.ok) return fail(l.code);
       const key = l.key;
       const refuse = async (code: LicenseCode, message?: string): Promise<LicenseHeartbeatResponse> => {
