@@ -42,7 +42,7 @@ export const LICENSE_AUDIT_MIGRATIONS: ComponentMigrations = {
      );
      CREATE UNIQUE INDEX license_events_agg ON license_events (key_id, agg);
      CREATE INDEX license_events_key ON license_events (key_id, at_ms);
-     CREATE INDEX license_events_last ON license_events (last_ms);
+     CREATE INDEX license_events_at ON license_events (at_ms);
      CREATE TABLE license_webhooks (
        id TEXT PRIMARY KEY,
        url TEXT NOT NULL,
@@ -88,7 +88,7 @@ export const LICENSE_AUDIT_MIGRATIONS: ComponentMigrations = {
      );
      CREATE UNIQUE INDEX license_events_agg ON license_events (key_id, agg);
      CREATE INDEX license_events_key ON license_events (key_id, at_ms);
-     CREATE INDEX license_events_last ON license_events (last_ms);
+     CREATE INDEX license_events_at ON license_events (at_ms);
      CREATE TABLE license_webhooks (
        id TEXT PRIMARY KEY,
        url TEXT NOT NULL,
@@ -441,8 +441,10 @@ export class SqlLicenseAuditStore {
     });
   }
 
-  /** Deletes events whose latest occurrence is before `beforeMs`; returns how many. */
+  /** Deletes events that first occurred before `beforeMs`; returns how many. */
   async pruneEvents(beforeMs: number): Promise<number> {
-    return (await this.sql.run('DELETE FROM license_events WHERE last_ms < ?', [beforeMs])).changes;
+    // By first occurrence, whose index no heartbeat rewrites (an aggregate's last_ms moves at each
+    // repeat); an aggregate's occurrences all fall in one hour, so the two differ by less than that.
+    return (await this.sql.run('DELETE FROM license_events WHERE at_ms < ?', [beforeMs])).changes;
   }
 }

@@ -165,7 +165,7 @@ describeEngines('license audit trail', (open) => {
     expect((await s.claimDeliveries(10, 60_000)).map((d) => d.event!.type)).toEqual(['license.revoked']);
   });
 
-  it('prunes events whose latest occurrence is past the retention; an outbox row whose event is gone claims as undefined', async () => {
+  it('prunes events first seen before the retention; an outbox row whose event is gone claims as undefined', async () => {
     const db = await open();
     const s = await SqlLicenseAuditStore.open(db);
     await recordLicenseEvent(db, { type: 'license.activated', key_id: 'lk_a', item_id: 'it', at_ms: T0 - 500 * 24 * HOUR });
