@@ -129,7 +129,7 @@ describe('shell completion of arguments and flag values (issue 30, item 12)', ()
 
   it('subcommands still complete, each where it belongs (`sync key` is not `admin key`)', () => {
     expect(all('mkt sync key ')).toEqual(same(['cancel-rotation', 'init', 'rotate', 'unlock']));
-    expect(bash(['mkt', 'admin', 'key', ''])).toEqual(['issue', 'list', 'revoke']);
+    expect(bash(['mkt', 'admin', 'key', ''])).toEqual(['entitlements', 'events', 'issue', 'list', 'reinstate', 'revoke', 'suspend']);
     expect(bash(['mkt', 'tic'])).toEqual(['tickets']);
   });
 });
