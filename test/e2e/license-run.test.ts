@@ -76,8 +76,11 @@ afterAll(async () => {
 });
 
 describe('mkt license run (built binary, real server)', () => {
-  it('20 parallel jobs on a 2-seat key with a 1 s lease: they wait, none fails, at most 2 run at once, all seats free at the end', { timeout: 180_000 }, async () => {
-    const key = floatingKey('pool', 2, '1s');
+  it('20 parallel jobs on a 2-seat key: they wait, none fails, at most 2 run at once, all seats free at the end', { timeout: 180_000 }, async () => {
+    // A lease long enough that no job loses its seat to a loaded machine's stall (a 1 s lease,
+    // renewed every 333 ms, lapsed under a loaded CI run and let a third job in): this test is
+    // about waiting and releasing; lapses are the SIGKILL test's.
+    const key = floatingKey('pool', 2, '10s');
     const log = join(dir.path, 'jobs.log');
     // Each job's command records when it starts and ends (one clock: this machine's).
     const script = 'const fs = require("fs"); const [log, id] = process.argv.slice(1); fs.appendFileSync(log, `start ${id} ${Date.now()}\\n`); setTimeout(() => fs.appendFileSync(log, `end ${id} ${Date.now()}\\n`), 400);';
@@ -100,7 +103,8 @@ describe('mkt license run (built binary, real server)', () => {
       running += e.kind === 'start' ? 1 : -1;
       most = Math.max(most, running);
     }
-    expect(most).toBe(2);
+    // Never more commands at once than seats (two at once is likely but not certain on a loaded machine).
+    expect(most).toBeLessThanOrEqual(2);
     expect(await inUse(key)).toBe(0);
   });
 
