@@ -120,10 +120,11 @@ describe('mkt license run: a seat for the life of the command', () => {
     expect(r.err).toMatch(/^mkt: all 1 seat is taken; waiting up to 30s \(next frees in 1 s\)\nmkt: took a seat after waiting \d+s\n$/);
   });
 
-  it('heartbeats keep the seat well past its 1 s lease: another machine is refused all along', async () => {
-    const key = await floatingKey(1, 1);
+  it('heartbeats keep the seat well past its 2 s lease: another machine is refused all along', async () => {
+    // 2 s, renewed every 667 ms: a loaded machine's stall must pass 1.3 s to lapse it.
+    const key = await floatingKey(1, 2);
     const started = join(home.path, 'hb-started');
-    const job = start(['--', 'sh', '-c', `touch ${started}; sleep 3.5`], key);
+    const job = start(['--', 'sh', '-c', `touch ${started}; sleep 5`], key);
     let finished = false;
     void job.done.then(() => (finished = true));
     await waitFor(async () => existsSync(started), 'the command to start');
@@ -137,7 +138,7 @@ describe('mkt license run: a seat for the life of the command', () => {
       await new Promise((r) => setTimeout(r, 200));
     }
     expect(await job.done).toBe(0);
-    // Three and a half leases went by with the seat held all along.
+    // Two and a half leases went by with the seat held all along.
     expect(refusals).toBeGreaterThan(5);
     expect(job.io.err()).toBe('');
     expect(await inUse(key)).toBe(0);
