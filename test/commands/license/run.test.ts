@@ -145,9 +145,10 @@ describe('mkt license run: a seat for the life of the command', () => {
   });
 
   it('a seat lost while the command runs is taken again, with one warning, and released at the end', async () => {
-    const key = await floatingKey(1, 1);
+    // A 2 s lease, renewed every 667 ms: only the release below loses it, not a loaded machine's stall.
+    const key = await floatingKey(1, 2);
     const started = join(home.path, 'lost-started');
-    const job = start(['--machine', 'ci-job-lost', '--', 'sh', '-c', `touch ${started}; sleep 2.5`], key);
+    const job = start(['--machine', 'ci-job-lost', '--', 'sh', '-c', `touch ${started}; sleep 3.5`], key);
     await waitFor(async () => existsSync(started), 'the command to start');
     // Someone frees the job's seat under it (as a lapse during a network cut would).
     expect(await post('/api/v1/keys/deactivate', { key, machine_id: 'ci-job-lost' })).toMatchObject({ success: true });
@@ -171,7 +172,7 @@ describe('mkt license run: a seat for the life of the command', () => {
   });
 
   it('a key suspended while the command runs: one warning, the command runs on, and the release still works', async () => {
-    const key = await floatingKey(1, 1);
+    const key = await floatingKey(1, 2);
     const started = join(home.path, 'suspended-started');
     const job = start(['--', 'sh', '-c', `touch ${started}; sleep 1.5; echo done`], key);
     await waitFor(async () => existsSync(started), 'the command to start');
