@@ -132,7 +132,7 @@ Examples:
   $ echo "$CUSTOMER_KEY" | mkt admin key suspend - --json`,
     )
     .action(async (keyOrId: string, opts: Record<string, unknown>, cmd: Command) => {
-      await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId, ...opts }, async () => (await import('./license/key-suspend.js')).keySuspendRun);
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId, ...opts }, async () => (await import('./license/key-standing.js')).keySuspendRun);
     });
   key
     .command('reinstate')
@@ -147,7 +147,7 @@ Examples:
   $ echo "$CUSTOMER_KEY" | mkt admin key reinstate - --json`,
     )
     .action(async (keyOrId: string, opts: Record<string, unknown>, cmd: Command) => {
-      await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId, ...opts }, async () => (await import('./license/key-reinstate.js')).keyReinstateRun);
+      await runVerb(runF, { factory: f, ...adminTarget(cmd), key: keyOrId, ...opts }, async () => (await import('./license/key-standing.js')).keyReinstateRun);
     });
   key
     .command('entitlements')

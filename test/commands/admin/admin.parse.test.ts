@@ -19,8 +19,8 @@ import type { itemCreateRun } from '../../../commands/admin/license/item-create.
 import type { keyIssueRun } from '../../../commands/admin/license/key-issue.js';
 import type { keyListRun } from '../../../commands/admin/license/key-list.js';
 import type { keyRevokeRun } from '../../../commands/admin/license/key-revoke.js';
-import type { keySuspendRun } from '../../../commands/admin/license/key-suspend.js';
-import type { keyReinstateRun } from '../../../commands/admin/license/key-reinstate.js';
+import type { keySuspendRun } from '../../../commands/admin/license/key-standing.js';
+import type { keyReinstateRun } from '../../../commands/admin/license/key-standing.js';
 import type { keyEntitlementsRun } from '../../../commands/admin/license/key-entitlements.js';
 import type { signingKeyRotateRun } from '../../../commands/admin/license/signing-key-rotate.js';
 import type { migrateRun } from '../../../commands/admin/migrate/run.js';
