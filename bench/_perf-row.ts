@@ -3,13 +3,13 @@
 // `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
 // by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
 //
-//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|pull
+//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|pull|ping-get|ping-post
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
@@ -25,6 +25,10 @@ interface Row {
   path: string;
   load: Load;
   token?: string;
+  /** The service that serves the row (marketplace unless named). */
+  service?: 'marketplace' | 'monitor';
+  /** The floor's load, where the row's own cannot be sent to the floor (a ping's text log). */
+  floorLoad?: Load;
 }
 
 async function licenseRow(dir: string, which: 'status' | 'verify' | 'verify-new'): Promise<Row> {
@@ -49,6 +53,21 @@ async function pullRow(dir: string): Promise<Row> {
   }
 }
 
+/** A heartbeat target's ping, GET or POST with a small run log (as bench/monitor-heartbeat.ts sends). */
+function pingRow(dir: string, post: boolean): Row {
+  const key = 'bench-ping-key-0123456789';
+  writeFileSync(join(dir, 'monitor.yaml'), `token: t\ntargets:\n  job:\n    interval: 10m\n    heartbeat: { period: 1h, grace: 1h, ping_key: ${key} }\n`);
+  if (!post) return { service: 'monitor', path: `/ping/${key}`, load: {} };
+  const log = 'rsync: 1,204 files, 38 MiB sent\nbackup finished in 41 s\n'.repeat(3);
+  return {
+    service: 'monitor',
+    path: `/ping/${key}/0`,
+    load: { method: 'POST', headers: { 'content-type': 'text/plain' }, body: log },
+    // The floor takes JSON bodies only: a JSON body of the same length.
+    floorLoad: { method: 'POST', headers: json, body: JSON.stringify({ log: log.slice(0, log.length - 11) }) },
+  };
+}
+
 /** Samples `server` for SECONDS under the load (after a warm-up) and splits the recording. */
 async function record(server: ServerProcess, url: string, load: Load, file: string): Promise<{ rps: number; parts: Map<string, number>; total: number }> {
   const run = load.run ?? ((u: string) => autocannon(u, { ...load, seconds: SECONDS }));
@@ -64,7 +83,7 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
-const ROWS = ['status', 'verify', 'verify-new', 'pull'] as const;
+const ROWS = ['status', 'verify', 'verify-new', 'pull', 'ping-get', 'ping-post'] as const;
 const which = ROWS.find((r) => r === process.argv[2]);
 if (which === undefined) {
   console.error(`usage: bench/_perf-row.ts ${ROWS.join('|')}`);
@@ -72,8 +91,8 @@ if (which === undefined) {
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
 try {
-  const row = which === 'pull' ? await pullRow(dir) : await licenseRow(dir, which);
-  const ours = await serveBuilt('marketplace', dir, {}, ['--perf-basic-prof']);
+  const row = which === 'pull' ? await pullRow(dir) : which.startsWith('ping') ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
+  const ours = await serveBuilt(row.service ?? 'marketplace', dir, {}, ['--perf-basic-prof']);
   let answer: string;
   let mine: Awaited<ReturnType<typeof record>>;
   try {
@@ -85,7 +104,7 @@ try {
   const floorServer = await serveFloor(answer, row.token, ['--perf-basic-prof']);
   let floor: Awaited<ReturnType<typeof record>>;
   try {
-    floor = await record(floorServer, `${floorServer.url}/floor`, row.load, join(dir, 'floor.data'));
+    floor = await record(floorServer, `${floorServer.url}/floor${row.load.method === 'POST' ? '' : '/1'}`, row.floorLoad ?? row.load, join(dir, 'floor.data'));
   } finally {
     await floorServer.stop();
   }

@@ -27,6 +27,7 @@ export const PARTS: readonly (readonly [string, RegExp])[] = [
   ['licenses domain', /licenses\.[jt]s|license-sql\.[jt]s/],
   ['failure window', /failure-window\.[jt]s|limiter/],
   ['sync domain', /services\/marketplace\/sync\/|store\/sync/],
+  ['monitor domain', /services\/monitor\/|store\/monitor/],
   ['tickets domain', /services\/tickets\/|store\/tickets/],
   ['auth', /plugins\/auth|bearer|session|sync-token/],
   ['pino, request line', /pino\/|request-log\.[jt]s|logger\.[jt]s|sonic-boom/],
