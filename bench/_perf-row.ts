@@ -91,7 +91,7 @@ if (which === undefined) {
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
 try {
-  const row = which === 'pull' ? await pullRow(dir) : which.startsWith('ping') ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
+  const row = which === 'pull' ? await pullRow(dir) : which.startsWith('ping') ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which as 'status' | 'verify' | 'verify-new');
   const ours = await serveBuilt(row.service ?? 'marketplace', dir, {}, ['--perf-basic-prof']);
   let answer: string;
   let mine: Awaited<ReturnType<typeof record>>;
