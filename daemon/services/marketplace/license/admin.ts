@@ -10,7 +10,8 @@ import { ENTITLEMENT_RE } from '../../../../src/schemas/license.js';
 import type { ActivationPolicy, LicenseItem, LicenseKeyRecord, LicenseRows, LicenseStore, StoredKey } from '../../../../src/store/license.js';
 import type { LicenseEventInput } from '../../../../src/store/license-events.js';
 import { formatTimestamp } from '../../../../src/util/time.js';
-import { hashesEqual, newKeyId } from './licenses.js';
+import { newKeyId } from './licenses.js';
+import { keyIdOf } from './key-id.js';
 
 export interface IssuedKey {
   id: string;
@@ -168,12 +169,8 @@ export class LicenseAdmin {
   }
 
   /** The key id of a key given by id (`lk_…`, not checked) or in full (looked up); undefined when none matches. */
-  private async keyId(keyOrId: string): Promise<string | undefined> {
-    if (/^lk_[0-9a-f]+$/.test(keyOrId)) return keyOrId;
-    const parsed = parseLicenseKey(keyOrId);
-    if (!parsed) return undefined;
-    const hash = hashLicenseKey(this.hashSecret(), parsed.key);
-    return (await this.store.keysByPrefix(parsed.prefix)).find((k) => hashesEqual(k.key_hash, hash))?.id;
+  private keyId(keyOrId: string): Promise<string | undefined> {
+    return keyIdOf(keyOrId, (p) => this.store.keysByPrefix(p), () => this.hashSecret());
   }
 
   /** Runs `fn` on the key under its lock, in one transaction with the events it records; undefined when there is no such key. */

@@ -1,12 +1,12 @@
 // Administration of the license audit trail (what `mkt admin key events` and `mkt admin webhook`
 // run, on the stores the Factory opens): a key's events, and the webhooks told of them. The
 // signing secret of a webhook is returned once, when it is added, and never listed.
-import { hashLicenseKey, loadKeyHashSecret, parseLicenseKey } from '../../../../src/crypto/license-key.js';
+import { loadKeyHashSecret } from '../../../../src/crypto/license-key.js';
 import type { LicenseStore } from '../../../../src/store/license.js';
 import { newWebhookId, newWebhookSecret, type SqlLicenseAuditStore } from '../../../../src/store/license-events-sql.js';
 import { parseEventPatterns, type LicenseEvent, type LicenseWebhook, type LicenseWebhookWithSecret } from '../../../../src/store/license-events.js';
 import { formatTimestamp } from '../../../../src/util/time.js';
-import { hashesEqual } from './licenses.js';
+import { keyIdOf } from './key-id.js';
 
 /** A webhook URL or pattern the admin cannot use: the CLI shows it as a usage error. */
 export class WebhookSettingError extends Error {
@@ -51,12 +51,8 @@ export class LicenseAuditAdmin {
 
   /** The id of an existing key given by id (`lk_…`) or in full; undefined when there is none. */
   async keyId(keyOrId: string): Promise<string | undefined> {
-    if (/^lk_[0-9a-f]+$/.test(keyOrId)) return (await this.o.license.getKey(keyOrId))?.id;
-    const parsed = parseLicenseKey(keyOrId);
-    if (!parsed) return undefined;
-    this.secret ??= loadKeyHashSecret(this.o.dataDir, this.o.env ?? {});
-    const hash = hashLicenseKey(this.secret, parsed.key);
-    return (await this.o.license.keysByPrefix(parsed.prefix)).find((k) => hashesEqual(k.key_hash, hash))?.id;
+    const id = await keyIdOf(keyOrId, (p) => this.o.license.keysByPrefix(p), () => (this.secret ??= loadKeyHashSecret(this.o.dataDir, this.o.env ?? {})));
+    return id === undefined ? undefined : (await this.o.license.getKey(id))?.id;
   }
 
   /** A key's events whose latest occurrence is at or after `sinceMs`, oldest first; undefined when there is no such key. */
