@@ -2,6 +2,9 @@
 // ref only to a commit of a notes tree (what the indexer and put_note can read), and must respect
 // the note size limit that put_note enforces, so a notes ref carrying a larger blob is refused.
 // post-receive: HEAD follows the first branch pushed while the branch it names does not exist.
+// proc-receive: pushes of the notes refs whose namespace has a merge strategy are merged into the
+// ref as it stands, as `git notes merge -s <strategy>` merges (the server names those refs for
+// each push through git config in the environment: notesMergeConfig).
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MAX_NOTE_BYTES } from '../schemas/notes.js';
@@ -99,6 +102,131 @@ git symbolic-ref HEAD "$chosen"
 `;
 }
 
+/**
+ * The proc-receive hook. git hands it the commands of the refs the push's configuration names in
+ * `receive.procReceiveRefs` (notesMergeConfig: the notes refs whose namespace has a strategy, read
+ * back from `notes.<namespace>.mergeStrategy`), after pre-receive accepted them and the pushed
+ * objects are in the repository. For such a ref, a push that creates it or fast-forwards it as it
+ * stands now moves it there; any other (a forced push that does not contain the ref's tip, or one
+ * whose old value is stale because a note was written meanwhile) is merged into the ref as it
+ * stands, as `git notes --ref <ref> merge -s <strategy> <pushed>` merges: the ref's notes are
+ * "ours", the pushed ones "theirs", the merge commit has both as parents and the pusher as author.
+ * The command runs in a scratch git directory holding only the two refs whose objects go straight
+ * into the repository (git notes merge moves its ref without compare-and-swap), then the ref moves
+ * by compare-and-swap; a ref that moved meanwhile (a note written through the API) is merged
+ * again, up to 50 times. A merged note over the size limit refuses the push. Deletions and refs
+ * without a strategy fall through to git. git's pkt-line protocol: `dd bs=1` reads exactly what a
+ * packet holds (never more, so the next packet is left for the next read); nothing but the
+ * protocol may reach stdout, so every git command's output goes elsewhere.
+ */
+export function procReceiveScript(limit: number = MAX_NOTE_BYTES): string {
+  return `#!/bin/sh
+# Installed by mkt (src/git/hooks.ts) and rewritten at every marketplace start: edits are lost.
+# Merges pushes of notes refs that have a merge strategy (mkt admin repo notes-merge) into the ref.
+limit=${Math.floor(limit)}
+format=$(git rev-parse --show-object-format 2>/dev/null) || format=sha1
+zero=$(git hash-object -t blob --stdin </dev/null | tr 0-9a-f 0) || exit 1
+objects=$(cd "$(git rev-parse --git-path objects)" && pwd -P) || exit 1
+
+# One packet's payload on stdout (NUL and newline as spaces); status 1 at a flush packet.
+pkt_read() {
+  len=$(dd bs=1 count=4 2>/dev/null)
+  case "$len" in 0000) return 1 ;; [0-9a-f][0-9a-f][0-9a-f][0-9a-f]) ;; *) return 2 ;; esac
+  n=$((0x$len - 4))
+  [ "$n" -gt 0 ] || return 0
+  dd bs=1 count="$n" 2>/dev/null | tr '\\000\\n' '  '
+}
+pkt() { printf '%04x%s\\n' $((\${#1} + 5)) "$1"; }
+
+# The commit git notes merge leaves with the ref at $1 and $2 merged into it by strategy $3.
+merge() {
+  scratch=$(mktemp -d "\${TMPDIR:-/tmp}/mkt-notes-merge-XXXXXX") || return 1
+  other=refs/notes/mkt/incoming
+  [ "$ref" = "$other" ] && other=refs/notes/mkt/incoming-2
+  (
+    unset GIT_DIR GIT_QUARANTINE_PATH GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_INDEX_FILE GIT_WORK_TREE
+    git init -q --bare --template= --object-format="$format" "$scratch" >/dev/null 2>&1 || exit 1
+    GIT_DIR=$scratch GIT_OBJECT_DIRECTORY=$objects
+    export GIT_DIR GIT_OBJECT_DIRECTORY
+    git update-ref "$ref" "$1" >/dev/null 2>&1 &&
+      git update-ref "$other" "$2" >/dev/null 2>&1 &&
+      git -c core.sharedRepository=0600 notes --ref "$ref" merge --quiet -s "$3" "$other" >/dev/null 2>&1 &&
+      git rev-parse --verify "$ref" 2>/dev/null
+  )
+  status=$?
+  rm -rf "$scratch"
+  return "$status"
+}
+
+# Blobs a merge made that are over the limit, one a line.
+oversized() {
+  git rev-list --objects "$1" --not "$2" 2>/dev/null |
+    git cat-file --batch-check='%(objecttype) %(objectsize) %(objectname) %(rest)' 2>/dev/null |
+    awk -v limit="$limit" '$1 == "blob" && $2 + 0 > limit + 0 { print "  " $4 " (blob " $3 ", " $2 " bytes)" }'
+}
+
+handle() {
+  old=$1 new=$2 ref=$3
+  strategy=$(git config --get "notes.\${ref#refs/notes/}.mergeStrategy" 2>/dev/null)
+  case "$ref" in refs/notes/*) ;; *) strategy= ;; esac
+  case "$strategy" in ours | theirs | union | cat_sort_uniq) ;; *)
+    pkt "ok $ref"
+    pkt "option fall-through"
+    return ;;
+  esac
+  case "$new" in *[!0]*) ;; *)
+    pkt "ok $ref"
+    pkt "option fall-through"
+    return ;;
+  esac
+  tries=0
+  while :; do
+    cur=$(git rev-parse -q --verify "$ref" 2>/dev/null) || cur=
+    expect=\${cur:-$zero}
+    if [ "$cur" = "$new" ]; then
+      pkt "ok $ref"
+      return
+    elif [ -z "$cur" ] || git merge-base --is-ancestor "$cur" "$new" >/dev/null 2>&1; then
+      next=$new
+    else
+      if ! next=$(merge "$cur" "$new" "$strategy"); then
+        pkt "ng $ref mkt could not merge the pushed notes ($strategy)"
+        return
+      fi
+      big=$(oversized "$next" "$cur")
+      if [ -n "$big" ]; then
+        echo "mkt: refusing $ref: merging ($strategy) would make notes over $limit bytes:" >&2
+        printf '%s\\n' "$big" >&2
+        pkt "ng $ref merged notes over $limit bytes"
+        return
+      fi
+    fi
+    if git update-ref -m "mkt: push merged with $strategy" "$ref" "$next" "$expect" >/dev/null 2>&1; then
+      [ "$next" = "$new" ] || echo "mkt: $ref merged ($strategy): $cur + $new -> $next" >&2
+      pkt "ok $ref"
+      return
+    fi
+    tries=$((tries + 1))
+    if [ "$tries" -ge 50 ]; then
+      pkt "ng $ref kept moving while the push was merged; try again"
+      return
+    fi
+  done
+}
+
+while pkt_read >/dev/null; do :; done
+pkt version=1
+printf 0000
+commands=
+while line=$(pkt_read); do commands="$commands$line
+"; done
+printf '%s' "$commands" | while read -r old new ref; do
+  [ -n "$ref" ] && handle "$old" "$new" "$ref" </dev/null
+done
+printf 0000
+`;
+}
+
 /** Writes one hook unless it is already there as written (atomic rename). */
 function installHook(hooks: string, name: string, script: string): void {
   const file = join(hooks, name);
@@ -122,12 +250,31 @@ export function installHooks(gitDir: string): void {
   const hooks = join(gitDir, 'hooks');
   installHook(hooks, 'pre-receive', preReceiveScript());
   installHook(hooks, 'post-receive', postReceiveScript());
+  installHook(hooks, 'proc-receive', procReceiveScript());
 }
 
 /**
  * Config given to the git that serves a push, through the environment: hooks are read from the
  * repository's own hooks directory whatever `core.hooksPath` the server user's ~/.gitconfig says.
  */
-export function hookConfigEnv(gitDir: string): Record<string, string> {
-  return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'core.hooksPath', GIT_CONFIG_VALUE_0: join(gitDir, 'hooks') };
+export function hookConfigEnv(gitDir: string, merges: ReadonlyMap<string, string> = new Map()): Record<string, string> {
+  const entries: [string, string][] = [['core.hooksPath', join(gitDir, 'hooks')], ...notesMergeConfig(merges)];
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(entries.length) };
+  entries.forEach(([k, v], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = k;
+    env[`GIT_CONFIG_VALUE_${i}`] = v;
+  });
+  return env;
+}
+
+/**
+ * The config that hands a push's commands for these namespaces (namespace → strategy other than
+ * manual) to the proc-receive hook and tells it each strategy, in git's own words.
+ */
+export function notesMergeConfig(merges: ReadonlyMap<string, string>): [string, string][] {
+  const out: [string, string][] = [];
+  for (const [ns, strategy] of merges) {
+    out.push(['receive.procReceiveRefs', `refs/notes/${ns}`], [`notes.${ns}.mergeStrategy`, strategy]);
+  }
+  return out;
 }

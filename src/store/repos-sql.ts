@@ -3,10 +3,18 @@
 // and delete (on any instance, or by `mkt admin`) notifies REPOS_CHANGED after it commits and each
 // instance drops what it remembers; on SQLite a change of the file's data version (a commit by
 // another connection or process, read at most every 100 ms) does. Grants are always read from the
-// database.
+// database, and so are the notes merge strategies (read once per push, per list and per raced write).
 import { randomUUID } from 'node:crypto';
 import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
-import type { ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from './repos.js';
+import type { NotesMergeStrategy, ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from './repos.js';
+
+/** Version 2 on both engines: each namespace's notes merge strategy, when it is not `manual`. */
+const NOTES_MERGE_TABLE = `CREATE TABLE repo_notes_merge (
+   repo_id TEXT NOT NULL REFERENCES repos(id) ON DELETE CASCADE,
+   namespace TEXT NOT NULL,
+   strategy TEXT NOT NULL CHECK (strategy IN ('ours', 'theirs', 'union', 'cat_sort_uniq')),
+   PRIMARY KEY (repo_id, namespace)
+ )`;
 
 // SQLite: append only. PostgreSQL: the same schema, owner/name unique ignoring case through lower();
 // `private` stays a 0/1 INTEGER so both engines read it alike.
@@ -28,6 +36,7 @@ const MIGRATIONS: ComponentMigrations = {
        permission TEXT NOT NULL CHECK (permission IN ('read', 'push')),
        PRIMARY KEY (repo_id, user_id)
      ) WITHOUT ROWID;`,
+    NOTES_MERGE_TABLE,
   ],
   postgres: [
     `CREATE TABLE repos (
@@ -46,6 +55,7 @@ const MIGRATIONS: ComponentMigrations = {
        permission TEXT NOT NULL CHECK (permission IN ('read', 'push')),
        PRIMARY KEY (repo_id, user_id)
      );`,
+    NOTES_MERGE_TABLE,
   ],
 };
 
@@ -124,6 +134,20 @@ class Rows implements RepoRows {
   }
   async permissionOf(repoId: string, userId: string): Promise<RepoPermission | undefined> {
     return (await this.x.value<RepoPermission>('SELECT permission FROM repo_grants WHERE repo_id = ? AND user_id = ?', [repoId, userId])) ?? undefined;
+  }
+  async setNotesMergeStrategy(repoId: string, namespace: string, strategy: NotesMergeStrategy): Promise<void> {
+    if (strategy === 'manual') {
+      await this.x.run('DELETE FROM repo_notes_merge WHERE repo_id = ? AND namespace = ?', [repoId, namespace]);
+      return;
+    }
+    await this.x.run(
+      'INSERT INTO repo_notes_merge (repo_id, namespace, strategy) VALUES (?, ?, ?) ON CONFLICT (repo_id, namespace) DO UPDATE SET strategy = excluded.strategy',
+      [repoId, namespace, strategy],
+    );
+  }
+  async notesMergeStrategies(repoId: string): Promise<Map<string, NotesMergeStrategy>> {
+    const rows = await this.x.all<{ namespace: string; strategy: NotesMergeStrategy }>('SELECT namespace, strategy FROM repo_notes_merge WHERE repo_id = ?', [repoId]);
+    return new Map(rows.map((r) => [r.namespace, r.strategy]));
   }
 }
 

@@ -3,6 +3,12 @@
 // (src/store/repos-sql.ts) implements.
 
 export type ObjectFormat = 'sha1' | 'sha256';
+/**
+ * How a notes ref's diverged histories are joined on the server (git's `notes.mergeStrategy`).
+ * `manual`, the default, joins nothing: a non-fast-forward push of the ref is refused by git
+ * unless forced (a forced one replaces the ref), as before strategies existed.
+ */
+export type NotesMergeStrategy = 'manual' | 'ours' | 'theirs' | 'union' | 'cat_sort_uniq';
 export type RepoPermission = 'read' | 'push';
 
 export interface Repo {
@@ -33,6 +39,10 @@ export interface RepoRows {
   grant(repoId: string, userId: string, permission: RepoPermission): Promise<void>;
   revoke(repoId: string, userId: string): Promise<void>;
   permissionOf(repoId: string, userId: string): Promise<RepoPermission | undefined>;
+  /** Stores a namespace's merge strategy; `manual` (the default) removes the row. */
+  setNotesMergeStrategy(repoId: string, namespace: string, strategy: NotesMergeStrategy): Promise<void>;
+  /** Namespace → strategy, for the namespaces of a repository whose strategy is not `manual`. */
+  notesMergeStrategies(repoId: string): Promise<Map<string, NotesMergeStrategy>>;
 }
 
 export interface RepoStore extends RepoRows {

@@ -3,6 +3,8 @@
 // missing repository get the same 401 challenge (so clients send credentials, and no answer tells
 // the two apart), authenticated callers who cannot see it get 404, and pushes need a push-scope
 // token of an account allowed to push.
+// A push of a notes ref whose namespace has a merge strategy is merged into the ref by the
+// proc-receive hook (src/git/hooks.ts), as the pusher: the strategies are read for each push.
 // After a push the notes index catches up with whatever notes refs moved.
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -58,15 +60,23 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
   }
 
   /** Runs git http-backend; `beforeEnd` runs after git finished and before the client is answered. */
-  function backend(req: FastifyRequest<{ Params: GitParams }>, reply: FastifyReply, repo: Repo, caller: Caller, pathTail: string, body?: Readable, beforeEnd?: () => Promise<void>): Promise<void> {
+  async function backend(req: FastifyRequest<{ Params: GitParams }>, reply: FastifyReply, repo: Repo, caller: Caller, pathTail: string, body?: Readable, beforeEnd?: () => Promise<void>): Promise<void> {
     const dir = repoDir(deps.dataDir, repo.owner, repo.name);
+    // Only a push can merge; a fetch reads no strategies.
+    const merges = pathTail === 'git-receive-pack' ? await deps.repos.notesMergeStrategies(repo.id) : new Map<string, string>();
+    // A merge commit made for this push is the pusher's (http-backend would name REMOTE_USER@address).
+    const identity = caller.user
+      ? { GIT_AUTHOR_NAME: caller.user.name, GIT_AUTHOR_EMAIL: caller.user.email, GIT_COMMITTER_NAME: caller.user.name, GIT_COMMITTER_EMAIL: caller.user.email }
+      : {};
     const rel = dir.slice(reposRoot(deps.dataDir).length);
     const url = new URL(req.url, 'http://x');
     const env = gitEnv({
       GIT_PROJECT_ROOT: reposRoot(deps.dataDir),
       GIT_HTTP_EXPORT_ALL: '1',
       // The pre-receive hook holds pushed notes to the note size limit (src/git/hooks.ts).
-      ...hookConfigEnv(dir),
+      // and hands pushes of notes refs with a merge strategy to the proc-receive hook.
+      ...hookConfigEnv(dir, merges),
+      ...(merges.size > 0 ? identity : {}),
       PATH_INFO: `${rel}/${pathTail}`,
       REQUEST_METHOD: req.method,
       QUERY_STRING: url.search.slice(1),
