@@ -1,4 +1,4 @@
-// `mkt tickets create|list|show|update|node`: the ticket tracker client. Flags and help only;
+// `mkt tickets create|list|show|update|comment|delete|log|node`: the ticket tracker client. Flags and help only;
 // each verb is loaded when it runs.
 import { Option, type Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
@@ -12,6 +12,8 @@ const PRIORITY = (): Option => choiceOption('--priority <priority>', 'ticket pri
 const CHANNEL = (): Option => choiceOption('--channel <channel>', 'how the ticket came in', CHANNELS, parseChannel);
 /** LIST_LIMIT of src/schemas/tickets.ts (a test keeps the two equal). */
 const LIST_LIMIT = { default: 100, max: 1000 };
+/** HISTORY_LIMIT of src/client/tickets.ts, not imported so that `--help` loads no client (a test keeps the two equal). */
+const HISTORY_LIMIT = { default: 50, max: 500 };
 
 function fieldOptions(cmd: Command): Command {
   return cmd
@@ -28,14 +30,16 @@ function fieldOptions(cmd: Command): Command {
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const tickets = program
     .command('tickets')
-    .description('create, list, show and update tickets on a ticket tracker node')
+    .description('create, list, show, update, comment on and delete tickets on a ticket tracker node')
     .addHelpText(
       'after',
       `
 Examples:
   $ mkt tickets create "Printer on fire" --priority urgent --channel phone
   $ mkt tickets list --status open --search printer
-  $ mkt tickets update 3f2a9c1e --status solved`,
+  $ mkt tickets update 3f2a9c1e --status solved
+  $ mkt tickets comment 3f2a9c1e "Replaced the toner"
+  $ mkt tickets log 3f2a9c1e`,
     );
 
   fieldOptions(tickets.command('create').description('create a ticket and print it').argument('<title>', 'one-line summary'))
@@ -86,7 +90,7 @@ Examples:
 
   tickets
     .command('show')
-    .description('show one ticket by id or short id')
+    .description('show one ticket by id or short id, with its comments')
     .argument('<id>', 'ticket id, or its first 8 characters')
     .addOption(serverOption('tickets'))
     .addOption(jsonOption())
@@ -118,6 +122,65 @@ Examples:
     )
     .action(async (id: string, opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./update.js')).updateRun);
+    });
+
+  tickets
+    .command('comment')
+    .description('add a comment to a ticket and print it')
+    .argument('<id>', 'ticket id, or its first 8 characters')
+    .argument('<text>', 'the comment; `-` reads it from stdin')
+    .option('--author <name>', "who wrote it (default: the server's node id)")
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets comment 3f2a9c1e "Called back, the VPN works again" --author bo
+  $ journalctl -u vpn --since today | mkt tickets comment 3f2a9c1e - --json`,
+    )
+    .action(async (id: string, text: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, id, text, ...opts }, async () => (await import('./comment.js')).commentRun);
+    });
+
+  tickets
+    .command('delete')
+    .description('delete a ticket on every node (asks first on a terminal)')
+    .argument('<id>', 'ticket id, or its first 8 characters')
+    .option('--yes', 'delete without asking (needed when stdin is not a terminal)')
+    .addOption(serverOption('tickets'))
+    .addHelpText(
+      'after',
+      `
+A delete is final: it reaches every peer with the next sync, and no older copy brings the
+ticket back.
+
+Examples:
+  $ mkt tickets delete 3f2a9c1e                      # Delete ticket 3f2a9c1e "Printer on fire"? [y/N]
+  $ mkt tickets delete 3f2a9c1e --yes                # in scripts`,
+    )
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./delete.js')).deleteRun);
+    });
+
+  tickets
+    .command('log')
+    .description("a ticket's history, newest first: every change, comment and the delete")
+    .argument('<id>', 'ticket id, or its first 8 characters')
+    .option('--limit <n>', `changes per page, 1 to ${HISTORY_LIMIT.max} (server default: ${HISTORY_LIMIT.default})`)
+    .option('--all', 'every change, following next_cursor to the end')
+    .addOption(serverOption('tickets'))
+    .addOption(jsonOption())
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt tickets log 3f2a9c1e
+  $ mkt tickets log 3f2a9c1e --all | awk -F'\t' '$3 == "status"'
+  $ mkt tickets log 3f2a9c1e --all --json | jq '.[] | select(.lost)'`,
+    )
+    .action(async (id: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, id, ...opts }, async () => (await import('./log.js')).logRun);
     });
 
   tickets

@@ -3,8 +3,8 @@
 import type { Factory } from '../../src/cli/factory.js';
 import { UsageError } from '../../src/cli/errors.js';
 import { readAll, type IOStreams } from '../../src/cli/io.js';
-import { printFields } from '../../src/cli/output.js';
-import { TicketsClient } from '../../src/client/tickets.js';
+import { cellText, printFields } from '../../src/cli/output.js';
+import { TicketsClient, type TicketComment } from '../../src/client/tickets.js';
 import { PERSON_NONE, SHORT_ID_MIN, type Ticket, type UpdateTicket } from '../../src/schemas/tickets.js';
 
 export interface ClientFlags {
@@ -73,7 +73,8 @@ export function personFilter(raw: string | undefined): string | undefined {
   return raw.trim() === '' ? PERSON_NONE : raw;
 }
 
-export function printTicket(io: IOStreams, t: Ticket): void {
+/** `comments`: the count, when the server gave one (a node of the previous release does not). */
+export function printTicket(io: IOStreams, t: Ticket & { comment_count?: number }): void {
   printFields(io, [
     ['id', t.id],
     ['title', t.title],
@@ -87,5 +88,31 @@ export function printTicket(io: IOStreams, t: Ticket): void {
     ['created', t.created_at],
     ['updated', t.updated_at],
     ['description', t.description],
+    ...(t.comment_count !== undefined ? [['comments', t.comment_count] as [string, number]] : []),
   ]);
+}
+
+/**
+ * A comment body on a terminal: its lines kept, every other control character escaped as
+ * cellText escapes it, each line indented so that bodies stand apart from the headings.
+ */
+function bodyLines(body: string): string {
+  return body
+    .split(/\r?\n/)
+    .map((line) => `    ${cellText(line)}`.trimEnd())
+    .join('\n');
+}
+
+/**
+ * The comments after a ticket, oldest first. On a terminal a heading per comment (author, time,
+ * short id) and its body below it; in a pipe one TSV line each, `comment`, id, author, time and
+ * the body on one line, beside the ticket's own `key<TAB>value` lines.
+ */
+export function printComments(io: IOStreams, comments: TicketComment[]): void {
+  if (comments.length === 0) return;
+  if (!io.stdout.isTTY) {
+    io.stdout.write(comments.map((c) => ['comment', c.id, c.author, c.created_at, c.body].map(cellText).join('\t') + '\n').join(''));
+    return;
+  }
+  io.stdout.write(comments.map((c) => `\n${cellText(c.author)}, ${cellText(c.created_at)} (${cellText(c.id.slice(0, SHORT_ID_MIN))}):\n${bodyLines(c.body)}\n`).join(''));
 }

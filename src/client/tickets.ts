@@ -4,6 +4,55 @@ import { SENDER_HEADER } from '../schemas/tickets.js';
 import { LIST_LIMIT, type ListQuery, type ListResponse, type NewTicket, type NodeResponse, type PullResponse, type PushResponse, type Ticket, type UpdateTicket } from '../schemas/tickets.js';
 
 const MiB = 1024 * 1024;
+
+// Wire types of comments, deletes and history (issue 34). The server's schemas (src/schemas/tickets.ts)
+// describe the same objects; these are what this client relies on.
+/** A comment as the API answers it (`POST /tickets/{id}/comments`, `comments` of `GET /tickets/{id}`). */
+export interface TicketComment {
+  id: string;
+  body: string;
+  author: string;
+  created_at: string;
+}
+/** `GET /tickets/{id}`: the ticket, its comments oldest first, and how many. */
+export type TicketWithComments = Ticket & { comments?: TicketComment[]; comment_count?: number };
+/** One change of `GET /tickets/{id}/history`; `lost`: it lost a per-field merge to a concurrent change. */
+export interface HistoryEntry {
+  field: string;
+  from: string | null;
+  to: string | null;
+  at: string;
+  by: string;
+  lost?: true;
+}
+/**
+ * What a push carries: live tickets and tombstones (a deleted ticket: its id, stamp, `deleted`
+ * and history, no title), as SyncItem of src/schemas/tickets.ts.
+ */
+export type PushItem = Ticket | { id: string; updated_at: string; updated_by: string; deleted: { at: string; by: string }; history?: readonly object[] };
+export interface HistoryPage {
+  data: HistoryEntry[];
+  next_cursor: string | null;
+}
+/** `GET /tickets/{id}/history?limit=`: 50 when not given, at most 500. */
+export const HISTORY_LIMIT = { default: 50, max: 500 } as const;
+
+/**
+ * COMMENT_MAX_BYTES and MAX_PEER_COMMENTS of src/schemas/tickets.ts (a test keeps them equal):
+ * a ticket read with its comments may hold that many bodies of that size.
+ */
+const COMMENT_BYTES = 16_384;
+const PEER_COMMENTS = 2000;
+/**
+ * One comment's JSON at most: a body of COMMENT_BYTES all escaped (6 characters a byte, as
+ * \u00XX), and 1 KiB for the id, the author (100 characters, escaped) and the stamp.
+ */
+const COMMENT_ANSWER_BYTES = 6 * COMMENT_BYTES + 1024;
+/**
+ * One history entry at most: `from` and `to` each HISTORY_VALUE_MAX (1000) characters of
+ * src/schemas/tickets.ts, every one escaped, and 1 KiB for the rest; 4 KiB to spare.
+ */
+const HISTORY_ENTRY_BYTES = 2 * 6 * 1000 + 1024 + 4096;
 /**
  * Answer caps, in bytes, whoever asks (the CLI or a node replicating with its peers): what the
  * answers can hold, with room to spare. One ticket is at most about 700 kB of JSON (a
@@ -13,9 +62,16 @@ const MiB = 1024 * 1024;
  */
 export const TICKETS_ANSWER_BYTES = {
   ticket: 2 * MiB,
+  /** A ticket with the most comments a node may hold (a peer's copy), each at its largest: about 194 MiB. */
+  ticketWithComments: 2 * MiB + PEER_COMMENTS * COMMENT_ANSWER_BYTES,
+  comment: COMMENT_ANSWER_BYTES + MiB,
   perListedTicket: MiB,
   /** A list page's ceiling, below V8's largest string (about 512 Mi characters). */
   listMax: 256 * MiB,
+  /**
+   * Left as it was (the peer tests and fuzzers are built around it): a ticket with the most
+   * comments is 32 MiB of bodies unescaped, which fits; every byte escaped it would not.
+   */
   pull: 64 * MiB,
   push: MiB,
   node: MiB,
@@ -24,6 +80,11 @@ export const TICKETS_ANSWER_BYTES = {
 /** The cap of a list page of `limit` tickets: 1 MiB a ticket and 1 MiB for the rest. */
 export function listAnswerBytes(limit: number | undefined): number {
   return Math.min(TICKETS_ANSWER_BYTES.listMax, ((limit ?? LIST_LIMIT.default) + 1) * TICKETS_ANSWER_BYTES.perListedTicket);
+}
+
+/** The cap of a history page of `limit` entries, each at its largest, below the list ceiling. */
+export function historyAnswerBytes(limit: number | undefined): number {
+  return Math.min(TICKETS_ANSWER_BYTES.listMax, (limit ?? HISTORY_LIMIT.default) * HISTORY_ENTRY_BYTES + MiB);
 }
 
 export class TicketsClient {
@@ -38,13 +99,26 @@ export class TicketsClient {
   list(query: ListQuery = {}): Promise<ListResponse> {
     return this.http.json('GET', '/tickets', { query: { ...query }, maxResponseBytes: listAnswerBytes(query.limit) });
   }
-  get(id: string): Promise<Ticket> {
-    return this.http.json('GET', `/tickets/${encodeURIComponent(id)}`, { maxResponseBytes: TICKETS_ANSWER_BYTES.ticket });
+  /** The ticket with its comments (a node of the previous release answers without them). */
+  get(id: string): Promise<TicketWithComments> {
+    return this.http.json('GET', `/tickets/${encodeURIComponent(id)}`, { maxResponseBytes: TICKETS_ANSWER_BYTES.ticketWithComments });
   }
   update(id: string, changes: UpdateTicket): Promise<Ticket> {
     return this.http.json('PATCH', `/tickets/${encodeURIComponent(id)}`, { body: changes, maxResponseBytes: TICKETS_ANSWER_BYTES.ticket });
   }
-  /** One page of changes after `since`; `has_more` and `next_since` lead to the next. */
+  /** Adds a comment; `author` defaults on the server to its node id. */
+  comment(id: string, input: { body: string; author?: string }): Promise<TicketComment> {
+    return this.http.json('POST', `/tickets/${encodeURIComponent(id)}/comments`, { body: input, maxResponseBytes: TICKETS_ANSWER_BYTES.comment });
+  }
+  /** Deletes the ticket (204); an unknown or already deleted one is a 404. */
+  async delete(id: string): Promise<void> {
+    await this.http.json('DELETE', `/tickets/${encodeURIComponent(id)}`, { maxResponseBytes: TICKETS_ANSWER_BYTES.node });
+  }
+  /** One page of the ticket's changes, newest first; `next_cursor` leads to the next. */
+  history(id: string, page: { limit?: number; cursor?: string } = {}): Promise<HistoryPage> {
+    const query = { ...(page.limit !== undefined ? { limit: String(page.limit) } : {}), ...(page.cursor !== undefined ? { cursor: page.cursor } : {}) };
+    return this.http.json('GET', `/tickets/${encodeURIComponent(id)}/history`, { query, maxResponseBytes: historyAnswerBytes(page.limit) });
+  }
   /**
    * One pull page. `split` asks our peers for pages that may end inside a group sharing one
    * stamp (continued by `cursor`), so that a page stays near 8 MiB of text and under the cap;
@@ -55,7 +129,7 @@ export class TicketsClient {
     return this.http.json('GET', '/sync/pull', { query, maxResponseBytes: TICKETS_ANSWER_BYTES.pull });
   }
   /** `sender`: this node's id, so that the receiver does not push the same copies back. */
-  push(tickets: Ticket[], sender?: string): Promise<PushResponse> {
+  push(tickets: readonly PushItem[], sender?: string): Promise<PushResponse> {
     return this.http.json('POST', '/sync/push', { body: tickets, maxResponseBytes: TICKETS_ANSWER_BYTES.push, ...(sender !== undefined ? { headers: { [SENDER_HEADER]: sender } } : {}) });
   }
   node(): Promise<NodeResponse> {

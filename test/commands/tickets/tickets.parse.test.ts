@@ -1,7 +1,10 @@
 // Parse-level tests of `mkt tickets` (gh's runF): each flag reaches its verb's options
 // (CreateOptions, ListOptions, ...) under its name; repeatable flags collect; usage errors exit 2.
 import { describe, expect, it } from 'vitest';
+import type { commentRun } from '../../../commands/tickets/comment.js';
 import type { createRun } from '../../../commands/tickets/create.js';
+import type { deleteRun } from '../../../commands/tickets/delete.js';
+import type { logRun } from '../../../commands/tickets/log.js';
 import type { listRun } from '../../../commands/tickets/list.js';
 import type { nodeRun } from '../../../commands/tickets/node.js';
 import type { showRun } from '../../../commands/tickets/show.js';
@@ -73,6 +76,28 @@ describe('mkt tickets: parsing', () => {
     await cli.usage(['tickets', 'update', '3f2a9c1e', '--tag', 'a', '--add-tag', 'b'], /option '--add-tag <tag>' cannot be used with option '--tag <tag>'/);
     await cli.usage(['tickets', 'update', '3f2a9c1e', '--remove-tag', 'b', '--tag', 'a'], /option '--tag <tag>' cannot be used with option '--remove-tag <tag>'|option '--remove-tag <tag>' cannot be used with option '--tag <tag>'/);
     await cli.usage(['tickets', 'create', 'T', '--add-tag', 'a'], /unknown option '--add-tag'/);
+  });
+
+  it('comment: the id and the text (or -), --author, --server, --json', async () => {
+    await cli.verb<typeof commentRun>('tickets comment', ['3f2a9c1e', 'Called back'], { id: '3f2a9c1e', text: 'Called back' });
+    await cli.verb<typeof commentRun>('tickets comment', ['3f2a9c1e', '-', '--author', 'bo', '--server', 'u', '--json'], { id: '3f2a9c1e', text: '-', author: 'bo', server: 'u', json: true });
+    await cli.usage(['tickets', 'comment', '3f2a9c1e'], /missing required argument 'text'/);
+    await cli.usage(['tickets', 'comment', '3f2a9c1e', 'a', 'b'], /too many arguments/);
+    await cli.usage(['tickets', 'comment', '3f2a9c1e', 'a', '--author'], /option '--author <name>' argument missing/);
+  });
+
+  it('delete: the id, --yes, --server; no --json (it prints no data)', async () => {
+    await cli.verb<typeof deleteRun>('tickets delete', ['3f2a9c1e'], { id: '3f2a9c1e' });
+    await cli.verb<typeof deleteRun>('tickets delete', ['3f2a9c1e', '--yes', '--server', 'u'], { id: '3f2a9c1e', yes: true, server: 'u' });
+    await cli.usage(['tickets', 'delete'], /missing required argument 'id'/);
+    await cli.usage(['tickets', 'delete', '3f2a9c1e', '--json'], /unknown option '--json'/);
+  });
+
+  it('log: the id, --limit, --all, --server, --json', async () => {
+    await cli.verb<typeof logRun>('tickets log', ['3f2a9c1e'], { id: '3f2a9c1e' });
+    await cli.verb<typeof logRun>('tickets log', ['3f2a9c1e', '--limit', '20', '--all', '--server', 'u', '--json'], { id: '3f2a9c1e', limit: '20', all: true, server: 'u', json: true });
+    await cli.usage(['tickets', 'log'], /missing required argument 'id'/);
+    await cli.usage(['tickets', 'log', '3f2a9c1e', '--limit'], /option '--limit <n>' argument missing/);
   });
 
   it('node: --server and --json', async () => {
