@@ -3,7 +3,7 @@
 // `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
 // by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
 //
-//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|pull|ping-get|ping-post
+//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|heartbeat|pull|ping-get|ping-post
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
@@ -27,12 +27,23 @@ interface Row {
   token?: string;
   /** The service that serves the row (marketplace unless named). */
   service?: 'marketplace' | 'monitor';
+  /** A request made once before the row's load (a seat taken for the heartbeats). */
+  setup?: { path: string; body: string };
   /** The floor's load, where the row's own cannot be sent to the floor (a ping's text log). */
   floorLoad?: Load;
 }
 
-async function licenseRow(dir: string, which: 'status' | 'verify' | 'verify-new'): Promise<Row> {
+type LicenseRowName = 'status' | 'verify' | 'verify-new' | 'heartbeat';
+
+async function licenseRow(dir: string, which: LicenseRowName): Promise<Row> {
   const admin = await LicenseAdmin.open({ dataDir: dir });
+  if (which === 'heartbeat') {
+    // A held seat of a floating key, renewed by every request (as bench/license.ts's row).
+    await admin.createItem({ id: 'seats', name: 'Seats', licenseTemplate: null, maxActivations: 1000, verification: true, activation: 'floating', leaseSeconds: 900 });
+    const [f] = await admin.issueKeys({ itemId: 'seats', count: 1, expiresAt: null, licensee: null });
+    const seat: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: f!.key, machine_fingerprint: 'bench-machine' }) };
+    return { path: '/api/v1/license/heartbeat', load: seat, setup: { path: '/api/v1/keys/validate', body: JSON.stringify({ key: f!.key, machine_id: 'bench-machine', activate: true }) } };
+  }
   await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
   const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
   if (which === 'status') return { path: '/api/v1/keys/status', load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) } };
@@ -83,7 +94,7 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
-const ROWS = ['status', 'verify', 'verify-new', 'pull', 'ping-get', 'ping-post'] as const;
+const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post'] as const;
 const which = ROWS.find((r) => r === process.argv[2]);
 if (which === undefined) {
   console.error(`usage: bench/_perf-row.ts ${ROWS.join('|')}`);
@@ -91,11 +102,12 @@ if (which === undefined) {
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
 try {
-  const row = which === 'pull' ? await pullRow(dir) : which.startsWith('ping') ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which as 'status' | 'verify' | 'verify-new');
+  const row = which === 'pull' ? await pullRow(dir) : which === 'ping-get' || which === 'ping-post' ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
   const ours = await serveBuilt(row.service ?? 'marketplace', dir, {}, ['--perf-basic-prof']);
   let answer: string;
   let mine: Awaited<ReturnType<typeof record>>;
   try {
+    if (row.setup) await (await fetch(`${ours.url}${row.setup.path}`, { method: 'POST', headers: json, body: row.setup.body })).text();
     answer = await (await fetch(`${ours.url}${row.path}`, { method: row.load.method, headers: row.load.headers, body: row.load.body })).text();
     mine = await record(ours, `${ours.url}${row.path}`, row.load, join(dir, 'row.data'));
   } finally {

@@ -41,6 +41,8 @@ const MESSAGES: Record<LicenseCode, string | null> = {
 
 /** What a floating key's machine without a live lease is told: how to get one. */
 const NO_LEASE = 'the machine holds no live lease on this license key; take a seat again (validate with activate, or verify)';
+/** Key proofs kept (see `Licenses.proofs`): a fleet's keys, and a few thousand more. */
+const PROOFS_KEPT = 10_000;
 
 export type ActivationResult =
   | { kind: 'created'; count: number }
@@ -220,10 +222,24 @@ export class Licenses {
     return this.match(proof.hash, await byPrefix(proof.prefix));
   }
 
+  /**
+   * Proofs of the keys presented lately. Parsing a key and its keyed hash took ~7 µs of a
+   * heartbeat's ~30 of its own (bench/README.md), and a fleet presents the same keys all day.
+   * Bounded, and emptied when full, so keys made up by a client cannot grow it; it holds keys only
+   * in this process's memory, where every request carrying one puts it anyway.
+   */
+  private readonly proofs = new Map<string, { prefix: string; hash: string }>();
+
   /** The key's prefix and keyed hash; undefined for a malformed key. */
   private proof(raw: string): { prefix: string; hash: string } | undefined {
+    const known = this.proofs.get(raw);
+    if (known) return known;
     const parsed = parseLicenseKey(raw);
-    return parsed ? { prefix: parsed.prefix, hash: hashLicenseKey(this.d.hashSecret, parsed.key) } : undefined;
+    if (!parsed) return undefined;
+    const proof = { prefix: parsed.prefix, hash: hashLicenseKey(this.d.hashSecret, parsed.key) };
+    if (this.proofs.size >= PROOFS_KEPT) this.proofs.clear();
+    this.proofs.set(raw, proof);
+    return proof;
   }
 
   private match<K extends StoredKey>(hash: string, candidates: K[]): Lookup<K> {
