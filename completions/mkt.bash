@@ -99,11 +99,14 @@ __mkt_node() {
     "mkt monitor ping") _mkt_subs='' _mkt_flags='--start --fail --exit-code --log --ping-url --server --json --help' ;;
     "mkt monitor run") _mkt_subs='' _mkt_flags='--ping-url --server --help' ;;
     "mkt monitor check-config") _mkt_subs='' _mkt_flags='--json --help' ;;
-    "mkt tickets") _mkt_subs='create list show update node' _mkt_flags='--help' ;;
+    "mkt tickets") _mkt_subs='create list show update comment delete log node' _mkt_flags='--help' ;;
     "mkt tickets create") _mkt_subs='' _mkt_flags='--description --status --priority --channel --source --requester --assignee --tag --server --json --help' ;;
     "mkt tickets list") _mkt_subs='' _mkt_flags='--status --priority --channel --source --assignee --requester --search --limit --cursor --all --server --json --help' ;;
     "mkt tickets show") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt tickets update") _mkt_subs='' _mkt_flags='--description --status --priority --channel --source --requester --assignee --tag --title --add-tag --remove-tag --server --json --help' ;;
+    "mkt tickets comment") _mkt_subs='' _mkt_flags='--author --server --json --help' ;;
+    "mkt tickets delete") _mkt_subs='' _mkt_flags='--yes --server --help' ;;
+    "mkt tickets log") _mkt_subs='' _mkt_flags='--limit --all --server --json --help' ;;
     "mkt tickets node") _mkt_subs='' _mkt_flags='--server --json --help' ;;
     "mkt completion") _mkt_subs='' _mkt_flags='--help' ;;
     *) return 1 ;;
@@ -271,6 +274,11 @@ __mkt_option() {
     "mkt tickets update|--add-tag") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets update|--remove-tag") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets update|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets comment|--author") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets comment|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets delete|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets log|--limit") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets log|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets node|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt admin|--data-dir"|"mkt admin "*"|--data-dir") _mkt_kind=dir _mkt_words='' ;;
     "mkt admin|--database-url"|"mkt admin "*"|--database-url") _mkt_kind=text _mkt_words='' ;;
@@ -342,6 +350,10 @@ __mkt_argument() {
     "mkt tickets create|0") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets show|0") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets update|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets comment|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets comment|1") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets delete|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt tickets log|0") _mkt_kind=text _mkt_words='' ;;
     "mkt completion|0") _mkt_kind=words _mkt_words='bash zsh fish' ;;
     *) return 1 ;;
   esac
