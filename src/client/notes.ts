@@ -1,7 +1,7 @@
 // Typed client of the marketplace git-notes API (used by `mkt notes` and the notes benchmark).
 // Reads are anonymous unless a token is configured; writes need a push-scope token.
 import { HttpClient, type HttpClientOptions } from './http.js';
-import type { NamespacesResponse, NoteResponse, PutNoteRequest, SearchResponse, WriteResponse } from '../schemas/notes.js';
+import type { NamespacesResponse, NoteHistoryResponse, NoteResponse, PutNoteRequest, SearchResponse, WriteResponse } from '../schemas/notes.js';
 
 /** A hosted repository, as `owner/repo`. */
 export interface RepoRef {
@@ -43,6 +43,10 @@ export class NotesClient {
     return this.http.json('GET', `${this.base(r)}/${encodeURIComponent(target)}`, {
       query: { namespace: o.namespace, attribution: o.attribution ? true : undefined },
     });
+  }
+  /** The note's versions, newest first (GET .../notes/{target}/history). */
+  history(r: RepoRef, target: string, o: { namespace?: string; limit?: number } = {}): Promise<NoteHistoryResponse> {
+    return this.http.json('GET', `${this.base(r)}/${encodeURIComponent(target)}/history`, { query: { namespace: o.namespace, limit: o.limit } });
   }
   put(r: RepoRef, target: string, body: PutNoteRequest): Promise<WriteResponse> {
     return this.http.json('PUT', `${this.base(r)}/${encodeURIComponent(target)}`, { body });

@@ -138,23 +138,45 @@ export interface Attribution {
   exact: boolean;
 }
 
+/** One commit of a notes ref's first-parent history that changed the note on a target. */
+export interface NoteTouch {
+  commit: string;
+  name: string;
+  email: string;
+  at: string;
+  /** The note's blob before and after the commit (null: no note). */
+  before: string | null;
+  after: string | null;
+}
+
+/** What one bounded walk of a notes ref saw of a target. */
+export interface NoteWalk {
+  /** The commits that changed the note, newest first. */
+  touches: NoteTouch[];
+  /** The oldest commit walked (undefined: none could be read). */
+  oldest?: Omit<NoteTouch, 'before' | 'after'>;
+  /** How many commits were walked. */
+  walked: number;
+  /** Whether the walk reached the ref's root commit (false: it stopped at its bound). */
+  complete: boolean;
+}
+
 /**
- * Who set the note on `target` to its current blob: walks at most `limit` commits of the notes
- * ref (first parents, newest first) and returns the newest commit whose change gave the note
- * its current blob from a different one (or from nothing). Moves between fan-out paths keep
- * the blob and are walked past. `exact: false` when the walk hit its bound first.
+ * The one bounded walk of a notes ref that attribution and history share: at most `limit` commits
+ * (first parents, newest first, one `git log` whose output stops there, however long the ref's
+ * history), and of each the change it made to the note on `target`. Moves between fan-out paths
+ * keep the blob (before equals after). Merge commits of `git notes merge` are seen through their
+ * first parent (what the merge brought in shows as the merge commit's change).
  */
-export async function noteAttribution(gitDir: string, tip: string, target: string, currentBlob: string, limit: number): Promise<Attribution | undefined> {
+export async function walkNote(gitDir: string, tip: string, target: string, limit: number): Promise<NoteWalk | undefined> {
   const r = await runGit(gitDir, ['log', '--first-parent', '--root', '-r', '--raw', '--no-abbrev', '--no-renames', '-z', `--max-count=${limit}`, '--format=%x01%H%x00%an%x00%ae%x00%at', tip]);
   if (r.code !== 0) return undefined;
   const commits = r.stdout.toString('utf8').split('\x01').filter(Boolean);
-  let lastTouch: Attribution | undefined;
-  let oldest: Attribution | undefined;
+  const walk: NoteWalk = { touches: [], walked: commits.length, complete: commits.length < limit };
   for (const rec of commits) {
     const fields = rec.split('\0');
     const [hash, name, email, at] = fields as [string, string, string, string];
-    const a: Attribution = { commit: hash, name, email, at: commitTime(at), exact: true };
-    oldest = a;
+    walk.oldest = { commit: hash, name, email, at: commitTime(at) };
     let before: string | null | undefined; // undefined: this commit did not touch the note
     let after: string | null | undefined;
     for (let i = 4; i + 1 < fields.length; i += 2) {
@@ -169,11 +191,51 @@ export async function noteAttribution(gitDir: string, tip: string, target: strin
       }
     }
     if (before === undefined && after === undefined) continue;
-    lastTouch = a;
-    if (after === currentBlob && before !== currentBlob) return a;
+    walk.touches.push({ ...walk.oldest, before: before ?? null, after: after ?? null });
   }
-  const reachedRoot = commits.length < limit;
-  if (reachedRoot && lastTouch) return lastTouch;
-  const guess = lastTouch ?? oldest;
-  return guess ? { ...guess, exact: false } : undefined;
+  return walk;
+}
+
+/**
+ * Who set the note on `target` to its current blob: in one bounded walk (walkNote), the newest
+ * commit whose change gave the note its current blob from a different one (or from nothing).
+ * Moves between fan-out paths keep the blob and are walked past. `exact: false` when the walk hit
+ * its bound first.
+ */
+export async function noteAttribution(gitDir: string, tip: string, target: string, currentBlob: string, limit: number): Promise<Attribution | undefined> {
+  const walk = await walkNote(gitDir, tip, target, limit);
+  if (!walk) return undefined;
+  const who = (t: Omit<NoteTouch, 'before' | 'after'>, exact: boolean): Attribution => ({ commit: t.commit, name: t.name, email: t.email, at: t.at, exact });
+  for (const t of walk.touches) if (t.after === currentBlob && t.before !== currentBlob) return who(t, true);
+  const lastTouch = walk.touches[walk.touches.length - 1];
+  if (walk.complete && lastTouch) return who(lastTouch, true);
+  const guess = lastTouch ?? walk.oldest;
+  return guess ? who(guess, false) : undefined;
+}
+
+/** One version of a note: its blob (null: the commit removed it) and the commit that made it. */
+export interface NoteVersion {
+  commit: string;
+  name: string;
+  email: string;
+  at: string;
+  blob: string | null;
+}
+
+/**
+ * The versions of the note on `target`, newest first, from one bounded walk (walkNote): each
+ * commit that gave the note a different blob, or removed it. A move between fan-out paths (same
+ * blob) is not a version. At most `max` versions; `complete` false when older versions may exist
+ * (the walk stopped at its bound, or `max` was reached first).
+ */
+export async function noteVersions(gitDir: string, tip: string, target: string, walkLimit: number, max: number): Promise<{ versions: NoteVersion[]; complete: boolean } | undefined> {
+  const walk = await walkNote(gitDir, tip, target, walkLimit);
+  if (!walk) return undefined;
+  const versions: NoteVersion[] = [];
+  for (const t of walk.touches) {
+    if (t.before === t.after) continue;
+    if (versions.length === max) return { versions, complete: false };
+    versions.push({ commit: t.commit, name: t.name, email: t.email, at: t.at, blob: t.after });
+  }
+  return { versions, complete: walk.complete };
 }

@@ -8,8 +8,15 @@
 // ContentionError. A namespace whose ref cannot exist beside another (`a` and `a/b`) fails at
 // once with NamespaceConflictError, and one whose ref is not a readable notes commit (a blob
 // pushed there before the hook refused it, say) with BrokenRefError.
+// In a namespace with a merge strategy other than manual (src/git/notes-merge.ts), a group that
+// finds the ref moved is not rewritten: its commits are merged into the ref as it stands, as
+// `git notes merge -s <strategy>` merges them (the ref's notes "ours", the group's "theirs"), so
+// what the push or writer that moved the ref wrote is joined, not written over.
 import { createHash } from 'node:crypto';
-import { listNotesRefs } from '../git/refs.js';
+import { listNotesRefs, readRef } from '../git/refs.js';
+import { mergeNotes, type NotesMergeStrategy } from '../git/notes-merge.js';
+import { diffNotes, objectInfo } from '../git/notes-tree.js';
+import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { RefConflictError, RefMovedError, writeNoteCommits, type NoteAuthor, type NoteChange } from '../git/notes-write.js';
 import { RepoGitPool } from '../git/repo-git.js';
 import type { NoteUpsert } from '../store/notes.js';
@@ -32,6 +39,8 @@ export class ContentionError extends Error {}
 export class NamespaceConflictError extends Error {}
 /** The namespace's ref points at something that is not a readable notes commit: nothing is written over it. */
 export class BrokenRefError extends Error {}
+/** Merging the group into the moved ref would make a note over MAX_NOTE_BYTES (union, cat_sort_uniq). */
+export class MergeTooLargeError extends Error {}
 
 function conflictMessage(namespace: string, other: string): string {
   return `namespace "${namespace}" cannot be created beside the existing namespace "${other}": git cannot hold both refs/notes/${namespace} and refs/notes/${other}`;
@@ -57,6 +66,8 @@ export interface NoteWriterOptions {
   budgetMs?: number;
   /** The repositories' git processes; by default the writer's own, ended by close(). */
   git?: RepoGitPool;
+  /** A namespace's merge strategy (asked only when a group finds its ref moved); default: manual. */
+  mergeStrategy?: (repoId: string, namespace: string) => Promise<NotesMergeStrategy>;
 }
 
 type Repo = HostedRepo & { objectFormat: 'sha1' | 'sha256' };
@@ -77,6 +88,7 @@ export class NoteWriter {
   private readonly budgetMs: number;
   private readonly git: RepoGitPool;
   private readonly ownsGit: boolean;
+  private readonly mergeStrategy: (repoId: string, namespace: string) => Promise<NotesMergeStrategy>;
   /** Per repository and ref: writes waiting for the group being written to finish. */
   private readonly queues = new Map<string, Queued[]>();
 
@@ -88,6 +100,7 @@ export class NoteWriter {
     this.budgetMs = opts.budgetMs ?? WRITE_BUDGET_MS;
     this.ownsGit = opts.git === undefined;
     this.git = opts.git ?? new RepoGitPool();
+    this.mergeStrategy = opts.mergeStrategy ?? (() => Promise.resolve('manual'));
   }
 
   /** Ends the git processes the writer started (when it owns them). */
@@ -172,6 +185,14 @@ export class NoteWriter {
         await git.updateRef(ref, commits[commits.length - 1]!, tip);
       } catch (err) {
         if (err instanceof RefMovedError) {
+          const strategy = await this.mergeStrategy(repo.id, namespace);
+          if (strategy !== 'manual') {
+            const last = writes[writes.length - 1]!.author;
+            await this.mergeInto(repo, ref, commits[commits.length - 1]!, strategy, last, started);
+            // The index catches up with the merge (a diff of the ref's trees) before the locks go.
+            await ns.current();
+            return { value: decided.map((d) => ({ action: d.action, blob: d.blob, commit: d.after > 0 ? commits[d.after - 1]! : (tip ?? '') })) };
+          }
           const spent = performance.now() - started;
           if (spent >= this.budgetMs) {
             throw new ContentionError(`${ref} kept moving for ${(spent / 1000).toFixed(1)} s (${attempt + 1} attempts) while writing; try again`);
@@ -189,6 +210,43 @@ export class NoteWriter {
         value: decided.map((d) => ({ action: d.action, blob: d.blob, commit: d.after > 0 ? commits[d.after - 1]! : (tip ?? '') })),
         moved: { from: tip, to: commits[commits.length - 1]!, upserts, removals },
       };
+    }
+  }
+
+  /**
+   * Merges the group's last commit `theirs` into the ref as it stands (null: the ref is gone, and
+   * the group's commits make it again), moving the ref by compare-and-swap; merged again on the
+   * new tip while the ref keeps moving, within the write budget.
+   */
+  private async mergeInto(repo: Repo, ref: string, theirs: string, strategy: Exclude<NotesMergeStrategy, 'manual'>, who: NoteAuthor, started: number): Promise<void> {
+    const git = this.git.get(repo.dir, repo.objectFormat);
+    for (let attempt = 0; ; attempt++) {
+      const current = readRef(repo.dir, ref) ?? null;
+      let next = theirs;
+      if (current !== null) {
+        next = await mergeNotes(repo.dir, repo.objectFormat, ref, current, theirs, strategy, { ...who, seconds: this.nowSeconds() });
+        await this.checkMergedSizes(repo.dir, ref, current, next, strategy);
+      }
+      try {
+        await git.updateRef(ref, next, current);
+        return;
+      } catch (err) {
+        if (!(err instanceof RefMovedError)) throw err;
+        const spent = performance.now() - started;
+        if (spent >= this.budgetMs) throw new ContentionError(`${ref} kept moving for ${(spent / 1000).toFixed(1)} s (${attempt + 1} merges) while writing; try again`);
+        if (attempt > 0) await sleep(Math.min(MAX_BACKOFF_MS, 5 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+      }
+    }
+  }
+
+  /** A union of two large notes can pass the limit every note is held to: such a merge is refused. */
+  private async checkMergedSizes(gitDir: string, ref: string, from: string, to: string, strategy: string): Promise<void> {
+    if (from === to) return;
+    const changed = (await diffNotes(gitDir, from, to)).flatMap((c) => (c.blob === null ? [] : [c.blob]));
+    const sizes = await objectInfo(gitDir, changed);
+    const big = [...sizes].filter(([, v]) => v.size > MAX_NOTE_BYTES);
+    if (big.length > 0) {
+      throw new MergeTooLargeError(`${ref} moved while writing, and merging with ${strategy} would make notes over ${MAX_NOTE_BYTES} bytes (blob ${big[0]![0]}, ${big[0]![1].size} bytes); nothing was written`);
     }
   }
 

@@ -10,15 +10,26 @@ export const SEARCH_DEFAULT_LIMIT = 50;
 export const SEARCH_MAX_LIMIT = 200;
 /** Notes-ref commits walked at most when looking for a note's attribution. */
 export const ATTRIBUTION_WALK_LIMIT = 1000;
+/** Versions a history answer holds by default, and at most (a larger `limit` is capped). */
+export const HISTORY_DEFAULT_LIMIT = 20;
+export const HISTORY_MAX_LIMIT = 100;
+/** Note text one history answer carries at most; the versions past it are left for a smaller `limit`. */
+export const HISTORY_MAX_BYTES = 16 * 1024 * 1024;
 export const OBJECT_ID_PATTERN = '^([0-9a-fA-F]{40}|[0-9a-fA-F]{64})$';
 
 const ObjectType = Type.String({ enum: ['commit', 'tree', 'blob', 'tag', 'unknown'], description: 'type of the annotated object (`unknown`: the repository does not hold it)' });
 
+export const MergeStrategySchema = Type.String({
+  enum: ['manual', 'ours', 'theirs', 'union', 'cat_sort_uniq'],
+  description:
+    "how the server joins a notes ref's diverged histories, as `git notes merge -s <strategy>` (set with `mkt admin repo notes-merge`): `manual` (the default) joins nothing, so git refuses a push that does not fast-forward the ref unless forced (a forced one replaces it); with any other, such a push, and a note write racing one, is merged into the ref (its notes are ours, the arriving ones theirs)",
+});
 export const NamespaceEntrySchema = Type.Object({
   name: Type.String({ description: 'namespace name as a person says it, e.g. `commits` or `reviews/security`' }),
   git_ref: Type.String({ description: 'the ref the namespace lives on, e.g. `refs/notes/commits`' }),
   tip: Type.String({ description: 'object id the ref points at' }),
   notes: Type.Integer({ description: 'number of notes in the namespace' }),
+  merge_strategy: MergeStrategySchema,
 });
 export type NamespaceEntry = Static<typeof NamespaceEntrySchema>;
 export const NamespacesResponseSchema = Type.Object({ data: Type.Array(NamespaceEntrySchema) });
@@ -45,6 +56,25 @@ export const NoteResponseSchema = Type.Object({
   attribution: Type.Optional(NoteAttributionSchema),
 });
 export type NoteResponse = Static<typeof NoteResponseSchema>;
+
+export const NoteVersionSchema = Type.Object({
+  content: Type.Union([Type.String(), Type.Null()], { description: 'the note text this commit left; null: the commit removed the note' }),
+  commit: Type.String({ description: 'the notes commit that made this version' }),
+  name: Type.String({ description: 'author name' }),
+  email: Type.String({ description: 'author email' }),
+  at: Type.String({ format: 'date-time', description: 'author time of the commit' }),
+});
+export type NoteVersion = Static<typeof NoteVersionSchema>;
+export const NoteHistoryResponseSchema = Type.Object({
+  target: Type.String({ description: 'full object id of the annotated object' }),
+  namespace: Type.String(),
+  git_ref: Type.String(),
+  data: Type.Array(NoteVersionSchema, { description: 'the versions of the note, newest first' }),
+  complete: Type.Boolean({
+    description: `false when older versions may exist: the walk of the notes ref stopped at its bound (${ATTRIBUTION_WALK_LIMIT} commits), or \`limit\` versions (or ${HISTORY_MAX_BYTES} bytes of text) were reached`,
+  }),
+});
+export type NoteHistoryResponse = Static<typeof NoteHistoryResponseSchema>;
 
 export const PutNoteRequestSchema = Type.Object(
   {
@@ -92,6 +122,10 @@ export const NamespaceQuerySchema = Type.Object({ namespace: Type.Optional(Type.
 export const GetNoteQuerySchema = Type.Object({
   namespace: Type.Optional(Type.String({ description: `default \`${DEFAULT_NAMESPACE}\`` })),
   attribution: Type.Optional(Type.Boolean({ description: 'include who wrote the note (bounded walk of the notes ref)' })),
+});
+export const HistoryQuerySchema = Type.Object({
+  namespace: Type.Optional(Type.String({ description: `default \`${DEFAULT_NAMESPACE}\`` })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, description: `most versions to return; default ${HISTORY_DEFAULT_LIMIT}, capped at ${HISTORY_MAX_LIMIT}` })),
 });
 export const SearchQuerySchema = Type.Object({
   q: Type.String({ description: 'bare words (all must match), "quoted phrases", `or` between terms, `-excluded` terms' }),

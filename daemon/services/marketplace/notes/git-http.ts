@@ -65,7 +65,7 @@ export async function gitHttpRoutes(app: FastifyInstance, deps: Deps): Promise<v
     // Only a push can merge; a fetch reads no strategies.
     const merges = pathTail === 'git-receive-pack' ? await deps.repos.notesMergeStrategies(repo.id) : new Map<string, string>();
     // A merge commit made for this push is the pusher's (http-backend would name REMOTE_USER@address).
-    const identity = caller.user
+    const identity: Record<string, string> = caller.user
       ? { GIT_AUTHOR_NAME: caller.user.name, GIT_AUTHOR_EMAIL: caller.user.email, GIT_COMMITTER_NAME: caller.user.name, GIT_COMMITTER_EMAIL: caller.user.email }
       : {};
     const rel = dir.slice(reposRoot(deps.dataDir).length);

@@ -22,7 +22,9 @@ export const openNotesArea: OpenArea = async (shared) => {
   const indexer = new NotesIndexer(index, ctx.logger);
   // Each repository's long-lived git processes, shared by note writes and the API's object checks.
   const git = new RepoGitPool();
-  const writer = new NoteWriter(indexer, () => Math.floor(ctx.clock.now() / 1000), { git });
+  // A write that finds its ref moved merges into it when the namespace has a strategy.
+  const mergeStrategy = async (repoId: string, namespace: string) => (await repos.notesMergeStrategies(repoId)).get(namespace) ?? 'manual';
+  const writer = new NoteWriter(indexer, () => Math.floor(ctx.clock.now() / 1000), { git, mergeStrategy });
   const access = new Access(repos);
   const callers = new Callers(accounts);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access, git });

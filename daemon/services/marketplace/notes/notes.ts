@@ -1,4 +1,5 @@
-// The git-notes operations of the spec (list namespaces, search, get, put, delete) on hosted
+// The git-notes operations of the spec (list namespaces, search, get, put, delete), and a note's
+// history, on hosted
 // repositories: visibility and push rules, namespace and target checks, reads from the index
 // once it reflects the ref on disk, writes through NoteWriter. Each answers an outcome
 // (outcomes.ts); nothing here knows HTTP.
@@ -6,20 +7,24 @@ import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import type { User } from '../../../../src/store/accounts.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
-import { BrokenRefError, ContentionError, NamespaceConflictError, type NoteWriter, type WriteOutcome } from '../../../../src/notes/writer.js';
+import { BrokenRefError, ContentionError, MergeTooLargeError, NamespaceConflictError, type NoteWriter, type WriteOutcome } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
 import { QueryError, parseQuery, type NotesQuery } from '../../../../src/notes/query.js';
-import { noteAttribution } from '../../../../src/git/notes-tree.js';
+import { noteAttribution, noteVersions, objectInfo, readBlobs } from '../../../../src/git/notes-tree.js';
 import type { RepoGitPool } from '../../../../src/git/repo-git.js';
 import { readRef } from '../../../../src/git/refs.js';
 import { repoDir } from '../../../../src/git/hosting.js';
 import {
   ATTRIBUTION_WALK_LIMIT,
   DEFAULT_NAMESPACE,
+  HISTORY_DEFAULT_LIMIT,
+  HISTORY_MAX_BYTES,
+  HISTORY_MAX_LIMIT,
   MAX_NOTE_BYTES,
   SEARCH_DEFAULT_LIMIT,
   SEARCH_MAX_LIMIT,
   type NamespaceEntry,
+  type NoteHistoryResponse,
   type NoteResponse,
   type SearchResponse,
   type WriteResponse,
@@ -87,8 +92,9 @@ export class NotesApi {
     const hosted = this.hosted(repo);
     await this.deps.indexer.ensureCurrent(hosted);
     const counts = await this.deps.index.counts(repo.id);
+    const strategies = await this.deps.repos.notesMergeStrategies(repo.id);
     const data = [...(await this.deps.indexer.tips(repo.id))]
-      .map(([ns, tip]) => ({ name: ns, git_ref: `refs/notes/${ns}`, tip, notes: counts.get(ns) ?? 0 }))
+      .map(([ns, tip]) => ({ name: ns, git_ref: `refs/notes/${ns}`, tip, notes: counts.get(ns) ?? 0, merge_strategy: strategies.get(ns) ?? 'manual' }))
       .sort((a, b) => a.name.localeCompare(b.name));
     return ok({ data });
   }
@@ -141,6 +147,50 @@ export class NotesApi {
       if (a) res.attribution = a;
     }
     return ok(res);
+  }
+
+  /**
+   * The versions of a note, newest first, from one bounded walk of the notes ref (as attribution):
+   * the same 404s as get_note, except that a note removed since still has a history. Versions
+   * whose blob is over the note size limit (written behind the server's back) are never read and
+   * are left out, as get_note leaves such a note out.
+   */
+  async history(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; limit?: number }): Promise<NotesOutcome<NoteHistoryResponse>> {
+    const visible = await this.visibleRepo(caller, owner, name);
+    if (visible.kind !== 'ok') return visible;
+    const repo = visible.value;
+    const checked = this.target(rawTarget, repo);
+    if (checked.kind !== 'ok') return checked;
+    const target = checked.value;
+    const readable = this.readNamespace(q.namespace);
+    if (readable.kind !== 'ok') return readable;
+    const ns = readable.value;
+    const hosted = this.hosted(repo);
+    await this.deps.indexer.ensureRefCurrent(hosted, ns);
+    if (!(await this.deps.indexer.tips(repo.id)).has(ns)) return { kind: 'no_namespace', namespace: ns, repo: `${repo.owner}/${repo.name}` };
+    const tip = readRef(hosted.dir, `refs/notes/${ns}`);
+    const walked = tip ? await noteVersions(hosted.dir, tip, target, ATTRIBUTION_WALK_LIMIT, Math.min(q.limit ?? HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)) : undefined;
+    const current = await this.deps.indexer.note(repo.id, ns, target);
+    if (!walked || (walked.versions.length === 0 && !current && walked.complete)) return { kind: 'no_note', target, namespace: ns };
+    const blobs = walked.versions.flatMap((v) => (v.blob === null ? [] : [v.blob]));
+    const sizes = await objectInfo(hosted.dir, blobs);
+    let complete = walked.complete;
+    let bytes = 0;
+    const kept: typeof walked.versions = [];
+    for (const v of walked.versions) {
+      const size = v.blob === null ? 0 : (sizes.get(v.blob)?.size ?? 0);
+      if (size > MAX_NOTE_BYTES) continue;
+      if (bytes + size > HISTORY_MAX_BYTES) {
+        // Whole versions only, newest first: what is left out is older than everything shown.
+        complete = false;
+        break;
+      }
+      bytes += size;
+      kept.push(v);
+    }
+    const texts = await readBlobs(hosted.dir, kept.flatMap((v) => (v.blob === null ? [] : [v.blob])));
+    const data = kept.map((v) => ({ content: v.blob === null ? null : (texts.get(v.blob) ?? ''), commit: v.commit, name: v.name, email: v.email, at: v.at }));
+    return ok({ target, namespace: ns, git_ref: `refs/notes/${ns}`, data, complete });
   }
 
   /** Shared by put and delete: credential, visibility, push right, namespace, existing commit. */
@@ -205,7 +255,7 @@ export class NotesApi {
     try {
       return ok(await this.deps.writer.write(hosted, input));
     } catch (err) {
-      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError) return { kind: 'write_refused', reason: err.message };
+      if (err instanceof ContentionError || err instanceof NamespaceConflictError || err instanceof BrokenRefError || err instanceof MergeTooLargeError) return { kind: 'write_refused', reason: err.message };
       throw err;
     }
   }

@@ -1,10 +1,12 @@
 // The git-notes routes (spec "Git notes"): list_namespaces, search_notes, get_note, put_note,
-// delete_note under /api/git/{owner}/{repo}/notes, with their schemas for the OpenAPI document.
+// delete_note, and note_history (ours), under /api/git/{owner}/{repo}/notes, with their schemas for the OpenAPI document.
 // Each calls the notes service and answers its outcome (refusals.ts says refusals in HTTP).
 import type { FastifyInstance } from 'fastify';
 import {
   GetNoteQuerySchema,
+  HistoryQuerySchema,
   NamespaceQuerySchema,
+  NoteHistoryResponseSchema,
   NamespacesResponseSchema,
   NoteParamsSchema,
   NoteResponseSchema,
@@ -77,6 +79,23 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; c
       },
     },
     async (req) => answer(await api.get(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.query)),
+  );
+
+  app.get<{ Params: NoteParams; Querystring: { namespace?: string; limit?: number } }>(
+    '/api/git/:owner/:repo/notes/:target/history',
+    {
+      schema: {
+        operationId: 'note_history',
+        summary: 'The versions of the note on a git object, newest first (removals too)',
+        description: 'Read from the notes ref\'s history with a bounded walk, as attribution: `complete` is false when older versions may exist. The same 404s as get_note, except that a note removed since still has its history.',
+        tags: TAGS,
+        security: OPTIONAL,
+        params: NoteParamsSchema,
+        querystring: HistoryQuerySchema,
+        response: { 200: NoteHistoryResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
+      },
+    },
+    async (req) => answer(await api.history(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.query)),
   );
 
   app.put<{ Params: NoteParams; Querystring: { namespace?: string }; Body: PutNoteRequest }>(
