@@ -8,11 +8,12 @@ import { registerAppAdmin } from './app.js';
 import { registerBillingAdmin } from './billing.js';
 import { registerLicenseAdmin } from './license.js';
 import { registerMigrateAdmin } from './migrate.js';
+import { registerRepoAdmin } from './repo.js';
 import { registerWebhookAdmin } from './webhook.js';
 
 type RegisterGroup = (admin: Command, f: Factory, runF?: ParsedVerb) => void;
 
-const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin, registerWebhookAdmin, registerMigrateAdmin];
+const GROUPS: RegisterGroup[] = [registerAccountsAdmin, registerRepoAdmin, registerLicenseAdmin, registerAppAdmin, registerBillingAdmin, registerWebhookAdmin, registerMigrateAdmin];
 
 export function register(program: Command, f: Factory, runF?: ParsedVerb): void {
   const admin = program

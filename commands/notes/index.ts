@@ -1,4 +1,4 @@
-// `mkt notes ls|search|show|set|rm`: git notes on a repository hosted by the marketplace. Flags
+// `mkt notes ls|search|show|log|set|rm`: git notes on a repository hosted by the marketplace. Flags
 // and help only; each verb (and simple-git, undici) is loaded when it runs.
 import type { Command } from 'commander';
 import type { Factory } from '../../src/cli/factory.js';
@@ -66,6 +66,19 @@ Examples:
     )
     .action(async (rev: string, opts: Record<string, unknown>) => {
       await runVerb(runF, { factory: f, rev, ...opts }, async () => (await import('./show.js')).showRun);
+    });
+
+  common(notes.command('log').description("the versions of the note on a revision, newest first (removals too), from the notes ref's history").argument('[rev]', REV, 'HEAD'))
+    .option('--limit <n>', 'at most N versions (default 20, at most 100)')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ mkt notes log HEAD
+  $ mkt notes log v1.2.0 --namespace reviews --limit 5 --json | jq -r '.data[].commit'`,
+    )
+    .action(async (rev: string, opts: Record<string, unknown>) => {
+      await runVerb(runF, { factory: f, rev, ...opts }, async () => (await import('./log.js')).logRun);
     });
 
   common(notes.command('set').description('add or replace the note on a commit').argument('[rev]', REV, 'HEAD'))

@@ -1,4 +1,5 @@
-// lsRun: `mkt notes ls` — the notes namespaces of a repository with their note counts.
+// lsRun: `mkt notes ls` — the notes namespaces of a repository with their note counts and merge
+// strategies.
 import type { Factory } from '../../src/cli/factory.js';
 import { printJson, printTable } from '../../src/cli/output.js';
 import { call, notesClient, repoOf, short, type ClientFlags } from './shared.js';
@@ -19,8 +20,9 @@ export async function lsRun(opts: LsOptions): Promise<void> {
   const tty = Boolean(io.stdout.isTTY);
   printTable(
     io,
-    ['namespace', 'notes', 'ref', 'tip'],
-    res.data.map((n) => [n.name, n.notes, n.git_ref, tty ? short(n.tip) : n.tip]),
+    // The merge strategy last, so scripts reading the first four columns read them as before.
+    ['namespace', 'notes', 'ref', 'tip', 'merge'],
+    res.data.map((n) => [n.name, n.notes, n.git_ref, tty ? short(n.tip) : n.tip, n.merge_strategy]),
   );
   if (io.stderr.isTTY && res.data.length === 0) io.stderr.write('no notes namespaces yet\n');
 }
