@@ -6,6 +6,7 @@ import type { reindexRun } from '../../../commands/admin/accounts/reindex.js';
 import type { repoCreateRun } from '../../../commands/admin/accounts/repo-create.js';
 import type { repoGrantRun } from '../../../commands/admin/accounts/repo-grant.js';
 import type { repoListRun } from '../../../commands/admin/accounts/repo-list.js';
+import type { notesMergeRun } from '../../../commands/admin/repo/notes-merge.js';
 import type { sessionCreateRun } from '../../../commands/admin/accounts/session-create.js';
 import type { tokenCreateRun } from '../../../commands/admin/accounts/token-create.js';
 import type { tokenListRun } from '../../../commands/admin/accounts/token-list.js';
@@ -70,6 +71,20 @@ describe('mkt admin: parsing', () => {
 
   it('session create <user>', async () => {
     await cli.verb<typeof sessionCreateRun>('admin session create', ['ana', '--json'], { user: 'ana', json: true });
+  });
+
+  it('repo notes-merge <owner/repo> --strategy (required, one of git\'s five) --namespace (default commits)', async () => {
+    await cli.verb<typeof notesMergeRun>('admin repo notes-merge', ['ana/app', '--strategy', 'union'], { repo: 'ana/app', strategy: 'union', namespace: 'commits' });
+    await cli.verb<typeof notesMergeRun>('admin repo notes-merge', [...TARGET, 'ana/app', '--namespace', 'reviews/security', '--strategy', 'cat_sort_uniq', '--json'], {
+      ...target,
+      repo: 'ana/app',
+      namespace: 'reviews/security',
+      strategy: 'cat_sort_uniq',
+      json: true,
+    });
+    await cli.usage(['admin', 'repo', 'notes-merge', 'ana/app'], /required option '--strategy <strategy>' not specified/);
+    await cli.usage(['admin', 'repo', 'notes-merge', 'ana/app', '--strategy', 'recursive'], /argument 'recursive' is invalid. Allowed choices are manual, ours, theirs, union, cat_sort_uniq/);
+    await cli.usage(['admin', 'repo', 'notes-merge', '--strategy', 'ours'], /missing required argument 'owner\/repo'/);
   });
 
   it('repo create <owner/repo> --private --object-format (default sha1) --default-branch (default main); repo grant --read --push; repo list', async () => {

@@ -1,6 +1,7 @@
 // Parse-level tests of `mkt notes` (gh's runF): each flag reaches its verb's options (LsOptions,
 // SearchOptions, ...) under its name; -m collects paragraphs; [rev] defaults to HEAD; usage errors exit 2.
 import { describe, expect, it } from 'vitest';
+import type { logRun } from '../../../commands/notes/log.js';
 import type { lsRun } from '../../../commands/notes/ls.js';
 import type { rmRun } from '../../../commands/notes/rm.js';
 import type { searchRun } from '../../../commands/notes/search.js';
@@ -33,6 +34,13 @@ describe('mkt notes: parsing', () => {
   it('show: [rev] defaults to HEAD; --attribution', async () => {
     await cli.verb<typeof showRun>('notes show', [], { rev: 'HEAD' });
     await cli.verb<typeof showRun>('notes show', ['v1.2.0', '--attribution', ...CLIENT], { rev: 'v1.2.0', attribution: true, ...client });
+  });
+
+  it('log: [rev] defaults to HEAD; --limit and the client flags', async () => {
+    await cli.verb<typeof logRun>('notes log', [], { rev: 'HEAD' });
+    await cli.verb<typeof logRun>('notes log', ['v1.2.0', '--limit', '5', ...CLIENT], { rev: 'v1.2.0', limit: '5', ...client });
+    await cli.usage(['notes', 'log', 'HEAD', 'extra'], /too many arguments/);
+    await cli.usage(['notes', 'log', '--limit'], /argument missing/);
   });
 
   it('set: -m/--message collects paragraphs; -F/--file; --commit-message', async () => {

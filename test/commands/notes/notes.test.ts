@@ -156,10 +156,10 @@ describe('mkt notes against a real marketplace', () => {
     expect(none.out).toBe('');
   });
 
-  it('ls in pipes: namespace, count, ref, tip', async () => {
+  it('ls in pipes: namespace, count, ref, tip, merge strategy', async () => {
     const ls = await mkt(['ls'], { cwd: hosted, env: anon() });
     expect(ls.code, ls.err).toBe(0);
-    expect(ls.out).toMatch(/^commits\t1\trefs\/notes\/commits\t[0-9a-f]{40}\nreviews\/security\t1\trefs\/notes\/reviews\/security\t[0-9a-f]{40}\n$/);
+    expect(ls.out).toMatch(/^commits\t1\trefs\/notes\/commits\t[0-9a-f]{40}\tmanual\nreviews\/security\t1\trefs\/notes\/reviews\/security\t[0-9a-f]{40}\tmanual\n$/);
   });
 
   it('exit codes: 403 (read-only token) is 4 with a push hint; 404 (no note, commit unknown to the server, no repository) is 1; oversized (422, input the server refuses) is 2', async () => {

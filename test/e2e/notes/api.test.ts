@@ -41,7 +41,7 @@ describe('notes API', () => {
     const again = await call('PUT', `/api/git/ana/app/notes/${c}`, { token: s.tokens.anaPush, body: { content: 'Reviewed: looks good\n' } });
     expect(again.body.action).toBe('unchanged');
     const ns = await call('GET', '/api/git/ana/app/notes');
-    expect(ns.body.data).toEqual([{ name: 'commits', git_ref: 'refs/notes/commits', tip: put.body.commit, notes: 1 }]);
+    expect(ns.body.data).toEqual([{ name: 'commits', git_ref: 'refs/notes/commits', tip: put.body.commit, notes: 1, merge_strategy: 'manual' }]);
     const attributed = await call('GET', `/api/git/ana/app/notes/${c}?attribution=true`);
     expect(attributed.body.attribution).toMatchObject({ commit: put.body.commit, name: 'ana', email: 'ana@example.com', exact: true });
     const del = await call('DELETE', `/api/git/ana/app/notes/${c}`, { token: s.tokens.anaPush });
