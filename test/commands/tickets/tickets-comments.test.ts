@@ -171,7 +171,8 @@ describe('mkt tickets log', () => {
 
   it('in a pipe: TSV, at, by, field, from, to, lost; --json: the entries as a JSON array', async () => {
     const tsv = await mkt(['log', t.id]);
-    const rows = tsv.out.trim().split('\n').map((l) => l.split('\t'));
+    // Not trimmed: the last column is empty on a change that did not lose a merge.
+    const rows = tsv.out.replace(/\n$/, '').split('\n').map((l) => l.split('\t'));
     expect(rows.map((r) => r.slice(1))).toContainEqual([nodeId, 'status', 'open', 'pending', '']);
     expect(rows.every((r) => r.length === 6)).toBe(true);
     const json = JSON.parse((await mkt(['log', t.id, '--json'])).out);
