@@ -13,10 +13,11 @@ __mkt_node() {
     "mkt admin token revoke") _mkt_subs='' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin session") _mkt_subs='create' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin session create") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
-    "mkt admin repo") _mkt_subs='create list grant' _mkt_flags='--help --data-dir --database-url' ;;
+    "mkt admin repo") _mkt_subs='create list grant notes-merge' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin repo create") _mkt_subs='' _mkt_flags='--private --object-format --default-branch --json --help --data-dir --database-url' ;;
     "mkt admin repo list") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt admin repo grant") _mkt_subs='' _mkt_flags='--read --push --help --data-dir --database-url' ;;
+    "mkt admin repo notes-merge") _mkt_subs='' _mkt_flags='--namespace --strategy --json --help --data-dir --database-url' ;;
     "mkt admin reindex") _mkt_subs='' _mkt_flags='--json --help --data-dir --database-url' ;;
     "mkt admin item") _mkt_subs='create' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin item create") _mkt_subs='' _mkt_flags='--name --license-template --max-activations --verification --activation --lease --max-deactivations --per --json --help --data-dir --database-url' ;;
@@ -45,10 +46,11 @@ __mkt_node() {
     "mkt auth status") _mkt_subs='' _mkt_flags='--json --help' ;;
     "mkt auth logout") _mkt_subs='' _mkt_flags='--help' ;;
     "mkt serve") _mkt_subs='' _mkt_flags='--host --port --data-dir --config --token --peer --sync-interval --headers-timeout --request-timeout --idle-timeout --keep-alive-timeout --public-url --database-url --payments --help' ;;
-    "mkt notes") _mkt_subs='ls search show set rm' _mkt_flags='--help' ;;
+    "mkt notes") _mkt_subs='ls search show log set rm' _mkt_flags='--help' ;;
     "mkt notes ls") _mkt_subs='' _mkt_flags='--repo --server --json --help' ;;
     "mkt notes search") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --commits-only --limit --help' ;;
     "mkt notes show") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --attribution --help' ;;
+    "mkt notes log") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --limit --help' ;;
     "mkt notes set") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --message -m --file -F --commit-message --help' ;;
     "mkt notes rm") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --help' ;;
     "mkt license") _mkt_subs='validate status deactivate verify check run text' _mkt_flags='--help' ;;
@@ -120,6 +122,8 @@ __mkt_option() {
     "mkt admin token create|--name") _mkt_kind=text _mkt_words='' ;;
     "mkt admin repo create|--object-format") _mkt_kind=words _mkt_words='sha1 sha256' ;;
     "mkt admin repo create|--default-branch") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin repo notes-merge|--namespace") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin repo notes-merge|--strategy") _mkt_kind=words _mkt_words='manual ours theirs union cat_sort_uniq' ;;
     "mkt admin item create|--name") _mkt_kind=text _mkt_words='' ;;
     "mkt admin item create|--license-template") _mkt_kind=file _mkt_words='' ;;
     "mkt admin item create|--max-activations") _mkt_kind=text _mkt_words='' ;;
@@ -179,6 +183,10 @@ __mkt_option() {
     "mkt notes show|--repo") _mkt_kind=text _mkt_words='' ;;
     "mkt notes show|--namespace") _mkt_kind=text _mkt_words='' ;;
     "mkt notes show|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt notes log|--repo") _mkt_kind=text _mkt_words='' ;;
+    "mkt notes log|--namespace") _mkt_kind=text _mkt_words='' ;;
+    "mkt notes log|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt notes log|--limit") _mkt_kind=text _mkt_words='' ;;
     "mkt notes set|--repo") _mkt_kind=text _mkt_words='' ;;
     "mkt notes set|--namespace") _mkt_kind=text _mkt_words='' ;;
     "mkt notes set|--server") _mkt_kind=text _mkt_words='' ;;
@@ -310,6 +318,7 @@ __mkt_argument() {
     "mkt admin repo create|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin repo grant|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin repo grant|1") _mkt_kind=text _mkt_words='' ;;
+    "mkt admin repo notes-merge|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin reindex|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin item create|0") _mkt_kind=text _mkt_words='' ;;
     "mkt admin key issue|0") _mkt_kind=text _mkt_words='' ;;
@@ -327,6 +336,7 @@ __mkt_argument() {
     "mkt serve|0") _mkt_kind=words _mkt_words='marketplace monitor tickets all' ;;
     "mkt notes search|"*) _mkt_kind=text _mkt_words='' ;;
     "mkt notes show|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt notes log|0") _mkt_kind=text _mkt_words='' ;;
     "mkt notes set|0") _mkt_kind=text _mkt_words='' ;;
     "mkt notes rm|0") _mkt_kind=text _mkt_words='' ;;
     "mkt license run|"*) _mkt_kind=text _mkt_words='' ;;
