@@ -36,6 +36,7 @@ export const TicketSchema = Type.Object(
     created_at: Type.String({ description: 'RFC 3339 UTC, millisecond precision' }),
     updated_at: Type.String({ description: 'RFC 3339 UTC, millisecond precision; last-writer-wins key' }),
     updated_by: Type.String({ description: 'node_id of the node that made the last edit' }),
+    comment_count: Type.Optional(Type.Integer({ description: 'how many comments the ticket holds (lists show the count, GET /tickets/{id} the comments)' })),
   },
 );
 /** `[stamp, node id]`: when and where a field was last set (RFC 3339 UTC ms, canonical). */
@@ -77,10 +78,103 @@ export const FieldStampsSchema = Type.Unsafe<FieldStamps>({
   required: ['base'],
 });
 
-/** A ticket as stored and synced: the spec's Ticket plus, between peers, its field stamps. */
-export type Ticket = Static<typeof TicketSchema> & { field_stamps?: FieldStamps };
-/** The sync form: the API's Ticket with `field_stamps` (list and get answers leave it out). */
-export const SyncTicketSchema = Type.Object({ ...TicketSchema.properties, field_stamps: Type.Optional(FieldStampsSchema) });
+/** The most UTF-8 bytes of a comment's body (over: 413); an empty or blank body is 400. */
+export const COMMENT_MAX_BYTES = 16384;
+/** Comments a ticket may hold for a local add (the next one: 413). */
+export const MAX_COMMENTS = 1000;
+/** Comments a peer's copy may carry (concurrent adds on several nodes may pass MAX_COMMENTS); beyond: malformed. */
+export const MAX_PEER_COMMENTS = 2000;
+/** Field-change entries kept per ticket: the newest by (at, by, field, tag), so every node keeps the same. */
+export const MAX_HISTORY = 1000;
+/** The longest `from`/`to` a history entry keeps (a description is cut to this many characters). */
+export const HISTORY_VALUE_MAX = 1000;
+/** The longest comment author. */
+export const AUTHOR_MAX = 100;
+
+/** A comment as the API shows it. */
+export interface Comment {
+  id: string;
+  body: string;
+  author: string;
+  created_at: string;
+}
+/** A comment as stored and synced: with the node that added it. */
+export interface PeerComment extends Comment {
+  by: string;
+}
+/** One recorded change of a ticket (see docs/tickets.md, "History"). */
+export interface HistoryEntry {
+  field: string;
+  from: string | null;
+  to: string | null;
+  at: string;
+  by: string;
+}
+
+/**
+ * A ticket as stored and synced: the spec's Ticket plus, between peers, its field stamps, its
+ * comments and its history. `comment_count` is what lists show (their pages leave the bodies out).
+ */
+export type Ticket = Static<typeof TicketSchema> & { field_stamps?: FieldStamps; comments?: PeerComment[]; history?: HistoryEntry[]; comment_count?: number };
+
+/** A deleted ticket as stored and synced until it is purged: no title, so an older node refuses it. */
+export interface Tombstone {
+  id: string;
+  updated_at: string;
+  updated_by: string;
+  deleted: { at: string; by: string };
+  history: HistoryEntry[];
+}
+/** What a pull page and a push carry: live tickets and tombstones. */
+export type SyncItem = Ticket | Tombstone;
+export function isTombstone(x: SyncItem): x is Tombstone {
+  return (x as Tombstone).deleted !== undefined;
+}
+
+const CommentSchema = Type.Object({ id: Type.String(), body: Type.String(), author: Type.String(), created_at: Type.String() });
+const PeerCommentSchema = Type.Object({ ...CommentSchema.properties, by: Type.String() });
+const AnyNullableString = Type.Unsafe<string | null>({ type: ['string', 'null'] });
+const HistoryEntrySchema = Type.Object({ field: Type.String(), from: AnyNullableString, to: AnyNullableString, at: Type.String(), by: Type.String() });
+
+/** The sync form: the API's Ticket with `field_stamps`, `comments` and `history`, or a tombstone. */
+export const SyncTicketSchema = Type.Object({
+  ...TicketSchema.properties,
+  title: Type.Optional(Type.String()),
+  description: Type.Optional(Type.String()),
+  status: Type.Optional(Type.String()),
+  priority: Type.Optional(Type.String()),
+  channel: Type.Optional(Type.String()),
+  source: Type.Optional(Type.String()),
+  requester: Type.Optional(NullableString),
+  assignee: Type.Optional(NullableString),
+  tags: Type.Optional(Type.Array(Type.String())),
+  short_id: Type.Optional(Type.String()),
+  created_at: Type.Optional(Type.String()),
+  field_stamps: Type.Optional(FieldStampsSchema),
+  comments: Type.Optional(Type.Array(PeerCommentSchema)),
+  history: Type.Optional(Type.Array(HistoryEntrySchema)),
+  deleted: Type.Optional(Type.Object({ at: Type.String(), by: Type.String() }, { description: 'present on a tombstone: the ticket was deleted then, there' })),
+});
+
+/** `GET /tickets/{id}`: the ticket with its comments, oldest first. */
+export const TicketWithCommentsSchema = Type.Object({ ...TicketSchema.properties, comment_count: Type.Integer(), comments: Type.Array(CommentSchema) });
+export const NewCommentSchema = Type.Object(
+  { body: Type.String({ description: `at most ${COMMENT_MAX_BYTES} UTF-8 bytes (413 beyond), not blank` }), author: Type.Optional(Type.String({ maxLength: AUTHOR_MAX, description: 'default: the node id' })) },
+  { additionalProperties: false },
+);
+export type NewComment = Static<typeof NewCommentSchema>;
+export { CommentSchema };
+
+/** `GET /tickets/{id}/history` page sizes. */
+export const HISTORY_LIMIT = { default: 50, max: 500 } as const;
+export const HistoryQuerySchema = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: HISTORY_LIMIT.max, description: `entries per page (default ${HISTORY_LIMIT.default})` })),
+  cursor: Type.Optional(Type.String({ maxLength: 1000, description: 'the next_cursor of the previous page' })),
+});
+export const HistoryResponseSchema = Type.Object({
+  data: Type.Array(Type.Object({ ...HistoryEntrySchema.properties, lost: Type.Optional(Type.Literal(true)) })),
+  next_cursor: Type.Union([Type.String(), Type.Null()]),
+});
 
 // Enum fields are plain strings on the wire and parsed in the handler, so that a bad value
 // gets the spec's "invalid status" text naming it rather than a generic schema message.

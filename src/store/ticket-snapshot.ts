@@ -5,7 +5,7 @@
 // pull (the caller's `screen`), its key must match its stamp, and every derived structure
 // (indexes, the FTS5 index, running counts) is rebuilt here from the rows, not taken on trust.
 import Database from 'better-sqlite3';
-import type { Ticket } from '../schemas/tickets.js';
+import type { HistoryEntry, PeerComment, Ticket, Tombstone } from '../schemas/tickets.js';
 import { runInWorker, WorkerSqlError, type RunningJob, type WorkerStep } from './sqlite-worker.js';
 import { COLUMNS, COUNTS_FILL, ORDER_KEY, TICKETS_SCHEMA_VERSION, fromRow, schemaOf, toParams, type Row, type SchemaObject } from './tickets.js';
 
@@ -16,6 +16,8 @@ export interface SnapshotExpectations {
   nodeId: string;
   /** The ticket as this node would store it from a pull, or undefined to refuse the snapshot. */
   screen: (t: Ticket) => Ticket | undefined;
+  /** The same for a tombstone; without it a snapshot holding tombstones is refused. */
+  screenTombstone?: (t: Tombstone) => Tombstone | undefined;
   /** Rows screened between two turns of the event loop. */
   chunk?: number;
   /** Stops the work at once (the node stopping): the workers end and the call rejects. */
@@ -76,7 +78,7 @@ function rowOf(a: unknown[]): Row {
  * stands; else the reason it is not. Values compare as stored strings first: tags and field
  * stamps are parsed again only when their text differs (another tag order, another key order).
  */
-function checkRow(a: unknown[], screen: SnapshotExpectations['screen']): string | undefined {
+function checkRow(a: unknown[], screen: SnapshotExpectations['screen'], sets: (id: string) => { comments: PeerComment[]; history: HistoryEntry[] }): string | undefined {
   const r = rowOf(a);
   let t: Ticket;
   try {
@@ -84,6 +86,10 @@ function checkRow(a: unknown[], screen: SnapshotExpectations['screen']): string 
   } catch {
     return 'a row whose tags or field stamps are not JSON';
   }
+  // The comments and history count in the ticket's stamp: screened with it (their counts are checked apart).
+  const { comments, history } = sets(r.id);
+  if (comments.length > 0) t.comments = comments;
+  if (history.length > 0) t.history = history;
   if (Date.parse(r.updated_at) !== a[0]) return 'a row stored under another stamp than its updated_at';
   const gotFrom = a[FIRST + STORED.length];
   if (gotFrom !== null && (typeof gotFrom !== 'string' || gotFrom.length > 100)) return 'a row with a malformed sender';
@@ -120,7 +126,7 @@ function rebuildSteps(nodeId: string): WorkerStep[] {
     setting('automerge'),
     { sql: "INSERT INTO tickets_fts (tickets_fts) VALUES ('rebuild')" },
     { sql: "DELETE FROM tickets_fts_config WHERE k <> 'version'", unsafe: true },
-    { sql: `DELETE FROM ticket_counts;\n${COUNTS_FILL}\nDELETE FROM peer_cursors;\nDELETE FROM node;\nDELETE FROM schema_migrations;` },
+    { sql: `DELETE FROM ticket_counts;\n${COUNTS_FILL}\nDELETE FROM peer_cursors;\nDELETE FROM tombstone_seen;\nDELETE FROM node;\nDELETE FROM schema_migrations;` },
     { sql: "INSERT INTO node (key, value) VALUES ('node_id', ?)", params: [nodeId] },
     { sql: `INSERT INTO schema_migrations (component, version) VALUES ('tickets', ${TICKETS_SCHEMA_VERSION})` },
   ];
@@ -133,7 +139,14 @@ function rebuildSteps(nodeId: string): WorkerStep[] {
  */
 async function screenRows(db: Database.Database, expect: SnapshotExpectations, stopped: () => boolean): Promise<Omit<PreparedSnapshot, 'ms'>> {
   const chunk = expect.chunk ?? 2_000;
-  const columns = `rowid >> 15, rowid & ${ORDER_KEY - 1}, ${COLUMNS}, got_from FROM tickets`;
+  const columns = `rowid >> 15, rowid & ${ORDER_KEY - 1}, ${COLUMNS}, got_from, comment_count, history_count FROM tickets`;
+  const commentsOf = db.prepare('SELECT id, body, author, created_at, by FROM ticket_comments WHERE ticket_id = ? ORDER BY created_at, id');
+  const historyOf = db.prepare('SELECT field, "from", "to", at, by FROM ticket_history WHERE ticket_id = ? ORDER BY at, by, field, tag');
+  let counts: [unknown, unknown] = [0, 0];
+  const sets = (id: string): { comments: PeerComment[]; history: HistoryEntry[] } => ({
+    comments: counts[0] ? (commentsOf.all(id) as PeerComment[]) : [],
+    history: counts[1] ? (historyOf.all(id) as HistoryEntry[]) : [],
+  });
   // The first page has no lower bound; the next ones start past the last key read, rebuilt in
   // SQL from its two parts (exact for any rowid: a JavaScript number holds neither 2^63 nor -2^63).
   const first = db.prepare(`SELECT ${columns} ORDER BY rowid LIMIT ?`).raw(true);
@@ -150,7 +163,8 @@ async function screenRows(db: Database.Database, expect: SnapshotExpectations, s
       throw new SnapshotRefused(`the snapshot is damaged: ${(err as Error).message}`);
     }
     for (const r of rows) {
-      const why = checkRow(r, expect.screen);
+      counts = [r[r.length - 2], r[r.length - 1]];
+      const why = checkRow(r, expect.screen, sets);
       if (why !== undefined) throw new SnapshotRefused(`the snapshot holds ${why}`);
     }
     tickets += rows.length;
@@ -160,7 +174,47 @@ async function screenRows(db: Database.Database, expect: SnapshotExpectations, s
     at = { ms: last[0] as number, seq: last[1] as number };
     await yieldTurn();
   }
+  if (!stopped()) {
+    const why = checkSets(db, expect);
+    if (why !== undefined) throw new SnapshotRefused(`the snapshot holds ${why}`);
+  }
   return { tickets, newest };
+}
+
+/**
+ * The comment and history tables, and the tombstones: the counts on every ticket row are the
+ * rows it owns (the screening read the sets by them), no comment or history row belongs to
+ * nothing, and every tombstone is one this node would store from a pull, at the key of its stamp.
+ */
+function checkSets(db: Database.Database, expect: SnapshotExpectations): string | undefined {
+  const bad = db
+    .prepare(
+      `SELECT (SELECT count(*) FROM tickets t WHERE comment_count <> (SELECT count(*) FROM ticket_comments c WHERE c.ticket_id = t.id)
+          OR history_count <> (SELECT count(*) FROM ticket_history h WHERE h.ticket_id = t.id)) AS counts,
+        (SELECT count(*) FROM ticket_comments WHERE ticket_id NOT IN (SELECT id FROM tickets)) AS comments,
+        (SELECT count(*) FROM ticket_history WHERE ticket_id NOT IN (SELECT id FROM tickets UNION ALL SELECT id FROM ticket_tombstones)) AS history`,
+    )
+    .get() as { counts: number; comments: number; history: number };
+  if (bad.counts > 0) return 'tickets whose comment or history counts are not their rows';
+  if (bad.comments > 0 || bad.history > 0) return 'comments or history of no ticket';
+  const historyOf = db.prepare('SELECT field, "from", "to", at, by FROM ticket_history WHERE ticket_id = ? ORDER BY at, by, field, tag');
+  const tombs = db.prepare(`SELECT key >> 15 AS ms, id, updated_at, updated_by, deleted_at, deleted_by, history_count FROM ticket_tombstones`).all() as {
+    ms: number;
+    id: string;
+    updated_at: string;
+    updated_by: string;
+    deleted_at: string;
+    deleted_by: string;
+    history_count: number;
+  }[];
+  for (const t of tombs) {
+    const history = historyOf.all(t.id) as HistoryEntry[];
+    if (history.length !== t.history_count) return 'a tombstone whose history count is not its rows';
+    const tomb: Tombstone = { id: t.id, updated_at: t.updated_at, updated_by: t.updated_by, deleted: { at: t.deleted_at, by: t.deleted_by }, history };
+    const screened = expect.screenTombstone?.(tomb);
+    if (screened === undefined || JSON.stringify(screened) !== JSON.stringify(tomb) || Date.parse(t.updated_at) !== t.ms) return `tombstone ${JSON.stringify(String(t.id).slice(0, 40))}, which this node would not store as it stands`;
+  }
+  return undefined;
 }
 
 /** The worker's failure as a refusal of the snapshot, when it is the file's fault. */

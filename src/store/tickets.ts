@@ -2,7 +2,22 @@
 // description, the node identity, and per-peer sync cursors. Interface first, SQLite below.
 import { randomUUID } from 'node:crypto';
 import { renameSync, rmSync } from 'node:fs';
-import { SHORT_ID_MIN, type Ticket, type Status, type Priority, type Channel, type FieldStamps } from '../schemas/tickets.js';
+import {
+  MAX_COMMENTS,
+  SHORT_ID_MIN,
+  isTombstone,
+  type Ticket,
+  type Status,
+  type Priority,
+  type Channel,
+  type FieldStamp,
+  type FieldStamps,
+  type HistoryEntry,
+  type PeerComment,
+  type SyncItem,
+  type Tombstone,
+} from '../schemas/tickets.js';
+import { historyTag, lostEntries } from './ticket-sets.js';
 import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
 import { ftsTokens } from '../notes/fts-tokens.js';
@@ -48,7 +63,31 @@ export interface Page {
  * What to do with a peer's copy given the stored one: `keep` (it lost), `same` (already
  * held), or `store` this ticket; `asSent` marks a stored ticket equal to the copy received.
  */
-export type Combine = (incoming: Ticket, stored: Ticket | undefined) => { kind: 'keep' } | { kind: 'same' } | { kind: 'store'; ticket: Ticket; asSent: boolean };
+// Declared as a method, whose parameters TypeScript checks both ways: a combine written for
+// tickets alone (tests, a store without tombstones) still fits.
+export type Combine = {
+  combine(incoming: SyncItem, stored: SyncItem | undefined): { kind: 'keep' } | { kind: 'same' } | { kind: 'store'; ticket: SyncItem; asSent: boolean };
+}['combine'];
+
+/** A page of `changedSince`: live tickets (with their comments and history) and tombstones, in stamp order. */
+export interface ChangesPage {
+  tickets: SyncItem[];
+  more: boolean;
+  next?: ListPosition;
+}
+
+/** One entry of `history`, with `lost` when it lost a per-field merge. */
+export type HistoryView = HistoryEntry & { lost?: true };
+/** Where a history page starts: after this entry key (see historyKey), newest first. */
+export type HistoryPosition = [string, string, string, string];
+/** The paging key of an entry: at, by, field, then the tag or comment id. */
+export function historyKey(e: HistoryEntry): HistoryPosition {
+  return [e.at, e.by, e.field, e.field === 'comment' ? (e.to ?? '') : historyTag(e)];
+}
+function compareKeys(a: HistoryPosition, b: HistoryPosition): number {
+  for (let i = 0; i < 4; i++) if (a[i] !== b[i]) return a[i]! < b[i]! ? -1 : 1;
+  return 0;
+}
 
 export interface Count {
   n: number;
@@ -101,12 +140,32 @@ export interface TicketStore {
    * and `since` itself are canonical (`YYYY-MM-DDTHH:MM:SS.sssZ`, years 1970-9999): fixed
    * width and UTC, so text order is instant order; writes of any other form are refused.
    */
-  changedSince(since: string, opts: ChangesOptions): Promise<Page>;
+  changedSince(since: string, opts: ChangesOptions): Promise<ChangesPage>;
   /**
-   * Offers peer copies in one transaction; `combine` settles each against the stored ticket.
-   * `from` is the sending node's id, remembered on tickets stored exactly as it sent them.
+   * Offers peer copies in one transaction; `combine` settles each against the stored ticket or
+   * tombstone (with its comments and history). `from` is the sending node's id, remembered on
+   * items stored exactly as it sent them.
    */
-  merge(incoming: Ticket[], combine: Combine, from?: string): Promise<MergeResult>;
+  merge(incoming: SyncItem[], combine: Combine, from?: string): Promise<MergeResult>;
+  /** Adds a local comment: 'missing' without a live ticket, 'full' at MAX_COMMENTS. Advances the ticket's stamp. */
+  addComment(ticketId: string, c: PeerComment): Promise<'added' | 'missing' | 'full'>;
+  /** The comments of a live ticket, oldest first (created_at, then id). */
+  comments(ticketId: string): Promise<PeerComment[]>;
+  /** Deletes a live ticket at `stamp`, leaving a tombstone; false when there is no live ticket of this full id. */
+  delete(id: string, stamp: FieldStamp): Promise<boolean>;
+  /**
+   * One page of a ticket's history (stored changes plus the derived created, comment and deleted
+   * entries), newest first, after `before`; undefined when no ticket or tombstone has this full id.
+   */
+  history(id: string, page: { limit: number; before?: HistoryPosition }): Promise<{ entries: HistoryView[]; next?: HistoryPosition; deleted: boolean } | undefined>;
+  /** Deletes tombstones whose delete stamp is at or before `through`, with their history; how many. */
+  purgeTombstones(through: string): Promise<number>;
+  /** Records that `peer` holds these tombstones (pushed to it, or pulled from it). */
+  markReceived(peer: string, ids: string[]): Promise<void>;
+  /** Deletes the tombstones every one of `peers` holds (none when the list is empty); how many. */
+  purgeReceived(peers: string[]): Promise<number>;
+  /** Of the tombstones deleted at or before `through`: how many, and which of `peers` lack one of them. */
+  unseen(through: string, peers: string[]): Promise<{ n: number; peers: string[] }>;
   /** The greatest `updated_at` stored no later than `atMost` (canonical), for the hybrid clock. */
   newestUpdate(atMost: string): Promise<string | undefined>;
   getCursor(peer: string): Promise<string | undefined>;
@@ -226,6 +285,16 @@ const MIGRATIONS = [
       CREATE INDEX tickets_status ON tickets(status);
       CREATE INDEX tickets_source ON tickets(source);`);
   },
+  // Comments (a grow-only set per ticket), history (field changes, a set per ticket kept to
+  // MAX_HISTORY), tombstones of deleted tickets (keyed like tickets, in their own table so that
+  // lists, counts, searches and lookups never meet them) and which peer holds which tombstone.
+  // The counts on the row let lists show comment_count and pulls skip tickets without either.
+  `ALTER TABLE tickets ADD COLUMN comment_count INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE tickets ADD COLUMN history_count INTEGER NOT NULL DEFAULT 0;
+   CREATE TABLE ticket_comments (ticket_id TEXT NOT NULL, id TEXT NOT NULL, body TEXT NOT NULL, author TEXT NOT NULL, created_at TEXT NOT NULL, by TEXT NOT NULL, PRIMARY KEY (ticket_id, id)) WITHOUT ROWID;
+   CREATE TABLE ticket_history (ticket_id TEXT NOT NULL, at TEXT NOT NULL, by TEXT NOT NULL, field TEXT NOT NULL, tag TEXT NOT NULL, "from" TEXT, "to" TEXT, PRIMARY KEY (ticket_id, at, by, field, tag)) WITHOUT ROWID;
+   CREATE TABLE ticket_tombstones (key INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, updated_at TEXT NOT NULL, updated_by TEXT NOT NULL, deleted_at TEXT NOT NULL, deleted_by TEXT NOT NULL, got_from TEXT, history_count INTEGER NOT NULL DEFAULT 0);
+   CREATE TABLE tombstone_seen (id TEXT NOT NULL, peer TEXT NOT NULL, PRIMARY KEY (id, peer)) WITHOUT ROWID;`,
 ];
 
 /** The schema version a database of this mkt is at (written into an adopted snapshot). */
@@ -236,6 +305,17 @@ const CANONICAL_STAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 function checkStamps(t: Ticket): void {
   if (!CANONICAL_STAMP.test(t.updated_at) || !CANONICAL_STAMP.test(t.created_at)) throw new Error(`ticket ${t.id}: stamps must be canonical RFC 3339 UTC`);
+}
+
+/** A tombstone's row (ticket_tombstones). */
+interface TombRow {
+  id: string;
+  updated_at: string;
+  updated_by: string;
+  deleted_at: string;
+  deleted_by: string;
+  history_count: number;
+  seq: number;
 }
 
 export interface Row {
@@ -254,6 +334,9 @@ export interface Row {
   updated_by: string;
   field_stamps: string;
   got_from?: string | null;
+  /** Read by lookups and lists (not part of COLUMNS: a snapshot's rows are checked without them). */
+  comment_count?: number;
+  history_count?: number;
 }
 
 export function fromRow(r: Row): Ticket {
@@ -273,6 +356,7 @@ export function fromRow(r: Row): Ticket {
     updated_at: r.updated_at,
     updated_by: r.updated_by,
     field_stamps: JSON.parse(r.field_stamps) as FieldStamps,
+    ...(r.comment_count !== undefined ? { comment_count: r.comment_count } : {}),
   };
 }
 
@@ -399,6 +483,47 @@ interface Stored {
   seq: number;
 }
 
+/**
+ * A changedSince walk: tickets and tombstones whose key satisfies `key` (`>= ...` or `> ...`),
+ * merged in key order by SQLite (a MERGE of two rowid walks, no sort). A ticket's comments and
+ * history come along as JSON, read only for tickets that have any (the counts on the row).
+ */
+function changesSql(key: string, extra: string): string {
+  const tomb = ['NULL AS title', 'NULL AS description', 'NULL AS status', 'NULL AS priority', 'NULL AS channel', 'NULL AS source', 'NULL AS requester', 'NULL AS assignee', 'NULL AS tags', 'NULL AS created_at'];
+  const history = (owner: string): string =>
+    `(SELECT json_group_array(json_array(h.field, h."from", h."to", h.at, h.by)) FROM (SELECT * FROM ticket_history h WHERE h.ticket_id = ${owner} ORDER BY at, by, field, tag) h)`;
+  return `SELECT 0 AS dead, ${COLUMNS}, NULL AS deleted_at, NULL AS deleted_by,
+      CASE WHEN comment_count > 0 THEN (SELECT json_group_array(json_array(c.id, c.body, c.author, c.created_at, c.by)) FROM (SELECT * FROM ticket_comments c WHERE c.ticket_id = t.id ORDER BY created_at, id) c) END AS comments_json,
+      CASE WHEN history_count > 0 THEN ${history('t.id')} END AS history_json,
+      rowid & ${ORDER_KEY - 1} AS seq, rowid AS k
+    FROM tickets t WHERE rowid ${key}${extra}
+    UNION ALL
+    SELECT 1, id, ${tomb.join(', ')}, updated_at, updated_by, NULL, deleted_at, deleted_by, NULL,
+      CASE WHEN history_count > 0 THEN ${history('d.id')} END,
+      key & ${ORDER_KEY - 1}, key
+    FROM ticket_tombstones d WHERE key ${key}${extra}
+    ORDER BY k`;
+}
+
+/** A changedSince row: a ticket's columns, or a tombstone's (dead = 1), with the sets as JSON. */
+type ChangeRow = Row & { dead: number; deleted_at: string | null; deleted_by: string | null; comments_json: string | null; history_json: string | null; seq: number };
+
+function historyFromJson(text: string | null): HistoryEntry[] {
+  if (text === null) return [];
+  return (JSON.parse(text) as [string, string | null, string | null, string, string][]).map(([field, from, to, at, by]) => ({ field, from, to, at, by }));
+}
+
+function itemOf(r: ChangeRow): SyncItem {
+  if (r.dead === 1) return { id: r.id, updated_at: r.updated_at, updated_by: r.updated_by, deleted: { at: r.deleted_at!, by: r.deleted_by! }, history: historyFromJson(r.history_json) };
+  const t = fromRow(r);
+  if (r.comments_json !== null) t.comments = (JSON.parse(r.comments_json) as [string, string, string, string, string][]).map(([id, body, author, created_at, by]) => ({ id, body, author, created_at, by }));
+  if (r.history_json !== null) t.history = historyFromJson(r.history_json);
+  return t;
+}
+
+/** A stored ticket or tombstone with its comments and history, as the merge sees it. */
+type StoredItem = { dead: false; stored: Stored; item: Ticket } | { dead: true; seq: number; row: TombRow; item: Tombstone };
+
 /** Every fixed statement of the store, prepared on `db`. */
 function statements(db: Db) {
   return {
@@ -408,15 +533,34 @@ function statements(db: Db) {
         updated_at = @updated_at, updated_by = @updated_by, field_stamps = @field_stamps, got_from = @got_from WHERE id = @id`),
       ftsInsert: db.prepare(`INSERT INTO tickets_fts (rowid, title, description) VALUES (${KEY}, @title, @description)`),
       ftsDelete: db.prepare(`INSERT INTO tickets_fts (tickets_fts, rowid, title, description) VALUES ('delete', ${KEY}, @title, @description)`),
-      keyTaken: db.prepare(`SELECT 1 FROM tickets WHERE rowid = ${KEY}`),
-      byId: db.prepare(`SELECT ${COLUMNS}, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE id = ?`),
-      byPrefix: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
+      keyTaken: db.prepare(`SELECT 1 FROM tickets WHERE rowid = ${KEY} UNION ALL SELECT 1 FROM ticket_tombstones WHERE key = ${KEY}`),
+      byId: db.prepare(`SELECT ${COLUMNS}, comment_count, history_count, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE id = ?`),
+      byPrefix: db.prepare(`SELECT ${COLUMNS}, comment_count FROM tickets WHERE id >= ? AND id < ? ORDER BY id LIMIT 2`),
+      tombById: db.prepare(`SELECT id, updated_at, updated_by, deleted_at, deleted_by, history_count, key & ${ORDER_KEY - 1} AS seq FROM ticket_tombstones WHERE id = ?`),
+      tombInsert: db.prepare(`INSERT INTO ticket_tombstones (key, id, updated_at, updated_by, deleted_at, deleted_by, got_from, history_count) VALUES (${KEY}, @id, @updated_at, @updated_by, @deleted_at, @deleted_by, @got_from, @history_count)`),
+      tombUpdate: db.prepare(`UPDATE ticket_tombstones SET key = ${KEY}, updated_at = @updated_at, updated_by = @updated_by, deleted_at = @deleted_at, deleted_by = @deleted_by, got_from = @got_from, history_count = @history_count WHERE id = @id`),
+      tombDelete: db.prepare('DELETE FROM ticket_tombstones WHERE id = ?'),
+      rowDelete: db.prepare('DELETE FROM tickets WHERE id = ?'),
+      setCounts: db.prepare('UPDATE tickets SET comment_count = ?, history_count = ? WHERE id = ?'),
+      commentsOf: db.prepare('SELECT id, body, author, created_at, by FROM ticket_comments WHERE ticket_id = ? ORDER BY created_at, id'),
+      commentInsert: db.prepare('INSERT OR IGNORE INTO ticket_comments (ticket_id, id, body, author, created_at, by) VALUES (?, ?, ?, ?, ?, ?)'),
+      commentsDelete: db.prepare('DELETE FROM ticket_comments WHERE ticket_id = ?'),
+      historyOf: db.prepare('SELECT field, "from", "to", at, by FROM ticket_history WHERE ticket_id = ? ORDER BY at, by, field, tag'),
+      historyInsert: db.prepare('INSERT OR REPLACE INTO ticket_history (ticket_id, at, by, field, tag, "from", "to") VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      historyDeleteOne: db.prepare('DELETE FROM ticket_history WHERE ticket_id = ? AND at = ? AND by = ? AND field = ? AND tag = ?'),
+      historyDelete: db.prepare('DELETE FROM ticket_history WHERE ticket_id = ?'),
+      seenInsert: db.prepare('INSERT OR IGNORE INTO tombstone_seen (id, peer) SELECT id, ? FROM ticket_tombstones WHERE id = ?'),
+      seenDelete: db.prepare('DELETE FROM tombstone_seen WHERE id = ?'),
+      tombsThrough: db.prepare('SELECT id FROM ticket_tombstones WHERE deleted_at <= ?'),
+      seenBy: db.prepare('SELECT peer FROM tombstone_seen WHERE id = ?'),
+      allTombs: db.prepare('SELECT id FROM ticket_tombstones'),
       countPrefix: db.prepare('SELECT count(*) AS n FROM tickets WHERE id >= ? AND id < ?'),
       // Every key of a stamp after `since` is at or past the first key of the next millisecond.
-      since: db.prepare(`SELECT ${COLUMNS}, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid`),
-      afterKey: db.prepare(`SELECT ${COLUMNS}, rowid & ${ORDER_KEY - 1} AS seq FROM tickets WHERE rowid > ${KEY} ORDER BY rowid`),
-      sinceNotFrom: db.prepare(`SELECT ${COLUMNS} FROM tickets WHERE rowid >= (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} AND (got_from IS NULL OR got_from <> @from) ORDER BY rowid`),
-      newest: db.prepare(`SELECT updated_at FROM tickets WHERE rowid < (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid DESC LIMIT 1`),
+      since: db.prepare(changesSql('>= (CAST(@ms AS INTEGER) + 1) * ' + ORDER_KEY, '')),
+      afterKey: db.prepare(changesSql(`> ${KEY}`, '')),
+      sinceNotFrom: db.prepare(changesSql('>= (CAST(@ms AS INTEGER) + 1) * ' + ORDER_KEY, ' AND (got_from IS NULL OR got_from <> @from)')),
+      newest: db.prepare(`SELECT max(u) AS updated_at FROM (SELECT * FROM (SELECT updated_at AS u FROM tickets WHERE rowid < (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY rowid DESC LIMIT 1)
+        UNION ALL SELECT * FROM (SELECT updated_at AS u FROM ticket_tombstones WHERE key < (CAST(@ms AS INTEGER) + 1) * ${ORDER_KEY} ORDER BY key DESC LIMIT 1))`),
       counted: db.prepare('SELECT n FROM ticket_counts WHERE dim = ? AND value = ?'),
       searchCount: db.prepare('SELECT count(*) AS n FROM (SELECT 1 FROM tickets_fts WHERE tickets_fts MATCH ? LIMIT ?)'),
       getNode: db.prepare("SELECT value FROM node WHERE key = 'node_id'"),
@@ -488,6 +632,77 @@ export class SqliteTicketStore implements TicketStore {
     this.prepared.clear();
     this.cache.clear();
     return true;
+  }
+
+  /** The stored ticket or tombstone of `id` with its comments and history, in the caller's transaction. */
+  private storedItem(id: string): StoredItem | undefined {
+    const live = this.stored(id);
+    if (live) {
+      const item = fromRow(live.row);
+      if ((live.row.comment_count ?? 0) > 0) item.comments = this.stmts.commentsOf.all(id) as PeerComment[];
+      if ((live.row.history_count ?? 0) > 0) item.history = this.stmts.historyOf.all(id) as HistoryEntry[];
+      return { dead: false, stored: live, item };
+    }
+    const row = this.stmts.tombById.get(id) as TombRow | undefined;
+    if (!row) return undefined;
+    const history = row.history_count > 0 ? (this.stmts.historyOf.all(id) as HistoryEntry[]) : [];
+    return { dead: true, seq: row.seq, row, item: { id, updated_at: row.updated_at, updated_by: row.updated_by, deleted: { at: row.deleted_at, by: row.deleted_by }, history } };
+  }
+
+  /** Brings the history rows of `id` from `before` to `after` (both in stored order); the number kept. */
+  private writeHistory(id: string, before: HistoryEntry[] | undefined, after: HistoryEntry[] | undefined): number {
+    const had = new Map<string, HistoryEntry>();
+    const key = (e: HistoryEntry): string => JSON.stringify([e.at, e.by, e.field, historyTag(e)]);
+    for (const e of before ?? []) had.set(key(e), e);
+    for (const e of after ?? []) {
+      const k = key(e);
+      const old = had.get(k);
+      had.delete(k);
+      if (old !== undefined && old.from === e.from && old.to === e.to) continue;
+      this.stmts.historyInsert.run(id, e.at, e.by, e.field, historyTag(e), e.from, e.to);
+    }
+    // Entries cut by MAX_HISTORY (the oldest).
+    for (const e of had.values()) this.stmts.historyDeleteOne.run(id, e.at, e.by, e.field, historyTag(e));
+    return after?.length ?? 0;
+  }
+
+  /**
+   * Writes a ticket or tombstone in the caller's transaction, replacing what `stored` holds: a
+   * ticket's row (write), its new comments and its history; a tombstone takes the ticket's key
+   * out of the tickets table (its counts follow by trigger, its FTS5 entry is removed) and drops
+   * its comments, keeping its history until the purge.
+   */
+  private writeItem(item: SyncItem, gotFrom: string | null, stored: StoredItem | undefined): void {
+    if (!isTombstone(item)) {
+      if (stored?.dead) throw new Error(`ticket ${item.id} is deleted`);
+      const live = stored?.dead === false ? stored : undefined;
+      this.write(item, gotFrom, live?.stored);
+      const had = new Set((live?.item.comments ?? []).map((c) => c.id));
+      for (const c of item.comments ?? []) if (!had.has(c.id)) this.stmts.commentInsert.run(item.id, c.id, c.body, c.author, c.created_at, c.by);
+      const comments = Math.max(item.comments?.length ?? 0, live?.item.comments?.length ?? 0);
+      const history = this.writeHistory(item.id, live?.item.history, item.history);
+      if (comments !== (live?.stored.row.comment_count ?? 0) || history !== (live?.stored.row.history_count ?? 0)) this.stmts.setCounts.run(comments, history, item.id);
+      return;
+    }
+    const ms = Date.parse(item.updated_at);
+    if (!CANONICAL_STAMP.test(item.updated_at) || !CANONICAL_STAMP.test(item.deleted.at)) throw new Error(`tombstone ${item.id}: stamps must be canonical RFC 3339 UTC`);
+    let seq: number;
+    if (stored?.dead === false) {
+      const old = stored.stored;
+      this.stmts.rowDelete.run(item.id);
+      this.ftsQueue.push({ op: 'delete', ms: Date.parse(old.row.updated_at), seq: old.seq, title: old.row.title, description: old.row.description });
+      this.stmts.commentsDelete.run(item.id);
+      this.cache.delete(item.id);
+    }
+    const params = { id: item.id, updated_at: item.updated_at, updated_by: item.updated_by, deleted_at: item.deleted.at, deleted_by: item.deleted.by, got_from: gotFrom, history_count: item.history.length, ms };
+    if (stored?.dead === true) {
+      seq = stored.row.updated_at === item.updated_at ? stored.seq : this.freeSeq(ms, item.id);
+      this.stmts.tombUpdate.run({ ...params, seq });
+    } else {
+      seq = this.freeSeq(ms, item.id);
+      this.stmts.tombInsert.run({ ...params, seq });
+    }
+    this.writeHistory(item.id, stored?.item.history, item.history);
   }
 
   /** The stored row of `id` and its seq, read inside the caller's transaction. */
@@ -589,6 +804,12 @@ export class SqliteTicketStore implements TicketStore {
 
   private remember(t: Ticket): Ticket {
     this.cache.delete(t.id);
+    if (t.comments !== undefined || t.history !== undefined) {
+      // The cache serves lookups, which show comment_count only: the sets stay in their tables.
+      const { comments, history, ...rest } = t;
+      void history;
+      t = { ...rest, comment_count: comments?.length ?? t.comment_count ?? 0 };
+    }
     this.cache.set(t.id, t);
     if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
     return t;
@@ -661,7 +882,7 @@ export class SqliteTicketStore implements TicketStore {
       params.push(Date.parse(page.after.updated_at), page.after.seq);
     }
     const cols = COLUMNS.split(', ').map((c) => `t.${c}`).join(', ');
-    const sql = `SELECT ${cols}, t.rowid & ${ORDER_KEY - 1} AS seq FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${order} DESC LIMIT ?`;
+    const sql = `SELECT ${cols}, t.comment_count, t.rowid & ${ORDER_KEY - 1} AS seq FROM ${from}${where.length ? ' WHERE ' + where.join(' AND ') : ''} ORDER BY ${order} DESC LIMIT ?`;
     const rows = this.prepare(sql).all(...params, page.limit + 1) as (Row & { seq: number })[];
     const more = rows.length > page.limit;
     const shown = rows.slice(0, page.limit);
@@ -693,19 +914,19 @@ export class SqliteTicketStore implements TicketStore {
 
   async update(id: string, edit: (current: Ticket) => Ticket | undefined): Promise<Ticket | undefined> {
     const result = this.inTransaction(() => {
-      const row = this.stored(id);
-      if (!row) return undefined;
-      const current = fromRow(row.row);
+      const stored = this.storedItem(id);
+      if (!stored || stored.dead) return undefined;
+      const current = stored.item;
       const next = edit(current);
       if (!next) return current;
-      this.write(next, null, row);
+      this.writeItem(next, null, stored);
       return next;
     });
     if (result) this.remember(result);
     return result;
   }
 
-  async changedSince(since: string, opts: ChangesOptions): Promise<Page> {
+  async changedSince(since: string, opts: ChangesOptions): Promise<ChangesPage> {
     if (!CANONICAL_STAMP.test(since)) throw new Error('since must be a canonical RFC 3339 UTC stamp');
     const ms = Date.parse(since);
     const after = opts.split ? opts.after : undefined;
@@ -715,8 +936,8 @@ export class SqliteTicketStore implements TicketStore {
         : opts.notFrom !== undefined
           ? this.stmts.sinceNotFrom.iterate({ ms, from: opts.notFrom })
           : this.stmts.since.iterate({ ms })
-    ) as IterableIterator<Row & { seq?: number }>;
-    const tickets: Ticket[] = [];
+    ) as IterableIterator<ChangeRow>;
+    const tickets: SyncItem[] = [];
     let bytes = 0;
     let full = false;
     let more = false;
@@ -727,28 +948,28 @@ export class SqliteTicketStore implements TicketStore {
         more = true;
         break;
       }
-      tickets.push(fromRow(r));
-      if (r.seq !== undefined) last = { updated_at: r.updated_at, seq: r.seq };
-      bytes += r.title.length + r.description.length + r.tags.length + r.field_stamps.length + ROW_OVERHEAD_BYTES;
+      tickets.push(itemOf(r));
+      last = { updated_at: r.updated_at, seq: r.seq };
+      bytes += (r.title?.length ?? 0) + (r.description?.length ?? 0) + (r.tags?.length ?? 0) + (r.field_stamps?.length ?? 0) + (r.comments_json?.length ?? 0) + (r.history_json?.length ?? 0) + ROW_OVERHEAD_BYTES;
       if (tickets.length >= opts.limit || (opts.maxBytes !== undefined && bytes >= opts.maxBytes)) full = true;
     }
     // Leaving the loop early closes the statement's cursor (the iterator's return()).
     return { tickets, more, ...(opts.split && more && last ? { next: last } : {}) };
   }
 
-  async merge(incoming: Ticket[], combine: Combine, from?: string): Promise<MergeResult> {
+  async merge(incoming: SyncItem[], combine: Combine, from?: string): Promise<MergeResult> {
     // Taken copies are dropped from the cache; a rolled-back transaction leaves it consistent.
     for (const t of incoming) this.cache.delete(t.id);
     return this.inTransaction(() => {
       const result: MergeResult = { accepted: 0, rejected: 0 };
       for (const t of incoming) {
-        const stored = this.stored(t.id);
-        const outcome = combine(t, stored ? fromRow(stored.row) : undefined);
+        const stored = this.storedItem(t.id);
+        const outcome = combine(t, stored?.item);
         if (outcome.kind === 'same') result.accepted++;
         else if (outcome.kind === 'keep') result.rejected++;
         else {
           try {
-            this.write(outcome.ticket, outcome.asSent ? (from ?? null) : null, stored);
+            this.writeItem(outcome.ticket, outcome.asSent ? (from ?? null) : null, stored);
             result.accepted++;
           } catch {
             result.rejected++;
@@ -759,9 +980,125 @@ export class SqliteTicketStore implements TicketStore {
     });
   }
 
+  async addComment(ticketId: string, c: PeerComment): Promise<'added' | 'missing' | 'full'> {
+    const result = this.inTransaction(() => {
+      const stored = this.stored(ticketId);
+      if (!stored) return 'missing' as const;
+      const n = stored.row.comment_count ?? 0;
+      if (n >= MAX_COMMENTS) return 'full' as const;
+      this.stmts.commentInsert.run(ticketId, c.id, c.body, c.author, c.created_at, c.by);
+      // The comment's stamp becomes the ticket's change stamp, so that it syncs.
+      const t = fromRow(stored.row);
+      if (c.created_at > t.updated_at || (c.created_at === t.updated_at && c.by > t.updated_by)) {
+        t.updated_at = c.created_at;
+        t.updated_by = c.by;
+        this.write(t, null, stored);
+      }
+      this.stmts.setCounts.run(n + 1, stored.row.history_count ?? 0, ticketId);
+      return 'added' as const;
+    });
+    this.cache.delete(ticketId);
+    return result;
+  }
+
+  async comments(ticketId: string): Promise<PeerComment[]> {
+    return this.stmts.commentsOf.all(ticketId) as PeerComment[];
+  }
+
+  async delete(id: string, stamp: FieldStamp): Promise<boolean> {
+    const done = this.inTransaction(() => {
+      const stored = this.storedItem(id);
+      if (!stored || stored.dead) return false;
+      const tomb: Tombstone = { id, updated_at: stamp[0], updated_by: stamp[1], deleted: { at: stamp[0], by: stamp[1] }, history: stored.item.history ?? [] };
+      // The delete's stamp is the newest this node has issued; an older history entry's never passes it.
+      for (const h of tomb.history) if (h.at > tomb.updated_at || (h.at === tomb.updated_at && h.by > tomb.updated_by)) [tomb.updated_at, tomb.updated_by] = [h.at, h.by];
+      this.writeItem(tomb, null, stored);
+      return true;
+    });
+    this.cache.delete(id);
+    return done;
+  }
+
+  async history(id: string, page: { limit: number; before?: HistoryPosition }): Promise<{ entries: HistoryView[]; next?: HistoryPosition; deleted: boolean } | undefined> {
+    const stored = this.storedItem(id);
+    if (!stored) return undefined;
+    const recorded = stored.item.history ?? [];
+    const lost = lostEntries(recorded);
+    const all: HistoryView[] = recorded.map((e) => (lost.has(e) ? { ...e, lost: true as const } : e));
+    if (stored.dead) {
+      all.push({ field: 'deleted', from: null, to: null, at: stored.item.deleted.at, by: stored.item.deleted.by });
+    } else {
+      const t = stored.item;
+      const firstTitle = recorded.find((e) => e.field === 'title');
+      const base = t.field_stamps?.base;
+      all.push({ field: 'created', from: null, to: firstTitle ? firstTitle.from : t.title, at: t.created_at, by: base && base[0] === t.created_at ? base[1] : '' });
+      for (const c of t.comments ?? []) all.push({ field: 'comment', from: null, to: c.id, at: c.created_at, by: c.by });
+    }
+    const keyed = all.map((e) => ({ e, k: historyKey(e) }));
+    keyed.sort((a, b) => compareKeys(b.k, a.k));
+    if (stored.dead) {
+      // The delete first, as the docs say, even past a concurrent edit stamped later.
+      const at = keyed.findIndex((x) => x.e.field === 'deleted');
+      keyed.unshift(...keyed.splice(at, 1));
+    }
+    let start = 0;
+    if (page.before !== undefined) {
+      const before = page.before;
+      const at = keyed.findIndex((x) => compareKeys(x.k, before) === 0);
+      start = at >= 0 ? at + 1 : keyed.findIndex((x) => compareKeys(x.k, before) < 0);
+      if (start < 0) start = keyed.length;
+    }
+    const shown = keyed.slice(start, start + page.limit);
+    const more = start + page.limit < keyed.length;
+    return { entries: shown.map((x) => x.e), deleted: stored.dead, ...(more && shown.length > 0 ? { next: shown[shown.length - 1]!.k } : {}) };
+  }
+
+  /** Deletes one tombstone with its history and receipts (inside the caller's transaction). */
+  private purgeOne(id: string): void {
+    this.stmts.tombDelete.run(id);
+    this.stmts.historyDelete.run(id);
+    this.stmts.seenDelete.run(id);
+  }
+
+  async purgeTombstones(through: string): Promise<number> {
+    if (!CANONICAL_STAMP.test(through)) throw new Error('through must be a canonical RFC 3339 UTC stamp');
+    return this.inTransaction(() => {
+      const ids = (this.stmts.tombsThrough.all(through) as { id: string }[]).map((r) => r.id);
+      for (const id of ids) this.purgeOne(id);
+      return ids.length;
+    });
+  }
+
+  async markReceived(peer: string, ids: string[]): Promise<void> {
+    if (ids.length === 0) return;
+    this.inTransaction(() => {
+      for (const id of ids) this.stmts.seenInsert.run(peer, id);
+    });
+  }
+
+  async purgeReceived(peers: string[]): Promise<number> {
+    if (peers.length === 0) return 0;
+    const want = [...new Set(peers)];
+    return this.inTransaction(() => {
+      const held = this.prepare(`SELECT id FROM tombstone_seen WHERE peer IN (${want.map(() => '?').join(', ')}) GROUP BY id HAVING count(*) = ?`).all(...want, want.length) as { id: string }[];
+      for (const r of held) this.purgeOne(r.id);
+      return held.length;
+    });
+  }
+
+  async unseen(through: string, peers: string[]): Promise<{ n: number; peers: string[] }> {
+    const ids = (this.stmts.tombsThrough.all(through) as { id: string }[]).map((r) => r.id);
+    const lacking = new Set<string>();
+    for (const id of ids) {
+      const seen = new Set((this.stmts.seenBy.all(id) as { peer: string }[]).map((r) => r.peer));
+      for (const p of peers) if (!seen.has(p)) lacking.add(p);
+    }
+    return { n: ids.length, peers: [...lacking] };
+  }
+
   async newestUpdate(atMost: string): Promise<string | undefined> {
     if (!CANONICAL_STAMP.test(atMost)) throw new Error('atMost must be a canonical RFC 3339 UTC stamp');
-    return (this.stmts.newest.get({ ms: Date.parse(atMost) }) as { updated_at: string } | undefined)?.updated_at;
+    return (this.stmts.newest.get({ ms: Date.parse(atMost) }) as { updated_at: string | null } | undefined)?.updated_at ?? undefined;
   }
 
   async getCursor(peer: string): Promise<string | undefined> {

@@ -83,7 +83,7 @@ describe('tickets fuzz (seed printed above; replay with MKT_FUZZ_SEED and MKT_FU
     for (const seed of seeds) {
       const now = await node.req('GET', `/tickets/${String(seed.id)}`);
       expect(now.status).toBe(200);
-      expect(now.body).toEqual(seed);
+      expect({ ...now.body, comments: undefined }).toEqual(seed);
     }
   });
 });

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { request } from 'undici';
 import { prepareSnapshot, type PreparedSnapshot } from '../../../src/store/ticket-snapshot.js';
-import type { Ticket } from '../../../src/schemas/tickets.js';
+import type { Ticket, Tombstone } from '../../../src/schemas/tickets.js';
 import type { TicketStore } from '../../../src/store/tickets.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { screenPeerCopies } from './peer-ticket.js';
@@ -144,7 +144,8 @@ export async function bootstrapFromSnapshot(o: BootstrapOptions): Promise<(Prepa
     }
     const downloadMs = Date.now() - started;
     const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).copies[0];
-    const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen, signal: o.signal });
+    const screenTombstone = (t: Tombstone): Tombstone | undefined => screenPeerCopies([t], o.now, o.maxSkewMs).tombstones[0];
+    const prepared = await prepareSnapshot(file, { schema: o.store.schema(), nodeId: o.nodeId, screen, screenTombstone, signal: o.signal });
     if (!o.store.adopt(file)) return undefined;
     if (prepared.newest !== undefined) {
       o.hlc.observe(prepared.newest);

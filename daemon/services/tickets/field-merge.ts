@@ -4,7 +4,8 @@
 // per tag. The merge is a join (commutative, associative, idempotent), so every node reaches
 // the same ticket whatever order copies arrive in. A copy without stamps (a peer that only
 // follows the spec) is settled by whole-ticket last-writer-wins, as the spec says.
-import { STAMPED_FIELDS, type FieldStamp, type FieldStamps, type StampedField, type TagStamp, type Ticket } from '../../../src/schemas/tickets.js';
+import { STAMPED_FIELDS, type FieldStamp, type FieldStamps, type HistoryEntry, type PeerComment, type StampedField, type TagStamp, type Ticket } from '../../../src/schemas/tickets.js';
+import { historyValue, sameSets, unionComments, unionHistory } from '../../../src/store/ticket-sets.js';
 import { decide } from './lww.js';
 import { parseStamp } from './stamp.js';
 
@@ -18,6 +19,9 @@ interface Expanded {
   base: FieldStamp;
   fields: Record<StampedField, FieldStamp>;
   tags: Map<string, TagStamp>;
+  /** The grow-only sets (ticket-sets.ts); absent when empty. */
+  comments?: PeerComment[];
+  history?: HistoryEntry[];
 }
 
 /** Orders stamps by instant (canonical text), then node id; stamps beyond `ceiling` sort first. */
@@ -43,7 +47,10 @@ export function expand(t: Ticket): Expanded {
   }
   // Without tag entries every tag came from the array just read, so none can be absent from it.
   if (entries) for (const [tag, st] of tags) if (st[2] && !t.tags.includes(tag)) tags.set(tag, [st[0], st[1], false]);
-  return { base, fields, tags };
+  const e: Expanded = { base, fields, tags };
+  if (t.comments && t.comments.length > 0) e.comments = t.comments;
+  if (t.history && t.history.length > 0) e.history = t.history;
+  return e;
 }
 
 /** Whether stamp `s` orders after `[at, by]` (as compareFieldStamps). */
@@ -93,7 +100,23 @@ function compact(template: Ticket, values: Pick<Ticket, StampedField> | undefine
   if (tagStamps !== undefined) fs.tags = tagStamps;
   // `present` is in name order and the sort is stable: add stamp, then name.
   if (present.length > 1) present.sort((a, b) => compareFieldStamps(kept.get(a)!, kept.get(b)!));
-  return { ...template, ...values, tags: present, updated_at: newestAt, updated_by: newestBy, field_stamps: fs };
+  const out: Ticket = { ...template, ...values, tags: present, updated_at: newestAt, updated_by: newestBy, field_stamps: fs };
+  // Comments and history advance the change stamp too, so that a copy carrying a new one syncs.
+  delete out.comments;
+  delete out.history;
+  if (e.comments) {
+    const comments = unionComments(e.comments, undefined);
+    for (const c of comments) if (after([c.created_at, c.by], newestAt, newestBy)) [newestAt, newestBy] = [c.created_at, c.by];
+    out.comments = comments;
+  }
+  if (e.history) {
+    const history = unionHistory(e.history, undefined);
+    for (const h of history) if (after([h.at, h.by], newestAt, newestBy)) [newestAt, newestBy] = [h.at, h.by];
+    if (history.length > 0) out.history = history;
+  }
+  out.updated_at = newestAt;
+  out.updated_by = newestBy;
+  return out;
 }
 
 /**
@@ -153,12 +176,18 @@ export function joinCopies(stored: Ticket, incoming: Ticket, ceilingMs?: number)
   }
   const base = sa(a.base) || compareFieldStamps(b.base, a.base) < 0 ? b.base : a.base;
   const created = stored.created_at <= incoming.created_at ? stored.created_at : incoming.created_at;
-  return compact({ ...stored, created_at: created }, values, { base, fields, tags });
+  const joined: Expanded = { base, fields, tags };
+  if (a.comments || b.comments) joined.comments = unionComments(a.comments, b.comments);
+  if (a.history || b.history) joined.history = unionHistory(a.history, b.history);
+  return compact({ ...stored, created_at: created }, values, joined);
 }
 
 /** Every stored property of a copy, field stamps included, in a fixed order. */
 export function fingerprint(t: Ticket): string {
-  return JSON.stringify([t.id, t.created_at, t.updated_at, t.updated_by, pickValues(t), t.tags, t.field_stamps ?? null]);
+  const parts: unknown[] = [t.id, t.created_at, t.updated_at, t.updated_by, pickValues(t), t.tags, t.field_stamps ?? null];
+  // Only when present, so that a ticket without them prints as it did before comments existed.
+  if ((t.comments && t.comments.length > 0) || (t.history && t.history.length > 0)) parts.push(t.comments ?? [], t.history ?? []);
+  return JSON.stringify(parts);
 }
 
 function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
@@ -202,6 +231,7 @@ const SCALARS = ['updated_at', 'id', 'updated_by', 'created_at', ...STAMPED_FIEL
  * either finding is certain; anything else is settled by the fingerprints.
  */
 export function sameCopy(a: Ticket, b: Ticket): boolean {
+  if (!sameSets(a, b)) return false;
   for (const k of SCALARS) {
     const x = a[k];
     const y = b[k];
@@ -239,7 +269,9 @@ export function mergeCopy(incoming: Ticket, stored: Ticket | undefined, ceilingM
     // Every tag the stored copy knows, removed ones included: dropping a removal would let an
     // older add elsewhere bring the tag back.
     for (const tag of expand(stored).tags.keys()) if (!incoming.tags.includes(tag)) removed[tag] = [stamp[0], stamp[1], false];
-    const ticket = normalize({ ...incoming, field_stamps: { base: stamp, ...(Object.keys(removed).length > 0 ? { tags: removed } : {}) } });
+    // Comments and history are grow-only: a copy that knows none of them removes none.
+    const kept = { ...(stored.comments ? { comments: stored.comments } : {}), ...(stored.history ? { history: stored.history } : {}) };
+    const ticket = normalize({ ...incoming, ...kept, field_stamps: { base: stamp, ...(Object.keys(removed).length > 0 ? { tags: removed } : {}) } });
     return { kind: 'store', ticket, asSent: true };
   }
   // The join is idempotent: a stored ticket equal to a copy in stored form joins to itself,
@@ -287,4 +319,29 @@ export function applyEdit(current: Ticket, changes: Partial<Pick<Ticket, Stamped
     }
   }
   return changed ? compact(current, values, e) : undefined;
+}
+
+/**
+ * The history entries of a local edit or creation: `next` is `current` after applyEdit, both
+ * stored forms; every field that changed, and every tag added or removed, makes one entry at its
+ * new stamp. Returns `next` with them added (a new ticket), or `next` itself when nothing changed.
+ */
+export function withHistory(current: Ticket, next: Ticket): Ticket {
+  const entries: HistoryEntry[] = [];
+  const was = expand(current);
+  const now = expand(next);
+  for (const f of STAMPED_FIELDS) {
+    const st = now.fields[f];
+    if (st[0] === was.fields[f][0] && st[1] === was.fields[f][1]) continue;
+    entries.push({ field: f, from: historyValue(current[f]), to: historyValue(next[f]), at: st[0], by: st[1] });
+  }
+  for (const [tag, st] of now.tags) {
+    const old = was.tags.get(tag);
+    if (old !== undefined && old[0] === st[0] && old[1] === st[1] && old[2] === st[2]) continue;
+    const had = current.tags.includes(tag);
+    if (had === st[2]) continue;
+    entries.push({ field: 'tags', from: st[2] ? null : tag, to: st[2] ? tag : null, at: st[0], by: st[1] });
+  }
+  if (entries.length === 0) return next;
+  return normalize({ ...next, history: [...(next.history ?? []), ...entries] });
 }

@@ -44,6 +44,7 @@ const tickets: ServiceModule<TicketsOptions> = {
       intervalMs: options.syncIntervalMs ?? (config.syncIntervalSeconds ?? 30) * 1000,
       overlapMs: options.syncOverlapMs,
       pullLimit: options.syncPullLimit,
+      tombstoneMaxAgeMs: options.tombstoneMaxAgeMs ?? config.tombstoneMaxAgeMs,
       snapshotDir: server.dataDir,
       nodeId,
     });

@@ -27,3 +27,27 @@ export function decodeCursor(raw: string): ListPosition | undefined {
 export function comparePositions(a: ListPosition, b: ListPosition): number {
   return a.updated_at < b.updated_at ? -1 : a.updated_at > b.updated_at ? 1 : a.seq - b.seq;
 }
+
+/** History cursors start with this, so that a list cursor given to a history page is refused. */
+const HISTORY_TAG = 'h1:';
+
+/** The `cursor` of `GET /tickets/{id}/history`: the key of a page's last entry (HistoryPosition). */
+export function encodeHistoryCursor(k: [string, string, string, string]): string {
+  return Buffer.from(HISTORY_TAG + JSON.stringify(k)).toString('base64url');
+}
+
+/** The key, or undefined when `raw` is not a history cursor this server wrote. */
+export function decodeHistoryCursor(raw: string): [string, string, string, string] | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(raw)) return undefined;
+  const text = Buffer.from(raw, 'base64url').toString('utf8');
+  if (!text.startsWith(HISTORY_TAG)) return undefined;
+  let k: unknown;
+  try {
+    k = JSON.parse(text.slice(HISTORY_TAG.length));
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(k) || k.length !== 4 || !k.every((x) => typeof x === 'string' && x.length <= 200)) return undefined;
+  if (!STAMP.test(k[0] as string) || Number.isNaN(Date.parse(k[0] as string))) return undefined;
+  return k as [string, string, string, string];
+}

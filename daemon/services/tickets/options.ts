@@ -12,6 +12,8 @@ export const TicketsOptions = optionsObject({
   syncIntervalMs: Type.Optional(Type.Number()),
   /** Tests shorten the overlap window; see sync.ts. */
   syncOverlapMs: Type.Optional(Type.Number()),
+  /** `--tombstone-max-age` in milliseconds; default the config's `tombstone_max_age`, else 90 days. */
+  tombstoneMaxAgeMs: Type.Optional(Type.Number()),
   /** Tests ask for small pull pages, to follow many of them. */
   syncPullLimit: Type.Optional(Type.Integer()),
 });

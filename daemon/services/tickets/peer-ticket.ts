@@ -1,7 +1,28 @@
 // Checks one ticket copy received from a peer (push body element or pull result) and brings
 // it to canonical form; anything that would not round-trip is refused, not half-stored.
-import { STAMPED_FIELDS, parseChannel, parsePriority, parseStatus, type FieldStamp, type FieldStamps, type TagStamp, type Ticket } from '../../../src/schemas/tickets.js';
+import {
+  AUTHOR_MAX,
+  COMMENT_MAX_BYTES,
+  HISTORY_VALUE_MAX,
+  MAX_HISTORY,
+  MAX_PEER_COMMENTS,
+  STAMPED_FIELDS,
+  parseChannel,
+  parsePriority,
+  parseStatus,
+  type FieldStamp,
+  type FieldStamps,
+  type HistoryEntry,
+  type PeerComment,
+  type SyncItem,
+  type TagStamp,
+  type Ticket,
+  type Tombstone,
+  isTombstone,
+} from '../../../src/schemas/tickets.js';
 import { MAX_TAG_ENTRIES, normalize } from './field-merge.js';
+import { normalHistory, unionComments } from '../../../src/store/ticket-sets.js';
+import { normalTombstone } from './item-merge.js';
 import { aheadOf, normalizeStamp } from './stamp.js';
 
 /**
@@ -61,6 +82,82 @@ function optString(v: unknown, max: number): string | null | undefined {
   return typeof v === 'string' && v.length <= max ? v : undefined;
 }
 
+const HISTORY_FIELDS = new Set<string>([...STAMPED_FIELDS, 'tags', 'created', 'comment', 'deleted']);
+
+/** The `comments` property: undefined when absent, a reason when invalid. */
+function parseComments(raw: unknown): PeerComment[] | undefined | string {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) return 'comments is not an array';
+  if (raw.length > MAX_PEER_COMMENTS) return `more than ${MAX_PEER_COMMENTS} comments`;
+  const out: PeerComment[] = [];
+  for (const c of raw as unknown[]) {
+    if (typeof c !== 'object' || c === null || Array.isArray(c)) return 'a comment is not an object';
+    const x = c as Record<string, unknown>;
+    const id = typeof x.id === 'string' ? x.id.toLowerCase() : '';
+    if (!UUID.test(id)) return 'a comment id is not a UUID';
+    if (typeof x.body !== 'string' || x.body.trim() === '' || Buffer.byteLength(x.body) > COMMENT_MAX_BYTES) return 'a comment body is empty or too long';
+    if (typeof x.author !== 'string' || x.author.length > AUTHOR_MAX) return 'a comment author is invalid';
+    const at = normalizeStamp(x.created_at);
+    if (at === undefined) return 'a comment created_at is not an RFC 3339 timestamp';
+    if (typeof x.by !== 'string' || x.by.length > 100) return 'a comment by is invalid';
+    out.push({ id, body: x.body, author: x.author, created_at: at, by: x.by });
+  }
+  return out;
+}
+
+function historyString(v: unknown): string | null | undefined {
+  if (v === null) return null;
+  return typeof v === 'string' && v.length <= HISTORY_VALUE_MAX ? v : undefined;
+}
+
+/** The `history` property: undefined when absent, a reason when invalid. */
+function parseHistory(raw: unknown): HistoryEntry[] | undefined | string {
+  if (raw === undefined || raw === null) return undefined;
+  if (!Array.isArray(raw)) return 'history is not an array';
+  // Twice the kept number: a merge of two full histories is cut back to MAX_HISTORY anyway.
+  if (raw.length > 2 * MAX_HISTORY) return `more than ${2 * MAX_HISTORY} history entries`;
+  const out: HistoryEntry[] = [];
+  for (const h of raw as unknown[]) {
+    if (typeof h !== 'object' || h === null || Array.isArray(h)) return 'a history entry is not an object';
+    const x = h as Record<string, unknown>;
+    if (typeof x.field !== 'string' || !HISTORY_FIELDS.has(x.field)) return 'a history entry names no field';
+    // Derived entries (created, comment, deleted) are made by the reader, never carried.
+    if (x.field === 'created' || x.field === 'comment' || x.field === 'deleted') continue;
+    const from = historyString(x.from);
+    const to = historyString(x.to);
+    if (from === undefined || to === undefined) return 'a history entry value is invalid';
+    if (x.field === 'tags' && (from === null) === (to === null)) return 'a tags history entry must add or remove one tag';
+    const at = normalizeStamp(x.at);
+    if (at === undefined) return 'a history entry at is not an RFC 3339 timestamp';
+    if (typeof x.by !== 'string' || x.by.length > 100) return 'a history entry by is invalid';
+    out.push({ field: x.field, from, to, at, by: x.by });
+  }
+  return normalHistory(out);
+}
+
+/** A tombstone (`deleted` present) in canonical form, or a reason it cannot be stored. */
+function parseTombstone(r: Record<string, unknown>, id: string): Tombstone | string {
+  const d = r.deleted;
+  if (typeof d !== 'object' || d === null || Array.isArray(d)) return 'deleted is not an object';
+  const st = parseFieldStamp([(d as Record<string, unknown>).at, (d as Record<string, unknown>).by]);
+  if (!st) return 'deleted invalid';
+  const history = parseHistory(r.history);
+  if (typeof history === 'string') return history;
+  return normalTombstone({ id, updated_at: st[0], updated_by: st[1], deleted: { at: st[0], by: st[1] }, history: history ?? [] });
+}
+
+/** The canonical ticket or tombstone, or a reason it cannot be stored. */
+export function parsePeerItem(raw: unknown): SyncItem | string {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not an object';
+  const r = raw as Record<string, unknown>;
+  if (r.deleted !== undefined) {
+    const id = typeof r.id === 'string' ? r.id.toLowerCase() : '';
+    if (!UUID.test(id)) return 'id is not a UUID';
+    return parseTombstone(r, id);
+  }
+  return parsePeerTicket(raw);
+}
+
 /** The canonical ticket, or a reason it cannot be stored. */
 export function parsePeerTicket(raw: unknown): Ticket | string {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return 'not an object';
@@ -89,6 +186,10 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
   if (typeof updatedBy !== 'string' || updatedBy.length > 100) return 'updated_by invalid';
   const stamps = parseFieldStamps(r.field_stamps);
   if (typeof stamps === 'string') return stamps;
+  const comments = parseComments(r.comments);
+  if (typeof comments === 'string') return comments;
+  const history = parseHistory(r.history);
+  if (typeof history === 'string') return history;
   const ticket: Ticket = {
     id,
     short_id: id.slice(0, 8),
@@ -105,7 +206,10 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
     updated_at: updated,
     updated_by: updatedBy,
   };
+  // A copy without stamps comes from a peer that follows only the spec, which knows no comments.
   if (!stamps) return ticket;
+  if (comments && comments.length > 0) ticket.comments = unionComments(comments, undefined);
+  if (history && history.length > 0) ticket.history = history;
   // A stamped copy's updated_at is its latest field stamp, whatever the peer wrote there.
   // (Set on the fresh object rather than copied into another: this runs for every copy replicated.)
   ticket.field_stamps = stamps;
@@ -113,8 +217,10 @@ export function parsePeerTicket(raw: unknown): Ticket | string {
 }
 
 export interface Screened {
-  /** Copies fit to offer to last-writer-wins. */
+  /** Ticket copies fit to offer to the merge. */
   copies: Ticket[];
+  /** Tombstones fit to offer to the merge (deleted tickets). */
+  tombstones: Tombstone[];
   /** How many did not parse, and the first reason (one bad peer must not fill the log). */
   malformed: number;
   reason?: string;
@@ -128,16 +234,17 @@ export interface Screened {
  * caught up (year 9999: never) and drag this node's hybrid clock along with it.
  */
 export function screenPeerCopies(raws: unknown[], now: number, maxSkewMs: number): Screened {
-  const out: Screened = { copies: [], malformed: 0, tooFarAhead: [] };
+  const out: Screened = { copies: [], tombstones: [], malformed: 0, tooFarAhead: [] };
   for (const raw of raws) {
-    const t = parsePeerTicket(raw);
+    const t = parsePeerItem(raw);
     if (typeof t === 'string') {
       out.malformed++;
       out.reason ??= t;
       continue;
     }
     const ahead = aheadOf(t.updated_at, now);
-    if (ahead > maxSkewMs) out.tooFarAhead.push({ ticket: t.short_id, skewMs: ahead });
+    if (ahead > maxSkewMs) out.tooFarAhead.push({ ticket: t.id.slice(0, 8), skewMs: ahead });
+    else if (isTombstone(t)) out.tombstones.push(t);
     else out.copies.push(t);
   }
   return out;

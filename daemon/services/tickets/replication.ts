@@ -8,10 +8,11 @@ import { TicketsClient } from '../../../src/client/tickets.js';
 import { isResponseTooLarge } from '../../../src/client/http.js';
 import type { HybridClock } from './hybrid-clock.js';
 import { offerCopies } from './offer.js';
-import { PULL_LIMIT, PUSH_LIMIT, type PullResponse } from '../../../src/schemas/tickets.js';
+import { PULL_LIMIT, PUSH_LIMIT, isTombstone, type PullResponse, type SyncItem, type Ticket } from '../../../src/schemas/tickets.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
 import { bootstrapFromSnapshot } from './bootstrap.js';
+import { DEFAULT_TOMBSTONE_MAX_AGE_MS } from './config.js';
 import { comparePositions, decodeCursor } from './list-cursor.js';
 import type { PreparedSnapshot } from '../../../src/store/ticket-snapshot.js';
 
@@ -39,6 +40,18 @@ export const PEER_CONNECT_TIMEOUT_MS = 5_000;
  */
 const PUSH_BATCH = PUSH_LIMIT.tickets / 2;
 const PUSH_BATCH_BYTES = PUSH_LIMIT.bytes / 2;
+
+/**
+ * Whether an item fits in a push body (PUSH_LIMIT.bytes, with room for the array): a ticket with
+ * many large comments may not, and is left to the peer's pull (whose pages hold at least one
+ * ticket whatever its size) rather than fail the round with a 413 every time.
+ */
+function fitsPush(item: SyncItem, logger: Pick<Logger, 'warn'>, peer: string): boolean {
+  const bytes = Buffer.byteLength(JSON.stringify(item));
+  if (bytes <= PUSH_LIMIT.bytes - 1024) return true;
+  logger.warn({ peer, ticket: item.id, bytes }, 'sync: a ticket is too large for a push; the peer gets it by pulling');
+  return false;
+}
 
 /** Splits tickets into batches of at most PUSH_BATCH tickets and about PUSH_BATCH_BYTES. */
 export function pushBatches<T>(items: T[], maxItems = PUSH_BATCH, maxBytes = PUSH_BATCH_BYTES): T[][] {
@@ -80,6 +93,8 @@ export interface ReplicatorOptions {
   nodeId?: string;
   /** Tickets asked for per pull page; default the server's maximum. */
   pullLimit?: number;
+  /** Tombstones older than this are purged even when a peer has not received them; default 90 days. */
+  tombstoneMaxAgeMs?: number;
 }
 
 export interface PeerRound {
@@ -101,6 +116,8 @@ export interface PageMerge {
   rejected: number;
   /** The newest stamp among the copies offered: where the cursor may move once they are stored. */
   newest: string | undefined;
+  /** The tombstones the page carried (the peer holds them: see purging in docs/tickets.md). */
+  tombstones: string[];
 }
 
 /**
@@ -110,12 +127,13 @@ export interface PageMerge {
 export async function mergePulledPage(store: TicketStore, hlc: HybridClock, log: Pick<Logger, 'warn'>, peer: string, raws: unknown[], now: number, maxSkewMs: number, peerNode?: string): Promise<PageMerge> {
   const screened = screenPeerCopies(raws, now, maxSkewMs);
   logRefusals(log, peer, screened, maxSkewMs);
-  const { copies } = screened;
+  const copies: SyncItem[] = [...screened.copies, ...screened.tombstones];
   const merged = await offerCopies(store, hlc, copies, now, maxSkewMs, peerNode);
   // Screened copies carry canonical stamps only, and those sort as text in time order.
   let newest: string | undefined;
   for (const t of copies) if (newest === undefined || t.updated_at > newest) newest = t.updated_at;
-  return { pulled: copies.length, accepted: merged.accepted, rejected: merged.rejected + screened.malformed + screened.tooFarAhead.length, newest };
+  const tombstones = screened.tombstones.map((t) => t.id);
+  return { pulled: copies.length, accepted: merged.accepted, rejected: merged.rejected + screened.malformed + screened.tooFarAhead.length, newest, tombstones };
 }
 
 /**
@@ -174,7 +192,7 @@ export class Replicator {
     this.timer.unref?.();
   }
 
-  /** One round over every peer; concurrent callers share the round in progress. */
+  /** One round over every peer, then the purge of tombstones; concurrent callers share the round in progress. */
   round(): Promise<PeerRound[]> {
     this.running ??= (async () => {
       const out: PeerRound[] = [];
@@ -183,6 +201,7 @@ export class Replicator {
           if (this.stopped) break;
           out.push(await this.replicateWith(peer));
         }
+        if (!this.stopped) await this.purge();
       } finally {
         this.running = undefined;
       }
@@ -249,6 +268,7 @@ export class Replicator {
             await requestWritten();
           }
           const merged = await mergePulledPage(store, hlc, logger, peer, page.tickets, now, maxSkewMs, peerNode);
+          await store.markReceived(peer, merged.tombstones);
           round.pulled += merged.pulled;
           round.accepted += merged.accepted;
           round.rejected += merged.rejected;
@@ -268,8 +288,13 @@ export class Replicator {
       // page, less the tickets stored exactly as this peer sent them.
       for (let from = since; !this.stopped; ) {
         const page = await store.changedSince(from, { limit: PUSH_BATCH, maxBytes: PUSH_BATCH_BYTES, notFrom: peerNode });
-        for (const batch of pushBatches(page.tickets)) await client.push(batch, this.opts.nodeId);
-        round.pushed += page.tickets.length;
+        const fits = page.tickets.filter((t) => fitsPush(t, logger, peer));
+        // The client's type names tickets; the wire carries tombstones beside them (docs/tickets.md).
+        for (const batch of pushBatches(fits)) {
+          await client.push(batch as Ticket[], this.opts.nodeId);
+          await store.markReceived(peer, batch.filter(isTombstone).map((t) => t.id));
+        }
+        round.pushed += fits.length;
         const last = page.tickets[page.tickets.length - 1];
         if (!page.more || last === undefined) break;
         from = last.updated_at;
@@ -307,6 +332,26 @@ export class Replicator {
       if (isResponseTooLarge(err)) logger.warn({ peer, err: err.message, limit_bytes: err.limitBytes }, `sync: refused answer: larger than ${err.limitBytes} bytes; the peer's snapshot was not taken; pulling page by page`);
       else logger.warn({ peer, err: (err as Error).message }, 'sync: the peer\'s snapshot was not taken; pulling page by page');
       return undefined;
+    }
+  }
+
+  /**
+   * Purges the tombstones every configured peer holds (none without peers: a node pushed to by
+   * peers it does not list could otherwise take back a deleted ticket), then those older than
+   * the maximum age, with a warning naming the peers that had not received them.
+   */
+  async purge(): Promise<void> {
+    const { store, logger, clock = systemClock } = this.opts;
+    try {
+      const received = await store.purgeReceived(this.peers);
+      if (received > 0) logger.info({ purged: received }, 'sync: purged tombstones every peer has received');
+      const through = formatStamp(Math.max(0, clock.now() - (this.opts.tombstoneMaxAgeMs ?? DEFAULT_TOMBSTONE_MAX_AGE_MS)));
+      const old = await store.unseen(through, this.peers);
+      if (old.n === 0) return;
+      const n = await store.purgeTombstones(through);
+      logger.warn({ purged: n, unseen_by: old.peers, max_age_ms: this.opts.tombstoneMaxAgeMs ?? DEFAULT_TOMBSTONE_MAX_AGE_MS }, `sync: purged ${n} tombstones older than the maximum age, not received by ${old.peers.length} peers; a peer that still holds such a ticket can bring it back`);
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'sync: purging tombstones failed');
     }
   }
 

@@ -3,8 +3,17 @@
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import {
+  COMMENT_MAX_BYTES,
   DEFAULTS,
   ErrorSchema,
+  HISTORY_LIMIT,
+  HistoryQuerySchema,
+  HistoryResponseSchema,
+  MAX_COMMENTS,
+  NewCommentSchema,
+  CommentSchema,
+  TicketWithCommentsSchema,
+  type NewComment,
   ListQuerySchema,
   LIST_LIMIT,
   ListResponseSchema,
@@ -36,9 +45,9 @@ import { HttpError } from '../../plugins/errors.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
-import { applyEdit, normalize } from './field-merge.js';
+import { applyEdit, normalize, withHistory } from './field-merge.js';
 import { offerCopies } from './offer.js';
-import { decodeCursor, encodeCursor } from './list-cursor.js';
+import { decodeCursor, decodeHistoryCursor, encodeCursor, encodeHistoryCursor } from './list-cursor.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { normalizeStamp } from './stamp.js';
 import { quoteForError } from '../../../src/util/quote.js';
@@ -119,7 +128,8 @@ function pageLimit(raw: number | undefined, bounds: { default: number; max: numb
   return raw;
 }
 
-const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 500: ErrorSchema };
+const errors = { 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema, 409: ErrorSchema, 413: ErrorSchema, 500: ErrorSchema };
+const idParams = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } as const;
 
 /** The shared token, compared in constant time; every answer without it is 401 `unauthorized` (spec). */
 export function installTokenCheck(app: FastifyInstance, token: string): void {
@@ -172,7 +182,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       ticket.short_id = ticket.id.slice(0, SHORT_ID_MIN);
       await storage(() => store.insert(ticket));
       req.log.info({ ticket: ticket.short_id }, 'ticket created');
-      return reply.code(201).send(ticket);
+      return reply.code(201).send({ ...ticket, comment_count: 0 });
     },
   );
 
@@ -203,8 +213,59 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
 
   app.get<{ Params: { id: string } }>(
     '/tickets/:id',
-    { schema: { operationId: 'getTicket', summary: 'Get a ticket by id or unambiguous short id', params: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] }, response: { 200: TicketSchema, ...errors } } },
-    async (req) => find(req.params.id),
+    { schema: { operationId: 'getTicket', summary: 'Get a ticket by id or unambiguous short id, with its comments', params: idParams, response: { 200: TicketWithCommentsSchema, ...errors } } },
+    async (req) => {
+      const t = await find(req.params.id);
+      const comments = (t.comment_count ?? 0) > 0 ? await storage(() => store.comments(t.id)) : [];
+      return { ...t, comment_count: comments.length, comments };
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: NewComment }>(
+    '/tickets/:id/comments',
+    { schema: { operationId: 'addComment', summary: 'Add a comment to a ticket', params: idParams, body: NewCommentSchema, response: { 201: CommentSchema, ...errors } } },
+    async (req, reply) => {
+      const body = req.body.body;
+      if (Buffer.byteLength(body) > COMMENT_MAX_BYTES) throw new HttpError(413, `a comment holds at most ${COMMENT_MAX_BYTES} bytes of UTF-8; this one has ${Buffer.byteLength(body)}`);
+      if (body.trim() === '') throw new HttpError(400, 'a comment must not be empty');
+      const author = req.body.author?.trim() || nodeId;
+      const t = await find(req.params.id);
+      const comment = { id: randomUUID(), body, author, created_at: hlc.next(), by: nodeId };
+      const outcome = await storage(() => store.addComment(t.id, comment));
+      if (outcome === 'missing') throw new HttpError(404, `ticket not found: ${quoteForError(req.params.id)}`);
+      if (outcome === 'full') throw new HttpError(413, `a ticket holds at most ${MAX_COMMENTS} comments`);
+      req.log.info({ ticket: t.short_id }, 'comment added');
+      return reply.code(201).send({ id: comment.id, body, author, created_at: comment.created_at });
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    '/tickets/:id',
+    { schema: { operationId: 'deleteTicket', summary: 'Delete a ticket (on every peer, for good)', params: idParams, response: { 204: { type: 'null', description: 'deleted' }, ...errors } } },
+    async (req, reply) => {
+      const t = await find(req.params.id);
+      const done = await storage(() => store.delete(t.id, [hlc.next(), nodeId]));
+      if (!done) throw new HttpError(404, `ticket not found: ${quoteForError(req.params.id)}`);
+      req.log.info({ ticket: t.short_id }, 'ticket deleted');
+      return reply.code(204).send();
+    },
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { limit?: number; cursor?: string } }>(
+    '/tickets/:id/history',
+    { schema: { operationId: 'ticketHistory', summary: 'The changes of a ticket, newest first, paged', params: idParams, querystring: HistoryQuerySchema, response: { 200: HistoryResponseSchema, ...errors } } },
+    async (req) => {
+      const limit = pageLimit(req.query.limit, HISTORY_LIMIT);
+      const before = req.query.cursor !== undefined ? decodeHistoryCursor(req.query.cursor) : undefined;
+      if (req.query.cursor !== undefined && before === undefined) throw new HttpError(400, `invalid cursor: ${quoteForError(req.query.cursor)}; pass the next_cursor of a previous page`);
+      // A deleted ticket is found by its full id only (its tombstone is not in the id index of live tickets).
+      const key = req.params.id.trim().toLowerCase();
+      const found = await storage(() => store.lookup(key));
+      const id = found.kind === 'found' ? found.ticket.id : key.length === 36 ? key : (await find(req.params.id)).id;
+      const page = await storage(() => store.history(id, { limit, before }));
+      if (page === undefined) throw new HttpError(404, `ticket not found: ${quoteForError(req.params.id)}`);
+      return { data: page.entries, next_cursor: page.next ? encodeHistoryCursor(page.next) : null };
+    },
   );
 
   app.patch<{ Params: { id: string }; Body: UpdateTicket }>(
@@ -242,14 +303,15 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       let refused: string | undefined;
       const updated = await storage(() =>
         store.update(current.id, (stored) => {
-          if (add === undefined && remove === undefined) return applyEdit(stored, changes, () => [hlc.next(), nodeId]);
+          const recorded = (next: Ticket | undefined): Ticket | undefined => (next === undefined ? undefined : withHistory(stored, next));
+          if (add === undefined && remove === undefined) return recorded(applyEdit(stored, changes, () => [hlc.next(), nodeId]));
           // Read-modify-write inside the store's transaction: the tags are those stored now.
           const edited = editedTags(stored.tags, add ?? [], remove ?? []);
           if ('refused' in edited) {
             refused = edited.refused;
             return undefined;
           }
-          return applyEdit(stored, { ...changes, tags: edited.tags }, () => [hlc.next(), nodeId]);
+          return recorded(applyEdit(stored, { ...changes, tags: edited.tags }, () => [hlc.next(), nodeId]));
         }),
       );
       if (refused !== undefined) throw new HttpError(400, refused);
@@ -281,10 +343,10 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       const now = clock.now();
       const screened = screenPeerCopies(req.body, now, maxSkewMs);
       const { copies } = screened;
-      let result = { accepted: 0, rejected: copies.length };
+      let result = { accepted: 0, rejected: copies.length + screened.tombstones.length };
       try {
         const from = req.headers[SENDER_HEADER];
-        result = await offerCopies(store, hlc, copies, now, maxSkewMs, typeof from === 'string' && from.length <= 100 ? from : undefined);
+        result = await offerCopies(store, hlc, [...copies, ...screened.tombstones], now, maxSkewMs, typeof from === 'string' && from.length <= 100 ? from : undefined);
       } catch (err) {
         // Spec: a failed upsert counts as rejected; the push itself still answers 200.
         req.log.error({ err: (err as Error).message }, 'sync push: storing failed');

@@ -85,7 +85,7 @@ describe('control characters in stored fields', () => {
     expect(created.status).toBe(201);
     const t = created.body;
     expect(t).toMatchObject({ title: `nul ${odd}`, description: odd, source: `src${odd}`, requester: odd, assignee: odd, tags: [odd, 'plain'] });
-    expect((await node.req('GET', `/tickets/${t.id}`)).body).toEqual(t);
+    expect({ ...(await node.req('GET', `/tickets/${t.id}`)).body, comments: undefined }).toEqual(t);
     expect((await node.req('GET', `/tickets?source=${encodeURIComponent(`src${odd}`)}`)).body.data).toEqual([t]);
     expect((await node.req('GET', '/tickets?search=nul')).body.data).toEqual([t]);
 
@@ -98,7 +98,7 @@ describe('control characters in stored fields', () => {
       const r = await peer.req('GET', `/tickets/${t.id}`);
       return r.status === 200 && r.body.updated_at === patched.body.updated_at ? r.body : undefined;
     }, 'the edited ticket on the peer');
-    expect(copy).toEqual(patched.body);
+    expect({ ...copy, comments: undefined }).toEqual(patched.body);
     expect((await peer.req('GET', '/tickets?search=still')).body.data).toEqual([patched.body]);
   });
 
@@ -115,7 +115,7 @@ describe('control characters in stored fields', () => {
     const some = (await node.req('GET', '/tickets')).body.data[0];
     const patch = await node.req('PATCH', `/tickets/${some.id}`, { description: big });
     expect(patch.status).toBe(400);
-    expect((await node.req('GET', `/tickets/${some.id}`)).body).toEqual(some);
+    expect({ ...(await node.req('GET', `/tickets/${some.id}`)).body, comments: undefined }).toEqual(some);
     expect(await count()).toBe(before);
 
     // A peer copy with an oversized field is rejected, the rest of the push still counts.

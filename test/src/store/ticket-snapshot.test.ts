@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { SqliteTicketStore } from '../../../src/store/tickets.js';
+import { SqliteTicketStore, TICKETS_SCHEMA_VERSION } from '../../../src/store/tickets.js';
 import { prepareSnapshot, SnapshotRefused } from '../../../src/store/ticket-snapshot.js';
 import { screenPeerCopies } from '../../../daemon/services/tickets/peer-ticket.js';
 import type { Ticket } from '../../../src/schemas/tickets.js';
@@ -161,7 +161,7 @@ describe('ticket snapshots', () => {
     expect(fresh.adopt(snap)).toBe(true);
     fresh.close();
     const file = new Database(join(d, 'fresh.db'), { readonly: true });
-    expect(file.prepare('SELECT component, version FROM schema_migrations').all()).toEqual([{ component: 'tickets', version: 5 }]);
+    expect(file.prepare('SELECT component, version FROM schema_migrations').all()).toEqual([{ component: 'tickets', version: TICKETS_SCHEMA_VERSION }]);
     expect(file.prepare('SELECT k FROM tickets_fts_config').pluck().all()).toEqual(['version']);
     file.close();
     const reopened = store(join(d, 'fresh.db'));

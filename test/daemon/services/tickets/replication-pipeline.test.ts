@@ -92,7 +92,7 @@ function fakeStore(pages: Ticket[][], events: string[], during: (k: number) => P
       const r = { accepted: 0, rejected: 0 };
       for (const t of incoming) {
         const o = combine(t, held.get(t.id));
-        if (o.kind === 'store') held.set(t.id, o.ticket);
+        if (o.kind === 'store') held.set(t.id, o.ticket as Ticket);
         if (o.kind === 'keep') r.rejected++;
         else r.accepted++;
       }
@@ -108,6 +108,17 @@ function fakeStore(pages: Ticket[][], events: string[], during: (k: number) => P
     },
     async changedSince() {
       return { tickets: [], more: false };
+    },
+    // Tombstone bookkeeping: none in these pages.
+    async markReceived() {},
+    async purgeReceived() {
+      return 0;
+    },
+    async unseen() {
+      return { n: 0, peers: [] };
+    },
+    async purgeTombstones() {
+      return 0;
     },
   };
   return store as unknown as TicketStore & { cursor?: string };
