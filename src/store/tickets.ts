@@ -668,8 +668,8 @@ export class SqliteTicketStore implements TicketStore {
 
   /**
    * Writes a ticket or tombstone in the caller's transaction, replacing what `stored` holds: a
-   * ticket's row (write), its new comments and its history; a tombstone takes the ticket's key
-   * out of the tickets table (its counts follow by trigger, its FTS5 entry is removed) and drops
+   * ticket's row (write), its new comments and its history; a tombstone takes the ticket's row
+   * out of the tickets table (its counts and FTS5 entry follow by trigger) and drops
    * its comments, keeping its history until the purge.
    */
   private writeItem(item: SyncItem, gotFrom: string | null, stored: StoredItem | undefined): void {
@@ -689,8 +689,8 @@ export class SqliteTicketStore implements TicketStore {
     let seq: number;
     if (stored?.dead === false) {
       const old = stored.stored;
-      this.stmts.rowDelete.run(item.id);
-      this.ftsQueue.push({ op: 'delete', ms: Date.parse(old.row.updated_at), seq: old.seq, title: old.row.title, description: old.row.description });
+      // Its FTS5 entry goes with it: the row's delete trigger (tickets_ad, migration 1) removes it.
+      this.stmts.rowDelete.run(old.row.id);
       this.stmts.commentsDelete.run(item.id);
       this.cache.delete(item.id);
     }
