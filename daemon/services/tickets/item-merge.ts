@@ -37,8 +37,9 @@ export function mergeItem(incoming: SyncItem, stored: SyncItem | undefined, ceil
     return mergeCopy(incoming, stored, ceilingMs);
   }
   if (stored === undefined) return { kind: 'store', ticket: incoming, asSent: true };
-  // A live ticket's history goes into the tombstone: nothing recorded is lost until the purge.
-  const joined = isTombstone(stored) ? joinTombstones(stored, incoming) : normalTombstone({ ...incoming, history: unionHistory(incoming.history, stored.history) });
+  // A tombstone carries the history its deleting node had; a live copy's adds nothing to it either
+  // way (a live copy meeting a stored tombstone is dropped whole), so the merge stays a join.
+  const joined = isTombstone(stored) ? joinTombstones(stored, incoming) : incoming;
   if (isTombstone(stored) && sameTombstone(joined, stored)) return sameTombstone(joined, incoming) ? { kind: 'same' } : { kind: 'keep' };
   return { kind: 'store', ticket: joined, asSent: sameTombstone(joined, incoming) };
 }
