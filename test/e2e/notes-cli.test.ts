@@ -109,8 +109,8 @@ describe('mkt notes (built binary, real clone, real marketplace)', () => {
   it('ls lists both namespaces; search prints one TSV hit a line with the full id', async () => {
     const ls = await runMkt(['notes', 'ls']);
     expect(ls.code, ls.stderr).toBe(0);
-    expect(ls.stdout).toMatch(/^commits\t1\trefs\/notes\/commits\t[0-9a-f]{40}$/m);
-    expect(ls.stdout).toMatch(/^reviews\/security\t1\trefs\/notes\/reviews\/security\t[0-9a-f]{40}$/m);
+    expect(ls.stdout).toMatch(/^commits\t1\trefs\/notes\/commits\t[0-9a-f]{40}\tmanual$/m);
+    expect(ls.stdout).toMatch(/^reviews\/security\t1\trefs\/notes\/reviews\/security\t[0-9a-f]{40}\tmanual$/m);
     const search = await runMkt(['notes', 'search', 'flaky', 'arm64']);
     expect(search.code, search.stderr).toBe(0);
     const lines = search.stdout.trim().split('\n');
