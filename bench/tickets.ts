@@ -3,9 +3,12 @@
 // Measures list pages and search at one connection (p99, goal < 20 ms; bare node:http answering
 // the same page beside it), what `count` costs (the store in-process, before the node starts),
 // POST /tickets against bare node:http and the framework floor, and a full sync of every ticket
-// to an empty node started as a real process (goal < 60 s; its RSS sampled). Sections:
-// `MKT_BENCH_ONLY=list,search,count,create,sync`; `MKT_BENCH_PROFILE=source|target` runs that
-// node under --cpu-prof and prints its hottest frames. The seeded database is cached in the temp
+// to an empty node started as a real process (goal < 60 s; its RSS sampled); issue 34's a ticket
+// with 100 comments read and synced (`comments`, a node of its own) and the database with 10 % of
+// the tickets deleted and purged (`purge`, bench/_tickets-comments-purge.ts). Sections:
+// `MKT_BENCH_ONLY=list,search,count,create,sync,comments` (the default), and `purge` (minutes at a
+// million: 100,000 deletes one at a time and a VACUUM, so only when asked for);
+// `MKT_BENCH_PROFILE=source|target` runs that node under --cpu-prof and prints its hottest frames. The seeded database is cached in the temp
 // dir, keyed by the seed code and the store's source (`MKT_BENCH_TICKETS_FRESH=1` re-seeds).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -17,10 +20,13 @@ import Database from 'better-sqlite3';
 import { SqliteTicketStore, ftsQuery, type ListPosition, type TicketFilter } from '../src/store/tickets.js';
 import { CHANNELS, PRIORITIES, type Ticket } from '../src/schemas/tickets.js';
 import { encodeCursor } from '../daemon/services/tickets/list-cursor.js';
+import { commentsSection, purgeSection } from './_tickets-comments-purge.js';
 import { bareServer, frameName, mulberry32, printRow, references, serveBuilt, shortUrl, topShares, warmLoad, type Load, type ProfileFrame, type ServerProcess } from './_util.js';
 
 const N = Number(process.env.MKT_BENCH_TICKETS ?? 1_000_000);
-const ONLY = (process.env.MKT_BENCH_ONLY ?? 'list,search,count,create,sync').split(',');
+const ONLY = (process.env.MKT_BENCH_ONLY ?? 'list,search,count,create,sync,comments').split(',');
+/** The sections that serve the seeded database from a node of its own. */
+const ON_SOURCE = ['list', 'search', 'count', 'create', 'sync'];
 const PROFILE = process.env.MKT_BENCH_PROFILE;
 const TOKEN = 'bench-token-0123456789abcdef';
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -439,7 +445,11 @@ export async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-tickets-'));
   const keep = PROFILE !== undefined;
   try {
+    if (ONLY.includes('comments')) await commentsSection(dir, TOKEN, { sequential, latencyRow });
+    if (!ONLY.some((s) => ON_SOURCE.includes(s) || s === 'purge')) return;
     const cached = await seededDatabase(N);
+    if (ONLY.includes('purge')) await purgeSection(cached, dir, N);
+    if (!ONLY.some((s) => ON_SOURCE.includes(s))) return;
     const data = join(dir, 'source');
     mkdirSync(data);
     const t = performance.now();
@@ -458,10 +468,10 @@ export async function run(): Promise<void> {
       if (ONLY.includes('create')) await createThroughput(source);
     } finally {
       await source.stop();
-      agent.destroy();
     }
     if (PROFILE === 'source') printProfile(profDir, 'source node');
   } finally {
+    agent.destroy();
     if (keep) console.log(`\nkept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
   }

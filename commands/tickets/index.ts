@@ -12,7 +12,7 @@ const PRIORITY = (): Option => choiceOption('--priority <priority>', 'ticket pri
 const CHANNEL = (): Option => choiceOption('--channel <channel>', 'how the ticket came in', CHANNELS, parseChannel);
 /** LIST_LIMIT of src/schemas/tickets.ts (a test keeps the two equal). */
 const LIST_LIMIT = { default: 100, max: 1000 };
-/** HISTORY_LIMIT of src/client/tickets.ts, not imported so that `--help` loads no client (a test keeps the two equal). */
+/** HISTORY_LIMIT of src/schemas/tickets.ts (a test keeps the two equal). */
 const HISTORY_LIMIT = { default: 50, max: 500 };
 
 function fieldOptions(cmd: Command): Command {

@@ -74,7 +74,7 @@ export function personFilter(raw: string | undefined): string | undefined {
 }
 
 /** `comments`: the count, when the server gave one (a node of the previous release does not). */
-export function printTicket(io: IOStreams, t: Ticket & { comment_count?: number }): void {
+export function printTicket(io: IOStreams, t: Omit<Ticket, 'comments'> & { comment_count?: number }): void {
   printFields(io, [
     ['id', t.id],
     ['title', t.title],

@@ -1,58 +1,32 @@
 // Typed client of the ticket tracker API, used by `mkt tickets` and by the daemon's peer replication.
 import { HttpClient, type HttpClientOptions } from './http.js';
-import { SENDER_HEADER } from '../schemas/tickets.js';
-import { LIST_LIMIT, type ListQuery, type ListResponse, type NewTicket, type NodeResponse, type PullResponse, type PushResponse, type Ticket, type UpdateTicket } from '../schemas/tickets.js';
+import { COMMENT_MAX_BYTES, HISTORY_LIMIT, HISTORY_VALUE_MAX, LIST_LIMIT, MAX_PEER_COMMENTS, SENDER_HEADER } from '../schemas/tickets.js';
+import type { Comment, HistoryEntry as StoredHistoryEntry, ListQuery, ListResponse, NewTicket, NodeResponse, PullResponse, PushResponse, SyncItem, Ticket, UpdateTicket } from '../schemas/tickets.js';
+
+/** `GET /tickets/{id}/history?limit=`: 50 when not given, at most 500 (re-exported for the CLI). */
+export { HISTORY_LIMIT };
 
 const MiB = 1024 * 1024;
 
-// Wire types of comments, deletes and history (issue 34). The server's schemas (src/schemas/tickets.ts)
-// describe the same objects; these are what this client relies on.
+// What the client reads of comments and history (issue 34), in the words of src/schemas/tickets.ts.
 /** A comment as the API answers it (`POST /tickets/{id}/comments`, `comments` of `GET /tickets/{id}`). */
-export interface TicketComment {
-  id: string;
-  body: string;
-  author: string;
-  created_at: string;
-}
+export type TicketComment = Comment;
 /** `GET /tickets/{id}`: the ticket, its comments oldest first, and how many. */
-export type TicketWithComments = Ticket & { comments?: TicketComment[]; comment_count?: number };
+export type TicketWithComments = Omit<Ticket, 'comments'> & { comments?: TicketComment[]; comment_count?: number };
 /** One change of `GET /tickets/{id}/history`; `lost`: it lost a per-field merge to a concurrent change. */
-export interface HistoryEntry {
-  field: string;
-  from: string | null;
-  to: string | null;
-  at: string;
-  by: string;
-  lost?: true;
-}
-/**
- * What a push carries: live tickets and tombstones (a deleted ticket: its id, stamp, `deleted`
- * and history, no title), as SyncItem of src/schemas/tickets.ts.
- */
-export type PushItem = Ticket | { id: string; updated_at: string; updated_by: string; deleted: { at: string; by: string }; history?: readonly object[] };
+export type HistoryEntry = StoredHistoryEntry & { lost?: true };
 export interface HistoryPage {
   data: HistoryEntry[];
   next_cursor: string | null;
 }
-/** `GET /tickets/{id}/history?limit=`: 50 when not given, at most 500. */
-export const HISTORY_LIMIT = { default: 50, max: 500 } as const;
 
 /**
- * COMMENT_MAX_BYTES and MAX_PEER_COMMENTS of src/schemas/tickets.ts (a test keeps them equal):
- * a ticket read with its comments may hold that many bodies of that size.
+ * One comment's JSON at most: a body of COMMENT_MAX_BYTES all escaped (6 characters a byte, as
+ * \u00XX), and 1 KiB for the id, the author (AUTHOR_MAX characters, escaped) and the stamp.
  */
-const COMMENT_BYTES = 16_384;
-const PEER_COMMENTS = 2000;
-/**
- * One comment's JSON at most: a body of COMMENT_BYTES all escaped (6 characters a byte, as
- * \u00XX), and 1 KiB for the id, the author (100 characters, escaped) and the stamp.
- */
-const COMMENT_ANSWER_BYTES = 6 * COMMENT_BYTES + 1024;
-/**
- * One history entry at most: `from` and `to` each HISTORY_VALUE_MAX (1000) characters of
- * src/schemas/tickets.ts, every one escaped, and 1 KiB for the rest; 4 KiB to spare.
- */
-const HISTORY_ENTRY_BYTES = 2 * 6 * 1000 + 1024 + 4096;
+const COMMENT_ANSWER_BYTES = 6 * COMMENT_MAX_BYTES + 1024;
+/** One history entry at most: `from` and `to` each HISTORY_VALUE_MAX characters all escaped, and 5 KiB for the rest. */
+const HISTORY_ENTRY_BYTES = 2 * 6 * HISTORY_VALUE_MAX + 5 * 1024;
 /**
  * Answer caps, in bytes, whoever asks (the CLI or a node replicating with its peers): what the
  * answers can hold, with room to spare. One ticket is at most about 700 kB of JSON (a
@@ -63,7 +37,7 @@ const HISTORY_ENTRY_BYTES = 2 * 6 * 1000 + 1024 + 4096;
 export const TICKETS_ANSWER_BYTES = {
   ticket: 2 * MiB,
   /** A ticket with the most comments a node may hold (a peer's copy), each at its largest: about 194 MiB. */
-  ticketWithComments: 2 * MiB + PEER_COMMENTS * COMMENT_ANSWER_BYTES,
+  ticketWithComments: 2 * MiB + MAX_PEER_COMMENTS * COMMENT_ANSWER_BYTES,
   comment: COMMENT_ANSWER_BYTES + MiB,
   perListedTicket: MiB,
   /** A list page's ceiling, below V8's largest string (about 512 Mi characters). */
@@ -128,8 +102,8 @@ export class TicketsClient {
     const query = { since, ...(limit !== undefined ? { limit: String(limit) } : {}), ...(page.split ? { split: 'true' } : {}), ...(page.cursor !== undefined ? { cursor: page.cursor } : {}) };
     return this.http.json('GET', '/sync/pull', { query, maxResponseBytes: TICKETS_ANSWER_BYTES.pull });
   }
-  /** `sender`: this node's id, so that the receiver does not push the same copies back. */
-  push(tickets: readonly PushItem[], sender?: string): Promise<PushResponse> {
+  /** Live tickets and tombstones; `sender`: this node's id, so that the receiver does not push the same copies back. */
+  push(tickets: readonly SyncItem[], sender?: string): Promise<PushResponse> {
     return this.http.json('POST', '/sync/push', { body: tickets, maxResponseBytes: TICKETS_ANSWER_BYTES.push, ...(sender !== undefined ? { headers: { [SENDER_HEADER]: sender } } : {}) });
   }
   node(): Promise<NodeResponse> {

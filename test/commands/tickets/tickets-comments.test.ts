@@ -192,12 +192,14 @@ describe('mkt tickets log', () => {
     expect(JSON.parse((await mkt(['log', t.id, '--limit', '2', '--json'])).out)).toHaveLength(2);
   });
 
-  it("a deleted ticket's history starts with the delete", async () => {
+  it("a deleted ticket's history (by full id) starts with the delete; its field changes stay, the creation and comments went with it (docs/tickets.md, History)", async () => {
     const gone = await newTicket('short-lived');
+    expect((await node.req('PATCH', `/tickets/${gone.id}`, { status: 'solved' })).status).toBe(200);
+    expect((await node.req('POST', `/tickets/${gone.id}/comments`, { body: 'done' })).status).toBe(201);
     expect((await mkt(['delete', gone.id, '--yes'])).code).toBe(0);
     const r = await mkt(['log', gone.id, '--json']);
     expect(r.code, r.err).toBe(0);
-    expect(JSON.parse(r.out).map((e: { field: string }) => e.field)).toEqual(['deleted', 'created']);
+    expect(JSON.parse(r.out).map((e: { field: string }) => e.field)).toEqual(['deleted', 'status']);
     expect((await mkt(['log', gone.id], { tty: true })).out.split('\n')[0]).toMatch(/ deleted$/);
   });
 
