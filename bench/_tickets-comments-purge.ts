@@ -96,10 +96,25 @@ function onDisk(file: string): number {
   return [file, `${file}-wal`].reduce((n, f) => n + (existsSync(f) ? statSync(f).size : 0), 0);
 }
 
-function pages(file: string): { pages: number; free: number } {
+/**
+ * Pages in all and free, and where the used ones go (SQLite's dbstat, by table with its indexes;
+ * the FTS5 index's shadow tables together), in MiB.
+ */
+function pages(file: string): { pages: number; free: number; parts: string } {
   const db = new Database(file, { readonly: true });
   try {
-    return { pages: db.pragma('page_count', { simple: true }) as number, free: db.pragma('freelist_count', { simple: true }) as number };
+    const rows = db.prepare('SELECT s.tbl_name AS name, sum(d.pgsize) AS bytes FROM dbstat d JOIN sqlite_schema s ON s.name = d.name GROUP BY s.tbl_name').all() as { name: string; bytes: number }[];
+    const parts = new Map<string, number>();
+    for (const r of rows) {
+      const name = r.name.startsWith('tickets_fts') ? 'fts' : r.name;
+      parts.set(name, (parts.get(name) ?? 0) + r.bytes);
+    }
+    const shown = [...parts].filter(([, b]) => b >= MiB / 10).sort((a, b) => b[1] - a[1]);
+    return {
+      pages: db.pragma('page_count', { simple: true }) as number,
+      free: db.pragma('freelist_count', { simple: true }) as number,
+      parts: shown.map(([n, b]) => `${n} ${(b / MiB).toFixed(1)}`).join(', '),
+    };
   } finally {
     db.close();
   }
@@ -122,7 +137,7 @@ export async function purgeSection(seeded: string, dir: string, n: number): Prom
   const size = (bytes: number): string => `${(bytes / MiB).toFixed(1)} MiB`;
   const row = (label: string, ms?: number): void => {
     const p = pages(file);
-    console.log(`${label.padEnd(36)} ${size(onDisk(file)).padStart(11)}  (${p.pages} pages, ${p.free} free)${ms === undefined ? '' : `  in ${(ms / 1000).toFixed(1)} s`}`);
+    console.log(`${label.padEnd(36)} ${size(onDisk(file)).padStart(11)}  (${p.pages} pages, ${p.free} free; MiB used: ${p.parts})${ms === undefined ? '' : `  in ${(ms / 1000).toFixed(1)} s`}`);
   };
   row(`${n} tickets`);
 
