@@ -5,7 +5,8 @@
 // commits merges them (the same notes tree, so byte-identical note blobs), committed with both
 // parents; `git fsck --strict` is clean after each. Under `manual` (the default) nothing is
 // merged: git refuses the unforced push and a forced one replaces the ref, as before. A push
-// racing put_notes loses neither side's notes.
+// racing put_notes loses neither side. A union that would make a note over the 1 MiB limit is
+// refused (the push, and a put_note with 422), as every pushed or written note is held to it.s notes.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
@@ -59,7 +60,7 @@ async function setUp(name: string, format: 'sha1' | 'sha256', strategy: NotesMer
   const local = await localRepo(work.path, name, 8, format);
   const url = gitUrl(s, `ana/${name}`, s.tokens.anaPush);
   const c = local.commits;
-  const g = (args: string[]) => gitIn(local.dir, args);
+  const g = (args: string[], input?: string) => gitIn(local.dir, args, input);
   // The base both sides start from: notes on c0, c1 (two lines) and c2.
   await g(['notes', 'add', '-m', 'base zero', c[0]!]);
   await g(['notes', 'add', '-m', 'beta\nalpha', c[1]!]);
@@ -75,6 +76,27 @@ async function localMerge(g: (args: string[]) => Promise<string>, strategy: stri
   await g(['notes', '--ref', 'refs/notes/cmp', 'merge', '-q', '-s', strategy, 'refs/notes/incoming']);
   return g(['rev-parse', 'refs/notes/cmp']);
 }
+
+describe('a union that would make a note over the 1 MiB limit', () => {
+  it('refuses the push (the ref stays) and a racing put_note (422); nothing is written over', async () => {
+    const r = await setUp('too-big', 'sha1', 'union');
+    const { c, g } = r;
+    const big = (ch: string) => `${ch.repeat(600 * 1024)}\n`;
+    expect((await put('ana/too-big', c[0]!, big('s'))).status).toBe(200);
+    const serverTip = onDisk(r.hosted, ['rev-parse', REF]);
+    await g(['notes', 'add', '-f', '-F', '-', c[0]!], big('p'));
+    await expect(g(['push', '-q', '--force', r.url, REF])).rejects.toThrow(/merged notes over 1048576 bytes/);
+    expect(onDisk(r.hosted, ['rev-parse', REF])).toBe(serverTip);
+    // The same two notes met by a put_note that finds the ref moved: 422, and the ref is the mover's.
+    const pushed = await g(['rev-parse', REF]);
+    await g(['push', '-q', r.url, `${pushed}:refs/heads/big`]);
+    clock.armed = { gitDir: r.hosted, to: pushed };
+    const refused = await put('ana/too-big', c[0]!, big('a'));
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatch(/would make notes over 1048576 bytes/);
+    expect(onDisk(r.hosted, ['rev-parse', REF])).toBe(pushed);
+  });
+});
 
 describe.each(['sha1', 'sha256'] as const)('notes merge strategies (%s)', (format) => {
   it.each(STRATEGIES)('%s: a forced push that does not contain the server notes is merged as git notes merge merges it', async (strategy) => {
