@@ -6,7 +6,7 @@
 // parents; `git fsck --strict` is clean after each. Under `manual` (the default) nothing is
 // merged: git refuses the unforced push and a forced one replaces the ref, as before. A push
 // racing put_notes loses neither side. A union that would make a note over the 1 MiB limit is
-// refused (the push, and a put_note with 422), as every pushed or written note is held to it.s notes.
+// refused (the push, and a put_note with 422), as every pushed or written note is held to it.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
