@@ -1,6 +1,7 @@
 // The repository adapter on both engines: repositories found by owner and name ignoring case,
 // listed in one order, grants set, raised, revoked and dropped with their repository, a create
-// decided inside a locked transaction, and lookups that another instance's delete reaches.
+// decided inside a locked transaction, lookups that another instance's delete reaches, and the
+// notes merge strategies of a repository's namespaces.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,23 @@ async function stores(db: SqlDatabase) {
 }
 
 describeEngines('SqlRepoStore', (open) => {
+  it('stores a notes merge strategy per repository and namespace; manual removes it; deleting the repository drops them', async () => {
+    const { repos, ana } = await stores(await open());
+    const app = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'app', private: false, objectFormat: 'sha1' });
+    const lib = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'lib', private: false, objectFormat: 'sha1' });
+    expect(await repos.notesMergeStrategies(app.id)).toEqual(new Map());
+    await repos.setNotesMergeStrategy(app.id, 'commits', 'union');
+    await repos.setNotesMergeStrategy(app.id, 'reviews/security', 'ours');
+    await repos.setNotesMergeStrategy(lib.id, 'commits', 'theirs');
+    await repos.setNotesMergeStrategy(app.id, 'commits', 'cat_sort_uniq');
+    expect(await repos.notesMergeStrategies(app.id)).toEqual(new Map([['commits', 'cat_sort_uniq'], ['reviews/security', 'ours']]));
+    await repos.setNotesMergeStrategy(app.id, 'reviews/security', 'manual');
+    expect(await repos.notesMergeStrategies(app.id)).toEqual(new Map([['commits', 'cat_sort_uniq']]));
+    await repos.deleteRepo(app.id);
+    expect(await repos.notesMergeStrategies(app.id)).toEqual(new Map());
+    expect(await repos.notesMergeStrategies(lib.id)).toEqual(new Map([['commits', 'theirs']]));
+  });
+
   it('creates repositories and finds them by owner and name ignoring case', async () => {
     const { repos, ana } = await stores(await open());
     const app = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'App', private: true, objectFormat: 'sha256' });
