@@ -2,11 +2,16 @@
 // same tickets concurrently, partitioned and healed, end with the same tickets (field stamps
 // included) once every pair has synced; each field holds the edit with the greatest
 // [stamp, node id], and each tag is present iff its latest add or remove is an add.
+// Comments added anywhere are never lost (every comment of a live ticket is on every node),
+// deletes are never undone (a deleted ticket is gone on every node, whatever was edited or
+// commented meanwhile elsewhere), and every node shows the same history of each ticket.
 // A peer that follows only the spec (copies without field stamps) is settled by whole-ticket
-// last-writer-wins. Real stores, routes and the Replicator over HTTP; only the clocks are fake.
+// last-writer-wins. Real stores, routes and the Replicator over HTTP, each node listing the
+// others as its peers (a full mesh, so that tombstones are purged as in a deployment); only the
+// clocks are fake.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { composeNode, type PartsNode } from '../helpers/tickets-parts.js';
+import { composeMesh, type MeshNode } from '../helpers/tickets-mesh.js';
 import { STAMPED_FIELDS, STATUSES, PRIORITIES, type FieldStamp, type StampedField, type Ticket } from '../../src/schemas/tickets.js';
 import { DEFAULT_OVERLAP_MS } from '../../daemon/services/tickets/replication.js';
 import { formatStamp, parseStamp } from '../../daemon/services/tickets/stamp.js';
@@ -46,6 +51,9 @@ interface TicketModel {
   creation: Ticket;
   writes: Map<StampedField, Write[]>;
   tagOps: Map<string, TagOp[]>;
+  /** Ids of the comments the nodes answered 201 for. */
+  comments: Set<string>;
+  deleted: boolean;
 }
 
 function compareStamp(a: FieldStamp, b: FieldStamp): number {
@@ -58,7 +66,7 @@ class Model {
   readonly tickets = new Map<string, TicketModel>();
 
   created(t: Ticket): void {
-    const m: TicketModel = { creation: t, writes: new Map(), tagOps: new Map() };
+    const m: TicketModel = { creation: t, writes: new Map(), tagOps: new Map(), comments: new Set(), deleted: false };
     this.tickets.set(t.id, m);
     for (const tag of t.tags) this.tag(t.id, tag, true, [t.updated_at, t.updated_by]);
   }
@@ -101,7 +109,9 @@ type Step =
   | { kind: 'sync'; node: number; peer: number }
   | { kind: 'cut' | 'heal'; a: number; b: number }
   | { kind: 'wait'; ms: number }
-  | { kind: 'stampless'; node: number; pick: number; newer: boolean; ms: number; changes: Changes };
+  | { kind: 'stampless'; node: number; pick: number; newer: boolean; ms: number; changes: Changes }
+  | { kind: 'comment'; node: number; pick: number; body: string }
+  | { kind: 'delete'; node: number; pick: number };
 
 const tagList = fc.subarray(TAGS);
 const changes: fc.Arbitrary<Changes> = fc.record(
@@ -126,6 +136,7 @@ function steps(nodes: number, extra: fc.WeightedArbitrary<Step>[] = []): fc.Arbi
     { weight: 1, arbitrary: node.chain((a) => otherOf(a).map((b): Step => ({ kind: 'cut', a, b }))) },
     { weight: 1, arbitrary: node.chain((a) => otherOf(a).map((b): Step => ({ kind: 'heal', a, b }))) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 5_000 })) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('comment' as const), node, pick: fc.nat(MAX_TICKETS - 1), body: fc.constantFrom('same here', 'fixed?', 'no') }) },
     ...extra,
   );
   // Starts with a ticket, so that early edits have one to change; size 'max': the default
@@ -141,7 +152,7 @@ class TrueTime {
 
 interface World {
   time: TrueTime;
-  nodes: PartsNode[];
+  nodes: MeshNode[];
   model: Model;
   cut: Set<string>;
   /** Stamps the spec-only peer has written, by ticket: it never writes two copies at one stamp. */
@@ -151,8 +162,8 @@ interface World {
 const pairKey = (a: number, b: number): string => (a < b ? `${a}-${b}` : `${b}-${a}`);
 const withoutStamps = ({ field_stamps: _fs, ...t }: Ticket): Ticket => t;
 
-/** The tickets node `n` holds, in creation order. */
-async function held(w: World, n: PartsNode): Promise<Ticket[]> {
+/** The live tickets node `n` holds, in creation order. */
+async function held(w: World, n: MeshNode): Promise<Ticket[]> {
   const byId = new Map((await n.snapshot()).map((t) => [t.id, t]));
   return [...w.model.tickets.keys()].filter((id) => byId.has(id)).map((id) => byId.get(id)!);
 }
@@ -240,6 +251,29 @@ async function stampless(w: World, s: Extract<Step, { kind: 'stampless' }>): Pro
   for (const t of known) if (!copyTags.includes(t)) w.model.tag(before.id, t, false, stamp);
 }
 
+async function comment(w: World, s: Extract<Step, { kind: 'comment' }>): Promise<void> {
+  const n = w.nodes[s.node]!;
+  const have = await held(w, n);
+  if (have.length === 0) return;
+  const t = have[s.pick % have.length]!;
+  const r = await n.req('POST', `/tickets/${t.id}/comments`, { body: s.body });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  w.model.tickets.get(t.id)!.comments.add(r.body.id);
+  // A comment is a change of the ticket: its stamp moves on, so that it syncs.
+  const after = (await held(w, n)).find((x) => x.id === t.id)!;
+  expect(after.updated_at > t.updated_at, `${after.updated_at} after ${t.updated_at}`).toBe(true);
+}
+
+async function remove(w: World, s: Extract<Step, { kind: 'delete' }>): Promise<void> {
+  const n = w.nodes[s.node]!;
+  const have = await held(w, n);
+  if (have.length === 0) return;
+  const t = have[s.pick % have.length]!;
+  expect((await n.req('DELETE', `/tickets/${t.id}`)).status).toBe(204);
+  w.model.tickets.get(t.id)!.deleted = true;
+  expect((await n.req('GET', `/tickets/${t.id}`)).status).toBe(404);
+}
+
 async function run(w: World, s: Step): Promise<void> {
   switch (s.kind) {
     case 'create':
@@ -259,6 +293,10 @@ async function run(w: World, s: Step): Promise<void> {
       return;
     case 'stampless':
       return stampless(w, s);
+    case 'comment':
+      return comment(w, s);
+    case 'delete':
+      return remove(w, s);
   }
 }
 
@@ -281,10 +319,12 @@ async function settle(w: World): Promise<Ticket[][]> {
   throw new Error(`sync did not quiesce within ${MAX_PASSES} passes`);
 }
 
-function checkAgainstModel(w: World, snapshots: Ticket[][]): void {
+async function checkAgainstModel(w: World, snapshots: Ticket[][]): Promise<void> {
   const [first, ...rest] = snapshots;
-  // (1) Every node holds exactly the same tickets, stamps and field stamps included.
-  expect(first!.map((t) => t.id).sort()).toEqual([...w.model.tickets.keys()].sort());
+  const live = [...w.model.tickets].filter(([, m]) => !m.deleted).map(([id]) => id);
+  // (1) Every node holds exactly the same live tickets, stamps, field stamps, comments and
+  // history included; a deleted one is gone from every node (never undone).
+  expect(first!.map((t) => t.id).sort()).toEqual(live.sort());
   for (const [k, other] of rest.entries()) {
     expect(other.map((t) => t.id), `node ${k + 1}'s tickets`).toEqual(first!.map((t) => t.id));
     for (const [i, t] of other.entries()) expect(t, `ticket ${t.short_id} on node ${k + 1} and node 0`).toEqual(first![i]);
@@ -297,14 +337,30 @@ function checkAgainstModel(w: World, snapshots: Ticket[][]): void {
     }
     // (3) Each tag: present iff its latest add/remove is an add.
     expect([...t.tags].sort(), `ticket ${t.short_id} tags`).toEqual(w.model.expectedTags(t.id));
+    // (4) Every comment added anywhere, no other.
+    expect((t.comments ?? []).map((c) => c.id).sort(), `ticket ${t.short_id} comments`).toEqual([...w.model.tickets.get(t.id)!.comments].sort());
+  }
+  for (const [id, m] of w.model.tickets) {
+    // (5) The same history on every node, as the API shows it (derived entries and `lost` marks
+    // included): a created entry and one entry per comment; a deleted ticket 404 everywhere.
+    const answers = await Promise.all(w.nodes.map((n) => n.req('GET', `/tickets/${id}${m.deleted ? '' : '/history?limit=500'}`)));
+    if (m.deleted) {
+      for (const [k, a] of answers.entries()) expect(a.status, `deleted ticket ${id.slice(0, 8)} on node ${k}`).toBe(404);
+      continue;
+    }
+    const [h0, ...hs] = answers;
+    expect(h0!.status).toBe(200);
+    for (const [k, h] of hs.entries()) expect(h.body, `history of ${id.slice(0, 8)} on node ${k + 1} and node 0`).toEqual(h0!.body);
+    const entries = h0!.body.data as { field: string; to: string | null }[];
+    expect(entries.filter((e) => e.field === 'created')).toHaveLength(1);
+    expect(entries.filter((e) => e.field === 'comment').map((e) => e.to).sort()).toEqual([...m.comments].sort());
   }
 }
 
 async function withWorld(skews: number[], opts: { pullLimit: number; overlapMs: number }, body: (w: World) => Promise<void>): Promise<void> {
   const time = new TrueTime();
-  const nodes: PartsNode[] = [];
+  const nodes = await composeMesh(skews.map((skew) => ({ clock: { now: () => time.ms + skew }, maxSkewMs: MAX_SKEW_MS, pullLimit: opts.pullLimit, overlapMs: opts.overlapMs })));
   try {
-    for (const skew of skews) nodes.push(await composeNode({ clock: { now: () => time.ms + skew }, maxSkewMs: MAX_SKEW_MS, pullLimit: opts.pullLimit, overlapMs: opts.overlapMs }));
     await body({ time, nodes, model: new Model(), cut: new Set(), specStamps: new Set() });
   } finally {
     for (const n of nodes) await n.close();
@@ -316,12 +372,13 @@ const skew = fc.oneof(fc.constantFrom(-MAX_SKEW_MS / 2, MAX_SKEW_MS / 2), fc.int
 const overlap = fc.constantFrom(0, 1_000, DEFAULT_OVERLAP_MS);
 
 describe('ticket sync between nodes with field stamps (property)', () => {
-  it('converges to the same tickets, each field the write with the greatest stamp, each tag its last add or remove', async () => {
+  it('converges to the same tickets, each field the write with the greatest stamp, each tag its last add or remove, no comment lost, no delete undone, one history', async () => {
+    const del: fc.WeightedArbitrary<Step> = { weight: 1, arbitrary: fc.record({ kind: fc.constant('delete' as const), node: fc.nat(2), pick: fc.nat(MAX_TICKETS - 1) }) };
     await fc.assert(
-      fc.asyncProperty(fc.tuple(skew, skew, skew), overlap, fc.integer({ min: 1, max: 3 }), steps(3), async (skews, overlapMs, pullLimit, plan) => {
+      fc.asyncProperty(fc.tuple(skew, skew, skew), overlap, fc.integer({ min: 1, max: 3 }), steps(3, [del]), async (skews, overlapMs, pullLimit, plan) => {
         await withWorld(skews, { pullLimit, overlapMs }, async (w) => {
           for (const s of plan) await run(w, s);
-          checkAgainstModel(w, await settle(w));
+          await checkAgainstModel(w, await settle(w));
         });
       }),
       { numRuns: RUNS, ...FC_LIMITS },
@@ -338,7 +395,7 @@ describe('ticket sync between nodes with field stamps (property)', () => {
       fc.asyncProperty(fc.tuple(skew, skew), steps(2, [push]), async (skews, plan) => {
         await withWorld(skews, { pullLimit: 2, overlapMs: DEFAULT_OVERLAP_MS }, async (w) => {
           for (const s of plan) await run(w, s);
-          checkAgainstModel(w, await settle(w));
+          await checkAgainstModel(w, await settle(w));
         });
       }),
       { numRuns: Math.max(1, Math.round(RUNS / 2)), ...FC_LIMITS },

@@ -210,6 +210,25 @@ export class Replicator {
     return this.running;
   }
 
+  /**
+   * One round with `peer` alone, then the purge over every configured peer: tests drive the
+   * nodes of a mesh pair by pair this way. Waits for a round in progress, as round() shares it.
+   */
+  async roundWith(peer: string): Promise<PeerRound> {
+    while (this.running) await this.running.catch(() => undefined);
+    const one = (async () => {
+      try {
+        const r = await this.replicateWith(peer);
+        if (!this.stopped) await this.purge();
+        return [r];
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    this.running = one;
+    return (await one)[0]!;
+  }
+
   private async replicateWith(peer: string): Promise<PeerRound> {
     const { store, hlc, logger, clock = systemClock, maxSkewMs = DEFAULT_MAX_SKEW_MS } = this.opts;
     const overlap = this.opts.overlapMs ?? DEFAULT_OVERLAP_MS;
