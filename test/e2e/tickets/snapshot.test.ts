@@ -1,7 +1,8 @@
 // An empty node's first sync with a peer holding many tickets, over real HTTP: it starts from
 // the peer's snapshot (GET /sync/snapshot), then syncs as usual both ways. A peer sending a
 // forged snapshot is refused and the node pulls page by page instead; a node that already
-// holds a ticket never asks for one.
+// holds a ticket never asks for one. The snapshot carries comments, history and tombstones: the
+// new node serves the same and keeps the tombstones (a stale copy pushed to it stays refused).
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server } from 'node:http';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { TicketsOptions } from '../../../daemon/services/tickets/options.js';
 import { startNode, startTempNode, TOKEN, type TicketNode } from '../../helpers/tickets-node.js';
-import { waitFor } from '../../helpers/wait.js';
+import { freePort, waitFor } from '../../helpers/wait.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { SNAPSHOT_MIN_TICKETS } from '../../../daemon/services/tickets/replication.js';
 import { SqliteTicketStore } from '../../../src/store/tickets.js';
@@ -50,12 +51,27 @@ describe('starting from a snapshot', () => {
     expect(readdirSync(dir.path).filter((f) => f.startsWith('snapshot-'))).toEqual(['snapshot-notes.txt']);
   });
 
-  it(`an empty node whose peer holds ${N} tickets takes its snapshot, then syncs edits both ways`, async () => {
+  it(`an empty node whose peer holds ${N} tickets takes its snapshot (comments, history and tombstones too), then syncs edits both ways`, async () => {
     const a = await node();
     await fill(a, N);
     const edited = (await a.req('PATCH', `/tickets/${copy(5).id as string}`, { title: 'edited on a' })).body as Ticket;
-    const b = await node({ peers: [a.url], syncIntervalMs: 500 });
-    await waitFor(async () => (await b.req('GET', '/tickets?limit=1')).body.count === N, 'b holds every ticket', 30_000);
+    // A ticket with comments and a history; two deleted tickets (one with a history), and a stale copy of one.
+    const talked = copy(7).id as string;
+    for (const body of ['first', 'second']) expect((await a.req('POST', `/tickets/${talked}/comments`, { body, author: 'ana' })).status).toBe(201);
+    expect((await a.req('PATCH', `/tickets/${talked}`, { status: 'solved', tags: ['hw'] })).status).toBe(200);
+    const gone = [copy(8).id as string, copy(9).id as string];
+    expect((await a.req('PATCH', `/tickets/${gone[0]}`, { priority: 'high' })).status).toBe(200);
+    const stale = (await a.req('GET', '/sync/pull?since=1970-01-01T00:00:00Z&limit=1000')).body.tickets.find((t: Ticket) => t.id === gone[1]);
+    expect(stale).toBeDefined();
+    for (const id of gone) expect((await a.req('DELETE', `/tickets/${id}`)).status).toBe(204);
+    // An edit after the deletes: the snapshot's newest stamp, where b's pulls resume. With no
+    // overlap (syncOverlapMs 0), b can have the comments, history and tombstones only from the snapshot.
+    const last = (await a.req('PATCH', `/tickets/${copy(6).id as string}`, { title: 'the newest change' })).body as Ticket;
+    // A second peer that never answers: b cannot count its tombstones as received by every peer,
+    // so it keeps them (it would purge them once a alone held them, a being its only peer).
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const b = await node({ peers: [a.url, nobody], syncIntervalMs: 500, syncOverlapMs: 0 });
+    await waitFor(async () => (await b.req('GET', '/tickets?limit=1')).body.count === N - 2, 'b holds every ticket', 30_000);
     expect(b.logs.some((l) => l.includes("started from the peer's snapshot"))).toBe(true);
     expect(a.logs.some((l) => l.includes('sending a snapshot'))).toBe(true);
     // The same tickets, in the same order, searchable, and b keeps its own node id.
@@ -64,6 +80,25 @@ describe('starting from a snapshot', () => {
     expect((await b.req('GET', '/tickets?status=pending')).body.count).toBe((await a.req('GET', '/tickets?status=pending')).body.count);
     expect((await b.req('GET', `/tickets/${edited.id}`)).body.title).toBe('edited on a');
     expect((await b.req('GET', '/sync/node')).body.node_id).not.toBe((await a.req('GET', '/sync/node')).body.node_id);
+    // The same comments and history; the deleted tickets gone, their tombstones (and history) kept.
+    const shown = (await b.req('GET', `/tickets/${talked}`)).body;
+    expect(shown.comments.map((c: { body: string; author: string }) => [c.body, c.author])).toEqual([['first', 'ana'], ['second', 'ana']]);
+    expect(shown).toEqual((await a.req('GET', `/tickets/${talked}`)).body);
+    for (const id of [talked, ...gone]) {
+      const theirs = await a.req('GET', `/tickets/${id}/history?limit=500`);
+      expect(theirs.status).toBe(200);
+      expect((await b.req('GET', `/tickets/${id}/history?limit=500`)).body).toEqual(theirs.body);
+    }
+    expect((await b.req('GET', `/tickets/${gone[0]}/history`)).body.data[0]).toMatchObject({ field: 'deleted' });
+    // The deletes are the newest changes: a pull of the last ten minutes holds their tombstones.
+    const recent = new Date(Date.now() - 600_000).toISOString();
+    const tombs = async (n: TicketNode): Promise<unknown[]> => (await n.req('GET', `/sync/pull?since=${recent}&limit=1000`)).body.tickets.filter((t: { deleted?: unknown }) => t.deleted !== undefined);
+    expect(await tombs(b)).toEqual(await tombs(a));
+    expect(await tombs(b)).toHaveLength(2);
+    for (const id of gone) expect((await b.req('GET', `/tickets/${id}`)).status).toBe(404);
+    expect((await b.req('POST', '/sync/push', [stale])).body).toEqual({ accepted: 0, rejected: 1 });
+    expect((await b.req('GET', `/tickets/${gone[1]}`)).status).toBe(404);
+    expect((await b.req('GET', `/tickets/${last.id}`)).body.title).toBe('the newest change');
     // Afterwards: pulls and pushes as usual.
     const onA = (await a.req('POST', '/tickets', { title: 'made on a after the snapshot' })).body as Ticket;
     const onB = (await b.req('POST', '/tickets', { title: 'made on b' })).body as Ticket;

@@ -1,6 +1,7 @@
 // Snapshots between ticket stores: a backup checked and prepared (src/store/ticket-snapshot.ts)
 // and adopted by an empty store holds the same tickets, searchable, under this node's id; a
 // forged or damaged file is refused with its reason, and a store holding a ticket adopts none.
+// Comments, history and tombstones come along, checked like the tickets.
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
@@ -8,7 +9,7 @@ import Database from 'better-sqlite3';
 import { SqliteTicketStore, TICKETS_SCHEMA_VERSION } from '../../../src/store/tickets.js';
 import { prepareSnapshot, SnapshotRefused } from '../../../src/store/ticket-snapshot.js';
 import { screenPeerCopies } from '../../../daemon/services/tickets/peer-ticket.js';
-import type { Ticket } from '../../../src/schemas/tickets.js';
+import type { SyncItem, Ticket, Tombstone } from '../../../src/schemas/tickets.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { listAll } from '../../helpers/list-all.js';
 
@@ -20,6 +21,7 @@ afterEach(async () => {
 const NOW = Date.parse('2026-06-01T00:00:00.000Z');
 const SKEW = 60_000;
 const screen = (t: Ticket): Ticket | undefined => screenPeerCopies([t], NOW, SKEW).copies[0];
+const screenTombstone = (t: Tombstone): Tombstone | undefined => screenPeerCopies([t], NOW, SKEW).tombstones[0];
 
 function ticket(i: number, stamp: string, fields: Partial<Ticket> = {}): Ticket {
   const id = `f0000000-0000-4000-8000-${String(i).padStart(12, '0')}`;
@@ -210,4 +212,87 @@ describe('ticket snapshots', () => {
     writeFileSync(cut, bytes.subarray(0, Math.floor(bytes.length / 2)));
     await expect(prepareSnapshot(cut, expect_)).rejects.toBeInstanceOf(SnapshotRefused);
   });
+});
+
+describe('ticket snapshots with comments, history and tombstones', () => {
+  const EPOCH = '1970-01-01T00:00:00.000Z';
+  const items = async (s: SqliteTicketStore): Promise<SyncItem[]> => (await s.changedSince(EPOCH, { limit: 1000 })).tickets;
+  const ID = (i: number): string => ticket(i, '').id;
+
+  /** 20 tickets; one with comments and history, two deleted (one with history). */
+  async function withSets(d: string): Promise<{ src: SqliteTicketStore; snap: string }> {
+    const src = store(join(d, 'source.db'));
+    const at = (s: number): string => new Date(Date.UTC(2026, 0, 1) + s * 1000).toISOString();
+    await src.merge(Array.from({ length: 20 }, (_, i) => ticket(i, at(i))), take);
+    const talked: Ticket = {
+      ...ticket(3, at(100)),
+      created_at: at(3),
+      status: 'solved',
+      tags: ['hw'],
+      field_stamps: { base: [at(3), 'node-a'], status: [at(100), 'node-b'], tags: { hw: [at(90), 'node-a', true] } },
+      comments: [
+        { id: 'c0000000-0000-4000-8000-000000000002', body: 'second', author: 'bo', created_at: at(60), by: 'node-b' },
+        { id: 'c0000000-0000-4000-8000-000000000001', body: 'first', author: 'ana', created_at: at(50), by: 'node-a' },
+      ],
+      history: [
+        { field: 'tags', from: null, to: 'hw', at: at(90), by: 'node-a' },
+        { field: 'status', from: 'open', to: 'solved', at: at(100), by: 'node-b' },
+      ],
+    };
+    const [screened] = screenPeerCopies([talked], NOW, SKEW).copies;
+    await src.merge([screened!], take);
+    const doomed: Ticket = { ...ticket(4, at(80)), created_at: at(4), priority: 'high', field_stamps: { base: [at(4), 'node-a'], priority: [at(80), 'node-a'] }, history: [{ field: 'priority', from: 'normal', to: 'high', at: at(80), by: 'node-a' }] };
+    await src.merge([screenPeerCopies([doomed], NOW, SKEW).copies[0]!], take);
+    expect(await src.delete(ID(4), [at(200), 'node-a'])).toBe(true);
+    expect(await src.delete(ID(5), [at(201), 'node-b'])).toBe(true);
+    const snap = join(d, 'snap.db');
+    await src.backupTo(snap);
+    return { src, snap };
+  }
+
+  it('an empty store adopts them: the same items (comments, history, tombstones), the same history pages', async () => {
+    const d = dir();
+    const { src, snap } = await withSets(d);
+    const fresh = store(join(d, 'fresh.db'));
+    await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen, screenTombstone, chunk: 7 });
+    expect(fresh.adopt(snap)).toBe(true);
+    const theirs = await items(src);
+    expect(theirs.filter((t) => 'deleted' in t)).toHaveLength(2);
+    expect(await items(fresh)).toEqual(theirs);
+    expect((await fresh.comments(ID(3))).map((c) => c.body)).toEqual(['first', 'second']);
+    for (const id of [ID(3), ID(4), ID(5)]) expect(await fresh.history(id, { limit: 100 })).toEqual(await src.history(id, { limit: 100 }));
+    expect((await fresh.history(ID(4), { limit: 100 }))?.deleted).toBe(true);
+    expect(await fresh.count({})).toEqual({ n: 18, capped: false });
+  });
+
+  it('refuses one holding tombstones when it is given no way to screen them', async () => {
+    const d = dir();
+    const { snap } = await withSets(d);
+    const fresh = store(join(d, 'fresh.db'));
+    await expect(prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen })).rejects.toThrow(/tombstone/);
+  });
+
+  const forgeries: [string, string, RegExp][] = [
+    ['a ticket that is also a tombstone', `UPDATE ticket_tombstones SET id = '${ID(6)}' WHERE id = '${ID(5)}'`, /also a tombstone/],
+    ['a comment of no ticket', `UPDATE ticket_comments SET ticket_id = '${ID(7)}'`, /counts are not their rows|no ticket/],
+    ['a comment count that is not its rows', `UPDATE tickets SET comment_count = 5 WHERE id = '${ID(3)}'`, /counts are not their rows/],
+    ['a comment body that is blank', `UPDATE ticket_comments SET body = '   ' WHERE id LIKE '%1'`, /would refuse from a pull/],
+    ['a history row under a second tag for one entry', `INSERT INTO ticket_history SELECT ticket_id, at, by, field, 'x', "from", "to" FROM ticket_history WHERE field = 'status'; UPDATE tickets SET history_count = history_count + 1 WHERE id = '${ID(3)}'`, /tag is not|comments or history are not/],
+    ['a derived history entry stored', `INSERT INTO ticket_history VALUES ('${ID(3)}', '2026-01-01T00:00:01.000Z', 'node-a', 'created', '', NULL, 'x'); UPDATE tickets SET history_count = history_count + 1 WHERE id = '${ID(3)}'`, /comments or history are not/],
+    ['a tombstone stamped beyond the clock skew', `UPDATE ticket_tombstones SET updated_at = '2027-01-01T00:00:00.000Z', deleted_at = '2027-01-01T00:00:00.000Z' WHERE id = '${ID(5)}'`, /would not store/],
+    ['a tombstone with a malformed sender', `UPDATE ticket_tombstones SET got_from = '${'x'.repeat(200)}' WHERE id = '${ID(5)}'`, /malformed sender/],
+  ];
+  for (const [what, sql, reason] of forgeries) {
+    it(`refuses one with ${what}`, async () => {
+      const d = dir();
+      const { snap } = await withSets(d);
+      const raw = new Database(snap);
+      raw.exec(sql);
+      raw.close();
+      const fresh = store(join(d, 'fresh.db'));
+      const err = await prepareSnapshot(snap, { schema: fresh.schema(), nodeId: await fresh.nodeId(), screen, screenTombstone }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SnapshotRefused);
+      expect((err as Error).message).toMatch(reason);
+    });
+  }
 });
