@@ -45,7 +45,7 @@ __mkt_node() {
     "mkt auth login") _mkt_subs='' _mkt_flags='--server --help' ;;
     "mkt auth status") _mkt_subs='' _mkt_flags='--json --help' ;;
     "mkt auth logout") _mkt_subs='' _mkt_flags='--help' ;;
-    "mkt serve") _mkt_subs='' _mkt_flags='--host --port --data-dir --config --token --peer --sync-interval --headers-timeout --request-timeout --idle-timeout --keep-alive-timeout --public-url --database-url --payments --help' ;;
+    "mkt serve") _mkt_subs='' _mkt_flags='--host --port --data-dir --config --token --peer --sync-interval --tombstone-max-age --headers-timeout --request-timeout --idle-timeout --keep-alive-timeout --public-url --database-url --payments --help' ;;
     "mkt notes") _mkt_subs='ls search show log set rm' _mkt_flags='--help' ;;
     "mkt notes ls") _mkt_subs='' _mkt_flags='--repo --server --json --help' ;;
     "mkt notes search") _mkt_subs='' _mkt_flags='--repo --namespace --server --json --commits-only --limit --help' ;;
@@ -297,6 +297,7 @@ __mkt_option() {
     "mkt serve|--token") _mkt_kind=text _mkt_words='' ;;
     "mkt serve|--peer") _mkt_kind=text _mkt_words='' ;;
     "mkt serve|--sync-interval") _mkt_kind=text _mkt_words='' ;;
+    "mkt serve|--tombstone-max-age") _mkt_kind=text _mkt_words='' ;;
     "mkt serve|--headers-timeout") _mkt_kind=text _mkt_words='' ;;
     "mkt serve|--request-timeout") _mkt_kind=text _mkt_words='' ;;
     "mkt serve|--idle-timeout") _mkt_kind=text _mkt_words='' ;;

@@ -16,6 +16,7 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
     .option('--token <token>', 'shared API token (tickets; prefer MKT_TICKETS_TOKEN: argv is visible to other users)')
     .option('--peer <url>', 'peer node URL (tickets; repeatable)', collect)
     .addOption(new Option('--sync-interval <seconds>', 'seconds between peer sync rounds (tickets; default: the config, else 30)'))
+    .option('--tombstone-max-age <duration>', 'longest a deleted ticket\'s tombstone is kept when a peer has not received it: 90d, 12h, 30m or seconds (tickets; default: the config\'s tombstone_max_age, else 90d)')
     .option('--headers-timeout <seconds>', 'seconds a client may take to send the headers of a request (default: 15)')
     .option('--request-timeout <seconds>', 'seconds a client may take to send a JSON or text body; 408 after that (default: 60)')
     .option('--idle-timeout <seconds>', 'seconds without a byte before a connection with a request in progress is closed (default: 60)')
@@ -29,6 +30,7 @@ export function register(program: Command, f: Factory, runF?: ParsedVerb): void 
 Examples:
   $ mkt serve tickets --port 7072 --data-dir /var/lib/mkt
   $ mkt serve tickets --port 0 --peer http://10.0.0.2:7072 --peer http://10.0.0.3:7072
+  $ mkt serve tickets --peer http://10.0.0.2:7072 --tombstone-max-age 30d
   $ mkt serve marketplace --idle-timeout 120 --keep-alive-timeout 5
   $ mkt serve marketplace --host 0.0.0.0 --public-url https://market.example.com --payments stripe
   $ MKT_DATABASE_URL=postgres://mkt@db.internal/mkt mkt serve marketplace --data-dir /srv/mkt-shared

@@ -16,6 +16,8 @@ export interface ServeRunOptions {
   token?: string;
   peer?: string[];
   syncInterval?: string;
+  /** Tickets: `90d`, `12h`, `30m`, `45s` or seconds (parseDuration). */
+  tombstoneMaxAge?: string;
   headersTimeout?: string;
   requestTimeout?: string;
   idleTimeout?: string;
@@ -48,11 +50,11 @@ function parseTimeouts(opts: ServeRunOptions): Partial<ServerTimeouts> {
 }
 
 /** Each service's options from the flags it reads: the flags another service reads are not its options. */
-function serviceOptions(opts: ServeRunOptions, syncIntervalMs: number | undefined): ServiceOptionsMap {
+function serviceOptions(opts: ServeRunOptions, syncIntervalMs: number | undefined, tombstoneMaxAgeMs: number | undefined): ServiceOptionsMap {
   return {
     marketplace: { publicUrl: opts.publicUrl, syncPayments: opts.payments, databaseUrl: opts.databaseUrl },
     monitor: { databaseUrl: opts.databaseUrl },
-    tickets: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs },
+    tickets: { token: opts.token, peers: opts.peer ?? [], syncIntervalMs, tombstoneMaxAgeMs },
   };
 }
 
@@ -80,6 +82,13 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   if (opts.service === 'all' && opts.port !== undefined) throw new UsageError('--port cannot be used with `serve all`: each service listens on its default port');
   const interval = opts.syncInterval === undefined ? undefined : Number(opts.syncInterval);
   if (interval !== undefined && (!Number.isFinite(interval) || interval <= 0)) throw new UsageError(`--sync-interval must be a positive number of seconds, got ${opts.syncInterval}`);
+  let tombstoneMaxAgeMs: number | undefined;
+  if (opts.tombstoneMaxAge !== undefined) {
+    // The config key's own parser: the flag and `tombstone_max_age` take the same words.
+    const { parseDuration } = await import('../../daemon/services/tickets/config.js');
+    tombstoneMaxAgeMs = parseDuration(opts.tombstoneMaxAge);
+    if (tombstoneMaxAgeMs === undefined) throw new UsageError(`--tombstone-max-age must be a positive duration such as 90d, 12h, 30m or 3600 (seconds), got ${JSON.stringify(opts.tombstoneMaxAge)}`);
+  }
   const timeouts = parseTimeouts(opts);
   const { databaseUrlFrom } = await import('../../src/store/open.js');
   try {
@@ -95,7 +104,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: io.env.MKT_LOG_LEVEL ?? 'info' });
   const dir = dataDir(opts.dataDir, io.env, io.cwd);
-  const options = serviceOptions(opts, interval === undefined ? undefined : interval * 1000);
+  const options = serviceOptions(opts, interval === undefined ? undefined : interval * 1000, tombstoneMaxAgeMs);
   const started = [];
   try {
     // Every port first: one that is taken stops `serve all` before any service has started.

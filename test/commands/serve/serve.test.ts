@@ -48,13 +48,13 @@ async function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ cod
 
 describe('mkt serve hands each service the options its schema declares', () => {
   it('serve all: each service gets only its own flags, and each module checks them against its options schema', async () => {
-    const r = await serve(['all', '--token', 't0ken', '--peer', 'http://10.0.0.2:7072', '--sync-interval', '5', '--public-url', 'https://market.example.com', '--payments', 'local', '--database-url', 'postgres://db.internal/mkt']);
+    const r = await serve(['all', '--token', 't0ken', '--peer', 'http://10.0.0.2:7072', '--sync-interval', '5', '--tombstone-max-age', '12h', '--public-url', 'https://market.example.com', '--payments', 'local', '--database-url', 'postgres://db.internal/mkt']);
     expect(r).toEqual({ code: 0, err: '' });
     expect(calls.map((c) => c.name)).toEqual(['marketplace', 'monitor', 'tickets']);
     const byName = Object.fromEntries(calls.map((c) => [c.name, c.options]));
     expect(byName.marketplace).toEqual({ publicUrl: 'https://market.example.com', syncPayments: 'local', databaseUrl: 'postgres://db.internal/mkt' });
     expect(byName.monitor).toEqual({ databaseUrl: 'postgres://db.internal/mkt' });
-    expect(byName.tickets).toEqual({ token: 't0ken', peers: ['http://10.0.0.2:7072'], syncIntervalMs: 5000 });
+    expect(byName.tickets).toEqual({ token: 't0ken', peers: ['http://10.0.0.2:7072'], syncIntervalMs: 5000, tombstoneMaxAgeMs: 12 * 3_600_000 });
     const schemas = { marketplace: MarketplaceOptions, monitor: MonitorOptions, tickets: TicketsOptions };
     for (const c of calls) {
       const mod = await SERVICE_LOADERS[c.name]();
@@ -65,7 +65,22 @@ describe('mkt serve hands each service the options its schema declares', () => {
 
   it('flags left out are not handed on as keys the schema would refuse', async () => {
     expect((await serve(['tickets'])).code).toBe(0);
-    expect(calls).toEqual([{ name: 'tickets', options: { token: undefined, peers: [], syncIntervalMs: undefined }, host: '127.0.0.1', port: 7072 }]);
+    expect(calls).toEqual([{ name: 'tickets', options: { token: undefined, peers: [], syncIntervalMs: undefined, tombstoneMaxAgeMs: undefined }, host: '127.0.0.1', port: 7072 }]);
+  });
+
+  it('--tombstone-max-age takes the words of the config key (90d, 12h, 30m, seconds); anything else is exit 2, one line', async () => {
+    for (const [flag, ms] of [['90d', 90 * 86_400_000], ['30m', 1_800_000], ['3600', 3_600_000], ['1.5h', 5_400_000]] as const) {
+      calls.length = 0;
+      expect((await serve(['tickets', '--tombstone-max-age', flag])).code).toBe(0);
+      expect((calls[0]?.options as { tombstoneMaxAgeMs?: number }).tombstoneMaxAgeMs, flag).toBe(ms);
+    }
+    for (const bad of ['0', '-5d', '90 days', '1w', '']) {
+      calls.length = 0;
+      const r = await serve(['tickets', '--tombstone-max-age', bad]);
+      expect(r.code, bad).toBe(2);
+      expect(r.err.trim().split('\n'), bad).toEqual([`mkt: --tombstone-max-age must be a positive duration such as 90d, 12h, 30m or 3600 (seconds), got ${JSON.stringify(bad)}`]);
+      expect(calls).toEqual([]);
+    }
   });
 });
 
