@@ -1,5 +1,8 @@
 // Fuzzes the ticket tracker from its own /openapi.json (issue 11): no 5xx, a JSON error body on
-// every 4xx, the node alive afterwards, and the tickets written before the run unchanged.
+// every 4xx, the node alive afterwards, and the tickets written before the run unchanged. The
+// comment, delete and history routes come from the same document; the tickets the fuzzer may
+// change carry comments and history, and its cursors include real ones of both kinds (a list's
+// cursor given to history, and the other way round, must be a 400).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { startNode, type TicketNode } from '../helpers/tickets-node.js';
@@ -37,10 +40,19 @@ beforeAll(async () => {
     expect(r.status).toBe(201);
     seeds.push(r.body as Record<string, unknown>);
   }
-  for (let i = 0; i < 3; i++) {
+  // Deletes take some of them for good: enough stay for the other routes to reach their handlers.
+  for (let i = 0; i < 12; i++) {
     const r = await node.req('POST', '/tickets', { title: `fuzz target ${i}` });
-    sacrificial.push((r.body as { id: string }).id);
+    const id = (r.body as { id: string }).id;
+    sacrificial.push(id);
+    expect((await node.req('PATCH', `/tickets/${id}`, { status: 'pending', tags: ['x'] })).status).toBe(200);
+    expect((await node.req('POST', `/tickets/${id}/comments`, { body: `comment on ${i}` })).status).toBe(201);
   }
+  const cursors: string[] = [];
+  const historyPage = await node.req('GET', `/tickets/${sacrificial[0]!}/history?limit=1`);
+  const listPage = await node.req('GET', '/tickets?limit=1');
+  for (const c of [historyPage.body?.next_cursor, listPage.body?.next_cursor]) if (typeof c === 'string') cursors.push(c);
+  expect(cursors).toHaveLength(2);
   const res = await node.req('GET', '/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body as OpenApiDoc;
@@ -54,6 +66,7 @@ beforeAll(async () => {
     ops: operationsOf(doc),
     hints: {
       id: fc.oneof(fc.constantFrom(...sacrificial), fc.constantFrom(...sacrificial).map((id) => id.slice(0, 8)), fc.uuid(), fc.constantFrom('0', 'ffffffff')),
+      cursor: fc.oneof(fc.constantFrom(...cursors), fc.string({ maxLength: 60 })),
       status: fc.constantFrom(...STATUS),
       priority: fc.constantFrom(...PRIORITY),
       channel: fc.constantFrom(...CHANNEL),
