@@ -21,10 +21,11 @@ export interface HistoryPage {
 }
 
 /**
- * One comment's JSON at most: a body of COMMENT_MAX_BYTES all escaped (6 characters a byte, as
- * \u00XX), and 1 KiB for the id, the author (AUTHOR_MAX characters, escaped) and the stamp.
+ * One comment's JSON at most: a body of COMMENT_MAX_BYTES escaped (twice its bytes at most: the
+ * control characters JSON writes as \u00XX are refused in comments, COMMENT_CONTROL), and 1 KiB
+ * for the id, the author (AUTHOR_MAX characters, escaped) and the stamp.
  */
-const COMMENT_ANSWER_BYTES = 6 * COMMENT_MAX_BYTES + 1024;
+const COMMENT_ANSWER_BYTES = 2 * COMMENT_MAX_BYTES + 1024;
 /** One history entry at most: `from` and `to` each HISTORY_VALUE_MAX characters all escaped, and 5 KiB for the rest. */
 const HISTORY_ENTRY_BYTES = 2 * 6 * HISTORY_VALUE_MAX + 5 * 1024;
 /**
@@ -36,17 +37,17 @@ const HISTORY_ENTRY_BYTES = 2 * 6 * HISTORY_VALUE_MAX + 5 * 1024;
  */
 export const TICKETS_ANSWER_BYTES = {
   ticket: 2 * MiB,
-  /** A ticket with the most comments a node may hold (a peer's copy), each at its largest: about 194 MiB. */
+  /** A ticket with the most comments a node may hold (a peer's copy), each at its largest: about 66 MiB. */
   ticketWithComments: 2 * MiB + MAX_PEER_COMMENTS * COMMENT_ANSWER_BYTES,
   comment: COMMENT_ANSWER_BYTES + MiB,
   perListedTicket: MiB,
   /** A list page's ceiling, below V8's largest string (about 512 Mi characters). */
   listMax: 256 * MiB,
   /**
-   * Left as it was (the peer tests and fuzzers are built around it): a ticket with the most
-   * comments is 32 MiB of bodies unescaped, which fits; every byte escaped it would not.
+   * A pull page: about 8 MiB of text escaped, or one ticket larger than a page, up to the largest
+   * (ticketWithComments): a ticket with the most comments must still reach every peer.
    */
-  pull: 64 * MiB,
+  pull: 80 * MiB,
   push: MiB,
   node: MiB,
 } as const;

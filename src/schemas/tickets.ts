@@ -80,6 +80,13 @@ export const FieldStampsSchema = Type.Unsafe<FieldStamps>({
 
 /** The most UTF-8 bytes of a comment's body (over: 413); an empty or blank body is 400. */
 export const COMMENT_MAX_BYTES = 16384;
+/**
+ * Characters a comment's body may not hold (400; a peer's copy with one is malformed): control
+ * characters other than tab, newline and carriage return. Comments are text, and these are what
+ * JSON escapes six characters a byte: without them a ticket's comments, each at most
+ * COMMENT_MAX_BYTES, grow at most twice in JSON, and the largest ticket stays within a pull.
+ */
+export const COMMENT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 /** Comments a ticket may hold for a local add (the next one: 413). */
 export const MAX_COMMENTS = 1000;
 /** Comments a peer's copy may carry (concurrent adds on several nodes may pass MAX_COMMENTS); beyond: malformed. */

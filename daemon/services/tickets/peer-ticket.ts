@@ -2,6 +2,7 @@
 // it to canonical form; anything that would not round-trip is refused, not half-stored.
 import {
   AUTHOR_MAX,
+  COMMENT_CONTROL,
   COMMENT_MAX_BYTES,
   HISTORY_VALUE_MAX,
   MAX_HISTORY,
@@ -96,6 +97,7 @@ function parseComments(raw: unknown): PeerComment[] | undefined | string {
     const id = typeof x.id === 'string' ? x.id.toLowerCase() : '';
     if (!UUID.test(id)) return 'a comment id is not a UUID';
     if (typeof x.body !== 'string' || x.body.trim() === '' || Buffer.byteLength(x.body) > COMMENT_MAX_BYTES) return 'a comment body is empty or too long';
+    if (COMMENT_CONTROL.test(x.body)) return 'a comment body holds control characters';
     if (typeof x.author !== 'string' || x.author.length > AUTHOR_MAX) return 'a comment author is invalid';
     const at = normalizeStamp(x.created_at);
     if (at === undefined) return 'a comment created_at is not an RFC 3339 timestamp';

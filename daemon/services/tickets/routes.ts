@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import {
+  COMMENT_CONTROL,
   COMMENT_MAX_BYTES,
   DEFAULTS,
   ErrorSchema,
@@ -228,6 +229,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       const body = req.body.body;
       if (Buffer.byteLength(body) > COMMENT_MAX_BYTES) throw new HttpError(413, `a comment holds at most ${COMMENT_MAX_BYTES} bytes of UTF-8; this one has ${Buffer.byteLength(body)}`);
       if (body.trim() === '') throw new HttpError(400, 'a comment must not be empty');
+      if (COMMENT_CONTROL.test(body)) throw new HttpError(400, 'a comment is text: control characters other than tab, newline and carriage return are refused');
       const author = req.body.author?.trim() || nodeId;
       const t = await find(req.params.id);
       const comment = { id: randomUUID(), body, author, created_at: hlc.next(), by: nodeId };

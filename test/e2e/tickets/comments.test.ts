@@ -42,11 +42,16 @@ describe('ticket comments', () => {
     expect(pulled.body.tickets[0].comments.map((c: { body: string; by: string }) => c.body)).toEqual(['first', 'second']);
   });
 
-  it('refuses an empty body (400), one byte over the limit (413), an unknown ticket (404) and the 1001st comment (413)', async () => {
+  it('refuses an empty body or a control character (400), one byte over the limit (413), an unknown ticket (404) and the 1001st comment (413)', async () => {
     const n = await startTempNode(bin);
     const t = await ticket(n);
     expect((await n.req('POST', `/tickets/${t.id}/comments`, { body: '  \n ' })).status).toBe(400);
     expect((await n.req('POST', `/tickets/${t.id}/comments`, { body: '' })).status).toBe(400);
+    // Comments are text: a control character (JSON would write it six bytes long) is refused, tab, CR and LF are not.
+    const control = await n.req('POST', `/tickets/${t.id}/comments`, { body: 'bell \u0007 here' });
+    expect(control.status).toBe(400);
+    expect(control.body.error).toMatch(/control characters/);
+    expect((await n.req('POST', `/tickets/${t.id}/comments`, { body: 'a\tb\r\nc' })).status).toBe(201);
     const over = await n.req('POST', `/tickets/${t.id}/comments`, { body: 'é'.repeat(COMMENT_MAX_BYTES / 2) + 'x' });
     expect(over.status).toBe(413);
     expect(over.body.error).toMatch(/bytes/);
@@ -59,8 +64,8 @@ describe('ticket comments', () => {
       const batch = await Promise.all(Array.from({ length: 10 }, (_, k) => n.req('POST', `/tickets/${t.id}/comments`, { body: `flood ${i + k}` })));
       statuses.push(...batch.map((r) => r.status));
     }
-    expect(statuses.filter((s) => s === 201)).toHaveLength(MAX_COMMENTS - 1);
-    expect(statuses.filter((s) => s === 413)).toHaveLength(10_000 - (MAX_COMMENTS - 1));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(MAX_COMMENTS - 2);
+    expect(statuses.filter((s) => s === 413)).toHaveLength(10_000 - (MAX_COMMENTS - 2));
     const got = await n.req('GET', `/tickets/${t.id}`);
     expect(got.body.comment_count).toBe(MAX_COMMENTS);
   }, 300_000);
@@ -74,6 +79,8 @@ describe('ticket comments', () => {
     const r = await n.req('POST', '/sync/push', [{ ...copy, comments }], { [SENDER_HEADER]: 'peer' });
     expect(r.body).toEqual({ accepted: 0, rejected: 1 });
     expect((await n.req('GET', `/tickets/${t.id}`)).body.comment_count).toBe(0);
+    const controlled = await n.req('POST', '/sync/push', [{ ...copy, comments: [{ ...comments[0], body: 'nul \u0000' }] }], { [SENDER_HEADER]: 'peer' });
+    expect(controlled.body).toEqual({ accepted: 0, rejected: 1 });
     const ok = await n.req('POST', '/sync/push', [{ ...copy, comments: comments.slice(0, MAX_PEER_COMMENTS) }]);
     expect(ok.body).toEqual({ accepted: 1, rejected: 0 });
     expect((await n.req('GET', `/tickets/${t.id}`)).body.comment_count).toBe(MAX_PEER_COMMENTS);
