@@ -36,9 +36,23 @@ export interface PartsOptions {
   overlapMs?: number;
 }
 
-const silent = createLogger({ level: 'silent', stream: new Writable({ write: (_c, _e, cb) => cb() }), pretty: false });
+/** A logger that writes nothing (the nodes' lines are not what these tests read). */
+export const silentLogger = createLogger({ level: 'silent', stream: new Writable({ write: (_c, _e, cb) => cb() }), pretty: false });
 
-export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
+/** A node's parts serving on 127.0.0.1 (no replicator): what composeNode and composeMesh build on. */
+export interface ServedParts {
+  store: SqliteTicketStore;
+  hlc: HybridClock;
+  nodeId: string;
+  url: string;
+  /** Sends a request with the shared token; the body parsed as JSON. */
+  req: PartsNode['req'];
+  /** Closes the server and the store and removes the node's directory. */
+  close(): Promise<void>;
+}
+
+/** The store, clock and real routes of one node, listening on 127.0.0.1 port 0. */
+export async function serveParts(opts: PartsOptions): Promise<ServedParts> {
   const dir = tempDir('mkt-parts-');
   const store = new SqliteTicketStore(join(dir.path, 'tickets.db'));
   const nodeId = await store.nodeId();
@@ -46,7 +60,7 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
   let app: FastifyInstance;
   try {
     app = await buildServer({
-      logger: silent,
+      logger: silentLogger,
       service: {
         openapi: { title: 'tickets (test)', version: '0' },
         bodyLimit: PUSH_LIMIT.bytes,
@@ -65,11 +79,11 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
   }
   const addr = app.server.address();
   const url = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const replicators = new Map<string, Replicator>();
-  const node: PartsNode = {
+  return {
+    store,
+    hlc,
     nodeId,
     url,
-    clock: opts.clock,
     async req(method, path, body) {
       const headers: Record<string, string> = { authorization: `Bearer ${PARTS_TOKEN}` };
       if (body !== undefined) headers['content-type'] = 'application/json';
@@ -77,10 +91,26 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
       const text = await res.text();
       return { status: res.status, body: text === '' ? undefined : JSON.parse(text) };
     },
+    async close() {
+      await app.close();
+      await store.close();
+      dir.remove();
+    },
+  };
+}
+
+export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
+  const { store, hlc, nodeId, url, req, close } = await serveParts(opts);
+  const replicators = new Map<string, Replicator>();
+  const node: PartsNode = {
+    nodeId,
+    url,
+    clock: opts.clock,
+    req,
     replicateFrom(peer) {
       let replicator = replicators.get(peer.url);
       if (!replicator) {
-        replicator = new Replicator({ store, hlc, clock: opts.clock, maxSkewMs: opts.maxSkewMs, token: PARTS_TOKEN, logger: silent, peers: [peer.url], intervalMs: 3_600_000, overlapMs: opts.overlapMs, nodeId, pullLimit: opts.pullLimit });
+        replicator = new Replicator({ store, hlc, clock: opts.clock, maxSkewMs: opts.maxSkewMs, token: PARTS_TOKEN, logger: silentLogger, peers: [peer.url], intervalMs: 3_600_000, overlapMs: opts.overlapMs, nodeId, pullLimit: opts.pullLimit });
         replicators.set(peer.url, replicator);
       }
       return replicator.round().then((rounds) => rounds[0]!);
@@ -92,9 +122,7 @@ export async function composeNode(opts: PartsOptions): Promise<PartsNode> {
     },
     async close() {
       for (const r of replicators.values()) await r.stop();
-      await app.close();
-      await store.close();
-      dir.remove();
+      await close();
     },
   };
   return node;

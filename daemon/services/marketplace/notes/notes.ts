@@ -125,19 +125,26 @@ export class NotesApi {
     });
   }
 
-  async get(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; attribution?: boolean }): Promise<NotesOutcome<NoteResponse>> {
+  /** Shared by get and history: visibility, the target, the namespace (current, and existing). */
+  private async readable(caller: Caller, owner: string, name: string, rawTarget: string, namespace: string | undefined): Promise<NotesOutcome<{ repo: Repo; target: string; ns: string; hosted: Hosted }>> {
     const visible = await this.visibleRepo(caller, owner, name);
     if (visible.kind !== 'ok') return visible;
     const repo = visible.value;
     const checked = this.target(rawTarget, repo);
     if (checked.kind !== 'ok') return checked;
-    const target = checked.value;
-    const readable = this.readNamespace(q.namespace);
+    const readable = this.readNamespace(namespace);
     if (readable.kind !== 'ok') return readable;
     const ns = readable.value;
     const hosted = this.hosted(repo);
     await this.deps.indexer.ensureRefCurrent(hosted, ns);
     if (!(await this.deps.indexer.tips(repo.id)).has(ns)) return { kind: 'no_namespace', namespace: ns, repo: `${repo.owner}/${repo.name}` };
+    return ok({ repo, target: checked.value, ns, hosted });
+  }
+
+  async get(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; attribution?: boolean }): Promise<NotesOutcome<NoteResponse>> {
+    const found = await this.readable(caller, owner, name, rawTarget, q.namespace);
+    if (found.kind !== 'ok') return found;
+    const { repo, target, ns, hosted } = found.value;
     const note = await this.deps.indexer.note(repo.id, ns, target);
     if (!note) return { kind: 'no_note', target, namespace: ns };
     const res: NoteResponse = { target, object_type: note.object_type, namespace: ns, git_ref: `refs/notes/${ns}`, content: note.content, blob: note.blob };
@@ -156,18 +163,9 @@ export class NotesApi {
    * are left out, as get_note leaves such a note out.
    */
   async history(caller: Caller, owner: string, name: string, rawTarget: string, q: { namespace?: string; limit?: number }): Promise<NotesOutcome<NoteHistoryResponse>> {
-    const visible = await this.visibleRepo(caller, owner, name);
-    if (visible.kind !== 'ok') return visible;
-    const repo = visible.value;
-    const checked = this.target(rawTarget, repo);
-    if (checked.kind !== 'ok') return checked;
-    const target = checked.value;
-    const readable = this.readNamespace(q.namespace);
-    if (readable.kind !== 'ok') return readable;
-    const ns = readable.value;
-    const hosted = this.hosted(repo);
-    await this.deps.indexer.ensureRefCurrent(hosted, ns);
-    if (!(await this.deps.indexer.tips(repo.id)).has(ns)) return { kind: 'no_namespace', namespace: ns, repo: `${repo.owner}/${repo.name}` };
+    const found = await this.readable(caller, owner, name, rawTarget, q.namespace);
+    if (found.kind !== 'ok') return found;
+    const { repo, target, ns, hosted } = found.value;
     const tip = readRef(hosted.dir, `refs/notes/${ns}`);
     const walked = tip ? await noteVersions(hosted.dir, tip, target, ATTRIBUTION_WALK_LIMIT, Math.min(q.limit ?? HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)) : undefined;
     const current = await this.deps.indexer.note(repo.id, ns, target);
