@@ -59,7 +59,7 @@ describe('noteVersions', () => {
     expect(await noteAttribution(dir.path, head, a, blob, ATTRIBUTION_WALK_LIMIT)).toMatchObject({ commit: tip, exact: true });
   });
 
-  it(`a notes ref of ${LONG.toLocaleString('en')} commits: the walk stops at ${ATTRIBUTION_WALK_LIMIT} commits, as fast as a short one`, async () => {
+  it(`a notes ref of ${LONG.toLocaleString('en')} commits: the walk stops at ${ATTRIBUTION_WALK_LIMIT} commits`, async () => {
     // One fast-import: the note on commits[2] is set in the first commit, then every commit changes another note.
     const target = commits[2]!;
     const other = commits[1]!;
@@ -72,9 +72,8 @@ describe('noteVersions', () => {
     const tip = run(['rev-parse', 'refs/notes/long']);
     expect(Number(run(['rev-list', '--count', tip]))).toBe(LONG);
 
-    const started = performance.now();
+    // Bounded, not proportional: the walk stops after the limit's commits, however long the history.
     const walk = await walkNote(dir.path, tip, target, ATTRIBUTION_WALK_LIMIT);
-    const long = performance.now() - started;
     expect(walk!.walked).toBe(ATTRIBUTION_WALK_LIMIT);
     expect(walk!.complete).toBe(false);
     expect(walk!.touches).toEqual([]);
@@ -84,12 +83,6 @@ describe('noteVersions', () => {
     const recent = await noteVersions(dir.path, tip, other, ATTRIBUTION_WALK_LIMIT, 20);
     expect(recent!.versions).toHaveLength(20);
     expect(recent!.complete).toBe(false);
-    // Bounded, not proportional: a walk of the whole history costs far more than ours.
-    const t0 = performance.now();
-    run(['rev-list', '--count', '--first-parent', tip]);
-    run(['log', '--first-parent', '--raw', '-r', '--format=%H', `--max-count=${LONG}`, tip]);
-    const whole = performance.now() - t0;
-    expect(long).toBeLessThan(whole);
   }, 300_000);
 });
 
