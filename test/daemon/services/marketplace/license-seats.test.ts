@@ -313,7 +313,7 @@ describeEngines('floating seats, entitlements, suspension, budget', (open) => {
 });
 
 describe('three instances on PostgreSQL with clocks skewed by a minute agree', () => {
-  it('they race for 3 seats and hold exactly 3; a 2 s lease lapses after about 2 s of real time whatever each clock says', async () => {
+  it('they race for 3 seats and hold exactly 3; a 10 s lease lapses by real time, not a minute early or late as each instance clock would have it', async () => {
     const url = await freshDatabaseUrl();
     const dir = tempDir('mkt-seats-pg-');
     cleanups.push(() => dir.remove());
@@ -324,7 +324,8 @@ describe('three instances on PostgreSQL with clocks skewed by a minute agree', (
       cleanups.push(() => db.close());
       rigs.push(await rig(db, { clock: new ManualClock(base + skew), dataDir: dir.path }));
     }
-    await item(rigs[0]!, 'fleet', 3, { activation: 'floating', leaseSeconds: 2 });
+    // 10 s: long enough that a loaded machine checks the seats before they lapse, far below the minute of skew.
+    await item(rigs[0]!, 'fleet', 3, { activation: 'floating', leaseSeconds: 10 });
     const k = await issue(rigs[0]!, 'fleet');
     const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => rigs[i % 3]!.licenses.verify(k.key, `job-${i}`)));
     expect(answers.filter((a) => a.valid)).toHaveLength(3);
@@ -334,12 +335,14 @@ describe('three instances on PostgreSQL with clocks skewed by a minute agree', (
     for (const x of rigs) expect((await x.licenses.verify(k.key, 'late')).code).toBe('TOO_MANY_ACTIVATIONS');
     for (const a of answers.filter((x) => x.valid)) {
       // Tokens are stamped with the database's time, not the instance's.
-      expect(Math.abs(decodeJwt(a.token!).iat! * 1000 - start)).toBeLessThan(5_000);
+      // (An instance's own clock would be a minute off; 20 s allows a loaded machine's delays.)
+      expect(Math.abs(decodeJwt(a.token!).iat! * 1000 - start)).toBeLessThan(20_000);
     }
     // No clock moves; real time alone lapses the leases.
-    await until(async () => (await rigs[2]!.licenses.status(k.key)).license!.activation_count === 0, 6_000);
+    // By the clock of the instance a minute behind they would lapse only after 70 s.
+    await until(async () => (await rigs[2]!.licenses.status(k.key)).license!.activation_count === 0, 45_000);
     const lapsedAfter = Date.now() - start;
-    expect(lapsedAfter).toBeLessThan(5_000);
+    expect(lapsedAfter).toBeLessThan(45_000);
     const again = await Promise.all(Array.from({ length: 9 }, (_, i) => rigs[i % 3]!.licenses.verify(k.key, `next-${i}`)));
     expect(again.filter((a) => a.valid)).toHaveLength(3);
   });
