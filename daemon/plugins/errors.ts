@@ -1,8 +1,11 @@
 // Error bodies: every non-2xx answer of every service is `{"error": "<text>"}` —
 // malformed JSON, schema violations, unknown routes and 500s alike. 5xx texts are hidden
 // unless the thrown error is marked `expose` (a spec'd failure text, such as a storage error).
-// Every error text is capped, so an offending 1 MiB value is never echoed back whole.
+// Every error text is capped, so an offending 1 MiB value is never echoed back whole. A full disk,
+// wherever it surfaced (a DiskFullError, or SQLite's, Node's or git's own error), is 507 with a
+// text saying so and what to do (src/util/disk-full.ts).
 import type { FastifyError, FastifyInstance } from 'fastify';
+import { DiskFullError, isDiskFull } from '../../src/util/disk-full.js';
 
 /** Longest error text sent; longer ones are cut and marked. */
 export const MAX_ERROR_TEXT = 300;
@@ -61,6 +64,13 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError & { expose?: boolean; headers?: Record<string, string> }, req, reply) => {
     if (err.validation) {
       return reply.code(400).send({ error: capErrorText(validationText(err)) });
+    }
+    // Before the generic 5xx: a raw SQLITE_FULL or ENOSPC would otherwise be a bare "internal
+    // server error", and the operator would not learn that freeing space is the fix.
+    if (err instanceof DiskFullError || isDiskFull(err)) {
+      const full = err instanceof DiskFullError ? err : new DiskFullError(`${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`, { cause: err });
+      req.log.error({ err: { message: capErrorText(String((full.cause as Error | undefined)?.message ?? full.message)), code: (full.cause as { code?: unknown } | undefined)?.code ?? full.code }, what: full.what }, full.message);
+      return reply.code(full.statusCode).send({ error: capErrorText(full.message) });
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode <= 599 ? err.statusCode : 500;
     if (err.headers) for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);

@@ -43,6 +43,7 @@ import {
 import { searchProblem, type PersonMatch, type TicketStore } from '../../../src/store/tickets.js';
 import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
+import { asDiskFull } from '../../../src/util/disk-full.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
@@ -63,13 +64,23 @@ export interface TicketRoutesDeps {
   maxSkewMs: number;
 }
 
-/** Storage failures answer 500 with the failure text, as the spec asks. */
+/**
+ * Storage failures answer 500 with the failure text, as the spec asks; a full disk's text says so
+ * first ("the disk is full: ...; free space ..."), the 507 the other services answer kept to the
+ * spec's 500.
+ */
+function storageError(err: unknown, what = 'a ticket store write'): HttpError {
+  const full = asDiskFull(err, what);
+  if (full) return new HttpError(500, full.message);
+  return new HttpError(500, `storage failure: ${(err as Error).message}`);
+}
+
 async function storage<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof HttpError) throw err;
-    throw new HttpError(500, `storage failure: ${(err as Error).message}`);
+    throw storageError(err);
   }
 }
 
@@ -146,6 +157,12 @@ export function installTokenCheck(app: FastifyInstance, token: string): void {
 
 export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps): Promise<void> {
   const { store, hlc, nodeId, clock, maxSkewMs } = deps;
+  // A full disk met outside storage() (a hook, a peer copy's write) is still the spec's 500, not
+  // the 507 the shared handler gives the other services; every other error goes on to it.
+  app.setErrorHandler((err: unknown, req) => {
+    if (asDiskFull(err, 'x')) throw storageError(err, `${req.method} ${req.routeOptions.url ?? ''}`);
+    throw err;
+  });
 
   async function find(id: string): Promise<Ticket> {
     const found = await storage(() => store.lookup(id));

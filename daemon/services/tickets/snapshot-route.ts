@@ -9,6 +9,7 @@ import { chmodSync, createReadStream, readdirSync, rmSync, statSync } from 'node
 import { join } from 'node:path';
 import type { TicketStore } from '../../../src/store/tickets.js';
 import { HttpError } from '../../plugins/errors.js';
+import { asDiskFull } from '../../../src/util/disk-full.js';
 import { rawResponse } from '../../plugins/openapi.js';
 import { ErrorSchema } from '../../../src/schemas/common.js';
 
@@ -57,7 +58,8 @@ export function snapshotRoute(app: FastifyInstance, deps: SnapshotRouteDeps): vo
         chmodSync(file, 0o600);
       } catch (err) {
         done();
-        throw new HttpError(500, `storage failure: ${(err as Error).message}`);
+        // A snapshot is a copy of the database on this node's disk: a full one says so (spec's 500).
+        throw new HttpError(500, asDiskFull(err, 'writing a snapshot copy of the database')?.message ?? `storage failure: ${(err as Error).message}`);
       }
       const stream = createReadStream(file);
       const bytes = statSync(file).size;

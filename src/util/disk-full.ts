@@ -1,0 +1,54 @@
+// Recognising a full disk, wherever it surfaces (SQLite's SQLITE_FULL, Node's ENOSPC, git's "No
+// space left on device"), and the one error every service answers it with: 507 on the
+// marketplace and the monitor, the spec's 500 on tickets, always a text that says what failed and
+// what the operator does about it.
+
+/** What the operator does about it: the same words in every answer and log line. */
+const REMEDY = "free space on the data directory's file system and retry";
+
+/** The error a write that met a full disk ends with: 507 Insufficient Storage, shown as is. */
+export class DiskFullError extends Error {
+  readonly statusCode = 507;
+  readonly expose = true;
+  readonly code = 'MKT_DISK_FULL';
+  /** `what` says which operation failed ("writing a notes pack", "a monitor ping"). */
+  constructor(
+    readonly what: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`the disk is full: ${what}; ${REMEDY}`, options);
+    this.name = 'DiskFullError';
+  }
+}
+
+/** git and the C library say it this way (LC_ALL=C, which every git child gets: src/git/run.ts). */
+const NO_SPACE = /No space left on device|ENOSPC|database or disk is full/i;
+
+/**
+ * Whether `err` (an error, a git stderr text, or an error whose `cause` is one of those) means
+ * the disk is full. better-sqlite3 reports SQLITE_FULL (and, on some paths, an I/O error whose
+ * text carries ENOSPC); Node's fs reports code ENOSPC; git's stderr says "No space left on device".
+ */
+export function isDiskFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    if (typeof e === 'string') return NO_SPACE.test(e);
+    if (typeof e !== 'object') return false;
+    if (e instanceof DiskFullError) return true;
+    const { code, message, stderr } = e as { code?: unknown; message?: unknown; stderr?: unknown };
+    if (code === 'SQLITE_FULL' || code === 'ENOSPC') return true;
+    if (typeof code === 'string' && code.startsWith('SQLITE_IOERR') && typeof message === 'string' && NO_SPACE.test(message)) return true;
+    if (typeof stderr === 'string' && NO_SPACE.test(stderr)) return true;
+    // A git failure wrapped as text ("git update-ref failed: ... No space left on device").
+    if (typeof message === 'string' && /No space left on device/.test(message)) return true;
+    const result = (e as { result?: { stderr?: unknown } }).result;
+    if (result && typeof result.stderr === 'string' && NO_SPACE.test(result.stderr)) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** `err` as a DiskFullError when it means a full disk (kept as is when it already is one), else undefined. */
+export function asDiskFull(err: unknown, what: string): DiskFullError | undefined {
+  if (err instanceof DiskFullError) return err;
+  return isDiskFull(err) ? new DiskFullError(what, { cause: err }) : undefined;
+}
