@@ -14,8 +14,9 @@ if (unknown.length) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; available: ${available.join(', ')}`);
   process.exit(2);
 }
-// Parts of another bench (monitor.ts runs monitor-heartbeat.ts): run on their own only by name.
-const parts = new Set(['monitor-heartbeat']);
+// Parts of another bench (monitor.ts runs monitor-heartbeat.ts), and the soak (half an hour at
+// its defaults, issue 35): run only by name.
+const parts = new Set(['monitor-heartbeat', 'soak']);
 for (const name of wanted.length ? wanted : available.filter((n) => !parts.has(n))) {
   console.log(`\n== bench ${name} ==`);
   const mod = (await import(pathToFileURL(join(dir, `${name}.ts`)).href)) as { run(): Promise<void> };
