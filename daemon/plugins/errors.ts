@@ -69,7 +69,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     // server error", and the operator would not learn that freeing space is the fix.
     if (err instanceof DiskFullError || isDiskFull(err)) {
       const full = err instanceof DiskFullError ? err : new DiskFullError(`${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`, { cause: err });
-      req.log.error({ err: { message: capErrorText(String((full.cause as Error | undefined)?.message ?? full.message)), code: (full.cause as { code?: unknown } | undefined)?.code ?? full.code }, what: full.what }, full.message);
+      const cause = (full.cause ?? full) as Error & { code?: unknown };
+      req.log.error({ err: { message: capErrorText(cause.message), code: cause.code, stack: cause.stack?.slice(0, 4000) }, what: full.what }, full.message);
       return reply.code(full.statusCode).send({ error: capErrorText(full.message) });
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode <= 599 ? err.statusCode : 500;

@@ -18,6 +18,7 @@ import type { MaintenanceSchedule } from './maintenance.js';
 import { signalSnapshot, stateVerdict, storedSignal, type PingSignal } from './checks/heartbeat.js';
 import type { HeartbeatState } from '../../../src/store/monitor-heartbeats.js';
 import { Dependencies, reminderDue } from './dependencies.js';
+import { asDiskFull } from '../../../src/util/disk-full.js';
 
 export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
@@ -175,7 +176,11 @@ export class CheckEngine {
     job.timer = setTimeout(() => {
       const owned = this.opts.owns?.(job.target.name) ?? true;
       void (owned ? this.exclusive(job, () => this.gate.run(() => this.runJob(job))) : Promise.resolve())
-        .catch((err: Error) => this.opts.logger.error({ target: job.target.name, kind: job.kind, err: err.message }, 'check failed to record'))
+        .catch((err: Error) => {
+          // On a full disk the check is lost, said plainly; the next turn comes as usual and records again once space is freed.
+          const full = asDiskFull(err, `recording a ${job.kind} check of ${job.target.name}`);
+          this.opts.logger.error({ target: job.target.name, kind: job.kind, err: err.message }, full ? full.message : 'check failed to record');
+        })
         .finally(() => this.scheduleNext(job));
     }, delay);
     job.timer.unref?.();

@@ -24,6 +24,7 @@ import { buildReport, reportRange } from './report.js';
 import { silenceJson } from './silences.js';
 import { statusBadge, uptimeBadge } from './badges.js';
 import { UPTIME_WINDOWS, type TargetStatus } from './status.js';
+import { isDiskFull } from '../../../src/util/disk-full.js';
 import { ErrorSchema, IdentitySchema, MeshSchema, PeerStatusSchema, StatusAllSchema, TargetStatusSchema, TrendSchema, type Incident, type IncidentEvent } from '../../../src/schemas/monitor.js';
 
 declare module 'fastify' {
@@ -140,20 +141,29 @@ export function installMonitorGuard(app: FastifyInstance, deps: GuardDeps): void
     const guard: onRequestHookHandler = function (req, reply, done) {
       if (!guardedRoute(config, deps)) return done();
       const limiter = deps.limiter();
-      limiter.take().then((d) => {
-        if (!d.allowed) {
-          void reply.header('retry-after', String(d.retryAfterS));
-          return done(new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`));
-        }
+      // Called from a promise's callback, not by fastify's hook runner: a throw would be an
+      // unhandled rejection (the process's end), so it becomes the request's error instead.
+      const tokenCheck = (): void => {
         if (deps.token() === undefined) return done();
-        // Called from a promise's callback, not by fastify's hook runner: a throw would be an
-        // unhandled rejection (the process's end), so it becomes the request's error instead.
         try {
           checkToken.call(this, req, reply, done);
         } catch (err) {
           done(err as Error);
         }
-      }, done);
+      };
+      limiter.take().then((d) => {
+        if (!d.allowed) {
+          void reply.header('retry-after', String(d.retryAfterS));
+          return done(new HttpError(429, `rate limit exceeded: at most ${limiter.limit} requests per ${limiter.windowMs / 1000} s; retry in ${d.retryAfterS} s`));
+        }
+        tokenCheck();
+      }, (err: unknown) => {
+        // A full disk cannot hold the window's count: the request goes on uncounted (a read still
+        // answers; a write meets the full disk itself and answers 507), rather than every read 507.
+        if (!isDiskFull(err)) return done(err as Error);
+        req.log.warn({ err: (err as Error).message }, 'the disk is full: the rate limit window cannot be counted; the request goes on');
+        tokenCheck();
+      });
     };
     const own = route.onRequest;
     route.onRequest = own === undefined ? [guard] : Array.isArray(own) ? [guard, ...own] : [guard, own];
