@@ -3,9 +3,10 @@
 // and commit cost two files instead of one file per object. Works for SHA-1 and SHA-256
 // repositories (ids, checksums and index entries in the repository's hash).
 import { createHash, randomBytes } from 'node:crypto';
-import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { asDiskFull } from '../util/disk-full.js';
 import { idBytes, type ObjectFormat, type ObjectType } from './objects.js';
 
 const TYPE_CODE: Record<ObjectType, number> = { commit: 1, tree: 2, blob: 3 };
@@ -117,15 +118,16 @@ export function encodePack(format: ObjectFormat, objects: readonly PackObject[])
   return { pack, index, name: `pack-${checksum.toString('hex')}` };
 }
 
+/** Writes `name` whole or not at all; a write cut short (a full disk) leaves no temporary file behind. */
 function writeFileAtomically(dir: string, name: string, data: Buffer): void {
   const tmp = join(dir, `tmp_pack_${randomBytes(6).toString('hex')}`);
-  // Read-only, like git's packs, and the server's alone (a hosted repository is 0700/0600).
-  writeFileSync(tmp, data, { mode: 0o400, flag: 'wx' });
   try {
+    // Read-only, like git's packs, and the server's alone (a hosted repository is 0700/0600).
+    writeFileSync(tmp, data, { mode: 0o400, flag: 'wx' });
     renameSync(tmp, join(dir, name));
   } catch (err) {
     rmSync(tmp, { force: true });
-    throw err;
+    throw asDiskFull(err, 'writing a pack of git objects') ?? err;
   }
 }
 
@@ -138,6 +140,15 @@ export function writePack(gitDir: string, format: ObjectFormat, objects: readonl
   if (objects.length === 0) return;
   const { pack, index, name } = encodePack(format, objects);
   const dir = join(gitDir, 'objects', 'pack');
+  // A pack of the same name holds the same objects: one already there (written before) stays.
+  const packFile = join(dir, `${name}.pack`);
+  const had = existsSync(packFile);
   writeFileAtomically(dir, `${name}.pack`, pack);
-  writeFileAtomically(dir, `${name}.idx`, index);
+  try {
+    writeFileAtomically(dir, `${name}.idx`, index);
+  } catch (err) {
+    // A pack without its index is garbage to git (count-objects lists it): not left behind.
+    if (!had) rmSync(packFile, { force: true });
+    throw err;
+  }
 }
