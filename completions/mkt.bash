@@ -2,7 +2,7 @@
 # __mkt_node PATH: is PATH a command; sets _mkt_subs and _mkt_flags (its own and inherited)
 __mkt_node() {
   case "$1" in
-    "mkt") _mkt_subs='admin auth serve notes license sync monitor tickets completion' _mkt_flags='--version -V --help' ;;
+    "mkt") _mkt_subs='admin auth serve notes license sync monitor tickets backup completion' _mkt_flags='--version -V --help' ;;
     "mkt admin") _mkt_subs='user token session repo reindex item key signing-key app billing webhook migrate' _mkt_flags='--data-dir --database-url --help' ;;
     "mkt admin user") _mkt_subs='add list' _mkt_flags='--help --data-dir --database-url' ;;
     "mkt admin user add") _mkt_subs='' _mkt_flags='--email --json --help --data-dir --database-url' ;;
@@ -110,6 +110,10 @@ __mkt_node() {
     "mkt tickets delete") _mkt_subs='' _mkt_flags='--yes --server --help' ;;
     "mkt tickets log") _mkt_subs='' _mkt_flags='--limit --all --server --json --help' ;;
     "mkt tickets node") _mkt_subs='' _mkt_flags='--server --json --help' ;;
+    "mkt backup") _mkt_subs='create verify restore' _mkt_flags='--help' ;;
+    "mkt backup create") _mkt_subs='' _mkt_flags='--data-dir --out --force --database-url --json --help' ;;
+    "mkt backup verify") _mkt_subs='' _mkt_flags='--json --help' ;;
+    "mkt backup restore") _mkt_subs='' _mkt_flags='--from --data-dir --force --json --help' ;;
     "mkt completion") _mkt_subs='' _mkt_flags='--help' ;;
     *) return 1 ;;
   esac
@@ -288,6 +292,11 @@ __mkt_option() {
     "mkt tickets log|--limit") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets log|--server") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets node|--server") _mkt_kind=text _mkt_words='' ;;
+    "mkt backup create|--data-dir") _mkt_kind=dir _mkt_words='' ;;
+    "mkt backup create|--out") _mkt_kind=file _mkt_words='' ;;
+    "mkt backup create|--database-url") _mkt_kind=text _mkt_words='' ;;
+    "mkt backup restore|--from") _mkt_kind=file _mkt_words='' ;;
+    "mkt backup restore|--data-dir") _mkt_kind=dir _mkt_words='' ;;
     "mkt admin|--data-dir"|"mkt admin "*"|--data-dir") _mkt_kind=dir _mkt_words='' ;;
     "mkt admin|--database-url"|"mkt admin "*"|--database-url") _mkt_kind=text _mkt_words='' ;;
     "mkt serve|--host") _mkt_kind=text _mkt_words='' ;;
@@ -365,6 +374,9 @@ __mkt_argument() {
     "mkt tickets comment|1") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets delete|0") _mkt_kind=text _mkt_words='' ;;
     "mkt tickets log|0") _mkt_kind=text _mkt_words='' ;;
+    "mkt backup create|0") _mkt_kind=words _mkt_words='marketplace monitor tickets' ;;
+    "mkt backup verify|0") _mkt_kind=file _mkt_words='' ;;
+    "mkt backup restore|0") _mkt_kind=words _mkt_words='marketplace monitor tickets' ;;
     "mkt completion|0") _mkt_kind=words _mkt_words='bash zsh fish' ;;
     *) return 1 ;;
   esac

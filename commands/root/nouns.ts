@@ -12,6 +12,7 @@ import { register as monitor } from '../monitor/index.js';
 import { register as license } from '../license/index.js';
 import { register as sync } from '../sync/index.js';
 import { register as notes } from '../notes/index.js';
+import { register as backup } from '../backup/index.js';
 
 /** Declares a noun's commands; with `runF`, its actions hand the parsed options to it instead of a verb. */
 export type RegisterNoun = (program: Command, f: Factory, runF?: ParsedVerb) => void;
@@ -33,6 +34,7 @@ export const NOUNS: Noun[] = [
   { name: 'sync', register: sync, standalone: true },
   { name: 'monitor', register: monitor, standalone: true },
   { name: 'tickets', register: tickets, standalone: true },
+  { name: 'backup', register: backup, standalone: true },
   { name: 'completion', register: completion, standalone: false },
 ];
 

@@ -305,8 +305,9 @@ async function addRepository(b: BackupBuilder, rel: string, abs: string, st: Sta
 }
 
 /** One entry of the data dir, by what it is. */
-async function addPath(b: BackupBuilder, rel: string, abs: string, st: Stats, top?: { databases: Map<string, string>; skip: Set<string> }): Promise<void> {
+async function addPath(b: BackupBuilder, rel: string, abs: string, st: Stats, top?: { databases: Map<string, string>; skip: Set<string>; skipTop: (name: string) => boolean }): Promise<void> {
   if (top?.skip.has(abs)) return;
+  if (top && rel !== '' && !rel.includes('/') && top.skipTop(rel)) return;
   if (st.isDirectory()) {
     if (await isGitRepository(abs)) return addRepository(b, rel, abs, st);
     await b.dir(rel, st);
@@ -371,11 +372,12 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
         databases.set(p, snap);
       }
     }
-    // The side files of the databases taken (their content is in the snapshots).
-    for (const name of topNames) {
+    // The side files of the databases (their content is in the snapshots), including those the
+    // snapshot's own connection may have created after the listing above.
+    const sideOf = (name: string): boolean => {
       const m = /^(.*)-(wal|shm|journal)$/.exec(name);
-      if (m && (databases.has(join(dataDir, m[1]!)) || m[1] === dbFile)) skip.add(join(dataDir, name));
-    }
+      return Boolean(m && (databases.has(join(dataDir, m[1]!)) || m[1] === dbFile));
+    };
 
     // 2. Everything else, streamed.
     const tmpOut = join(work, 'backup.tar');
@@ -388,7 +390,7 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
     const b = new BackupBuilder(tar, opts.progress);
     const repositories = b.repositories;
     try {
-      await addPath(b, '', dataDir, dst, { databases, skip });
+      await addPath(b, '', dataDir, dst, { databases, skip, skipTop: (name) => sideOf(name) || TRANSIENT.some((re) => re.test(name)) });
 
       // 3. The manifest, then its digest.
       const manifest: Manifest = {
