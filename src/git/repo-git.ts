@@ -12,7 +12,7 @@ import { GitSession, GitSessionExit, answers, infoAnswer, lineAnswer, objectAnsw
 import { encodeCommit, encodeTree, objectId, parseTree, zeroId, type CommitInput, type ObjectFormat, type ObjectType, type TreeEntry } from './objects.js';
 import { writePack, type PackObject } from './pack.js';
 import { runGit } from './run.js';
-import { asDiskFull } from '../util/disk-full.js';
+import { gitDiskFull } from '../util/disk-full.js';
 
 /** The ref was moved by someone else between our read and our write. */
 export class RefMovedError extends Error {
@@ -248,7 +248,7 @@ export class RepoGit {
     } catch (err) {
       if (!(err instanceof GitSessionExit)) throw err;
       // Before the lock messages: git says "cannot lock ref" for a lock file it could not write.
-      const full = asDiskFull(err.stderr, `moving ${ref}`);
+      const full = gitDiskFull(err.stderr, this.gitDir, `moving ${ref}`);
       if (full) throw full;
       // A ref on the new ref's path is not a race: retrying cannot help.
       const conflict = /'([^']+)' exists; cannot create|blocking reference '([^']+)'/.exec(err.stderr);

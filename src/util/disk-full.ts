@@ -2,6 +2,7 @@
 // space left on device"), and the one error every service answers it with: 507 on the
 // marketplace and the monitor, the spec's 500 on tickets, always a text that says what failed and
 // what the operator does about it.
+import { statfsSync } from 'node:fs';
 
 /** What the operator does about it: the same words in every answer and log line. */
 const REMEDY = "free space on the data directory's file system and retry";
@@ -51,4 +52,27 @@ export function isDiskFull(err: unknown): boolean {
 export function asDiskFull(err: unknown, what: string): DiskFullError | undefined {
   if (err instanceof DiskFullError) return err;
   return isDiskFull(err) ? new DiskFullError(what, { cause: err }) : undefined;
+}
+
+/**
+ * Whether the file system holding `path` has no block left (statfs). For the failures that do not
+ * say why: git reports a ref it could not write as "couldn't write '<ref>.lock'", without the
+ * errno, so a write failure on a file system with nothing free is taken to be that.
+ */
+export function outOfSpace(path: string): boolean {
+  try {
+    const s = statfsSync(path);
+    return s.bavail === 0 || s.ffree === 0;
+  } catch {
+    return false;
+  }
+}
+
+/** git's words for a file it could not write (the errno, when it gives one, is matched by isDiskFull). */
+const GIT_WRITE_FAILED = /couldn't write|unable to write|unable to append|could not write|failed to write/i;
+
+/** A git failure (its stderr) in `gitDir` as a DiskFullError, when it is one: said so, or a write failed with no space left. */
+export function gitDiskFull(stderr: string, gitDir: string, what: string): DiskFullError | undefined {
+  if (isDiskFull(stderr) || (GIT_WRITE_FAILED.test(stderr) && outOfSpace(gitDir))) return new DiskFullError(what, { cause: new Error(stderr.trim()) });
+  return undefined;
 }
