@@ -4,6 +4,7 @@
 // with 503: the statement's transaction was not committed, so nothing acknowledged is lost.
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { AutocommitDatabase, claimPeriod, numberedPlaceholders, StoreUnavailableError, UnstorableInputError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
@@ -32,6 +33,7 @@ export function isConnectionError(err: unknown): boolean {
 const UNSTORABLE = new Set(['22021', '22P05']);
 
 function wrap(err: unknown): unknown {
+  if (err instanceof StoreUnavailableError || err instanceof UnstorableInputError) return err;
   if (isConnectionError(err)) return new StoreUnavailableError((err as Error).message || String(err));
   if (UNSTORABLE.has(String((err as { code?: unknown }).code))) return new UnstorableInputError();
   return err;
@@ -86,17 +88,65 @@ function trace(sql: string, pipelined: boolean): void {
 
 const LOCK = 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))';
 
+/**
+ * Whether the server answers, as the statements find it: the first failure for a lost server and
+ * the first success after it each call the listeners once, so a service logs one line when the
+ * database goes and one when it is back, not one per request (each request still answers 503).
+ */
+export class Availability {
+  private down: string | undefined;
+  /** When the loss was noticed (performance.now()): only a statement sent after it proves the server back. */
+  private downSince = 0;
+  private readonly listeners: ((up: boolean, detail: string) => void)[] = [];
+
+  on(fn: (up: boolean, detail: string) => void): void {
+    this.listeners.push(fn);
+  }
+
+  get available(): boolean {
+    return this.down === undefined;
+  }
+
+  /**
+   * A statement sent at `sentAt` (performance.now()) got an answer. One sent before the loss was
+   * noticed says nothing: while PostgreSQL shuts down, some connections still answer for a moment.
+   */
+  ok(sentAt: number): void {
+    if (this.down === undefined || sentAt < this.downSince) return;
+    const was = this.down;
+    this.down = undefined;
+    for (const fn of this.listeners) fn(true, was);
+  }
+
+  /** A statement failed: a lost server turns the state down (once), any other error says nothing. */
+  failed(err: unknown): unknown {
+    const out = wrap(err);
+    if (out instanceof StoreUnavailableError && this.down === undefined) {
+      this.down = out.message;
+      this.downSince = performance.now();
+      for (const fn of this.listeners) fn(false, out.message);
+    }
+    return out;
+  }
+}
+
 /** Statements outside a transaction: each one on whichever pooled connection is free. */
 class PgExecutor implements SqlExecutor {
   readonly engine = 'postgres' as const;
-  constructor(private readonly pool: Pick<pg.Pool, 'query'>) {}
+  constructor(
+    private readonly pool: Pick<pg.Pool, 'query'>,
+    protected readonly health: Availability = new Availability(),
+  ) {}
 
   protected async query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
     trace(sql, false);
+    const sentAt = performance.now();
     try {
-      return await this.pool.query(queryConfig(sql, params ?? []));
+      const r = await this.pool.query(queryConfig(sql, params ?? []));
+      this.health.ok(sentAt);
+      return r;
     } catch (err) {
-      throw wrap(err);
+      throw this.health.failed(err);
     }
   }
 
@@ -150,8 +200,11 @@ class PgTransaction extends PgExecutor {
   /** Writes to send with COMMIT. */
   private last: Pending[] = [];
 
-  constructor(private readonly c: pg.PoolClient) {
-    super(c);
+  constructor(
+    private readonly c: pg.PoolClient,
+    health: Availability,
+  ) {
+    super(c, health);
   }
 
   protected override query(sql: string, params?: readonly unknown[]): Promise<pg.QueryResult> {
@@ -171,6 +224,7 @@ class PgTransaction extends PgExecutor {
   private async send(batch: Pending[]): Promise<pg.QueryResult> {
     // Corked, the batch leaves in one write: on loopback TCP each write costs the server more CPU
     // (the kernel delivers it to PostgreSQL inline) than node-postgres spends on a statement.
+    const sentAt = performance.now();
     const stream = this.c.connection.stream;
     stream.cork();
     let sent: Promise<pg.QueryResult>[];
@@ -185,7 +239,8 @@ class PgTransaction extends PgExecutor {
     // Every answer is awaited (none is left to reject unheard); a failure aborts the transaction,
     // so the statements after it fail too, and the first failure is the one that says why.
     const settled = await Promise.allSettled(sent);
-    for (const r of settled) if (r.status === 'rejected') throw wrap(r.reason);
+    for (const r of settled) if (r.status === 'rejected') throw this.health.failed(r.reason);
+    this.health.ok(sentAt);
     return (settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>).value;
   }
 
@@ -226,15 +281,20 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
   private listener: pg.Client | undefined;
   private listening = new Set<string>();
   private closed = false;
+  /** Whether the server answers; `onAvailability` hears each change once. */
+  readonly health = new Availability();
 
   private constructor(private readonly url: string, max: number) {
     super();
     this.label = redactUrl(url);
     // Pipeline mode: a transaction's statements that need no answer in between share a round trip.
-    this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, pipeline: true });
+    // connectionTimeoutMillis bounds both a connect and the wait for a free connection, so a
+    // request meets a lost or saturated server with a 503 within seconds rather than hanging.
+    // Keep-alive finds a server that vanished without closing its connections (a host gone).
+    this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000, pipeline: true });
     // An idle client whose server went away: the pool drops it; the next query reconnects.
     this.pool.on('error', () => undefined);
-    this.auto = new PgExecutor(this.pool);
+    this.auto = new PgExecutor(this.pool, this.health);
     this.events.setMaxListeners(0);
   }
 
@@ -251,18 +311,56 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
     return db;
   }
 
-  private async client(): Promise<pg.PoolClient> {
+  /**
+   * Logs a warning when the server is lost and an info line when it answers again: what an
+   * operator sees in the log of a PostgreSQL restart, besides the requests' own 503 lines.
+   */
+  logAvailability(logger: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void }): void {
+    let since = 0;
+    this.onAvailability((up, detail) => {
+      if (!up) {
+        since = Date.now();
+        logger.warn({ database: this.label, err: detail }, 'database unavailable: requests that need it answer 503 until it is back; reconnecting by itself');
+      } else {
+        logger.info({ database: this.label, down_ms: Date.now() - since }, 'database available again');
+      }
+    });
+  }
+
+  /** Calls `fn(false, why)` once when the server is lost and `fn(true, why it was lost)` once when it answers again. */
+  onAvailability(fn: (up: boolean, detail: string) => void): void {
+    this.health.on(fn);
+  }
+
+  /**
+   * A pooled connection for the caller's own statements. The pool listens for a connection's
+   * errors only while it is idle: a checked-out one whose server goes away (PostgreSQL shutting
+   * down terminates every connection) would emit an `error` nobody hears, which ends the process.
+   * This listener keeps the error for release(), which then drops the connection from the pool.
+   */
+  private async client(): Promise<{ c: pg.PoolClient; release(broken?: boolean): void }> {
+    let c: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      c = await this.pool.connect();
     } catch (err) {
-      throw wrap(err);
+      throw this.health.failed(err);
     }
+    let lost = false;
+    const onError = (): void => void (lost = true);
+    c.on('error', onError);
+    return {
+      c,
+      release(broken = false) {
+        c.removeListener('error', onError);
+        c.release(broken || lost);
+      },
+    };
   }
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const c = await this.client();
-      const tx = new PgTransaction(c);
+      const held = await this.client();
+      const tx = new PgTransaction(held.c, this.health);
       let broken = false;
       try {
         const out = await fn(tx);
@@ -276,16 +374,17 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
           await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
           continue;
         }
-        throw wrap(err);
+        throw this.health.failed(err);
       } finally {
-        c.release(broken);
+        held.release(broken);
       }
     }
   }
 
   async migrate(component: string, migrations: ComponentMigrations): Promise<void> {
     const list = migrations.postgres;
-    const c = await this.client();
+    const held = await this.client();
+    const c = held.c;
     try {
       // Instances starting together take turns; the second finds the work done.
       await c.query("SELECT pg_advisory_lock(hashtextextended('mkt schema migrations', 0))");
@@ -316,15 +415,17 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
         await c.query("SELECT pg_advisory_unlock(hashtextextended('mkt schema migrations', 0))").catch(() => undefined);
       }
     } catch (err) {
-      throw wrap(err);
+      throw this.health.failed(err);
     } finally {
-      c.release();
+      held.release();
     }
   }
 
   async exclusive(name: string, fn: () => Promise<void>, opts: { period?: number } = {}): Promise<boolean> {
-    const c = await this.client();
+    const conn = await this.client();
+    const c = conn.c;
     let held = false;
+    let broken = false;
     try {
       held = (await c.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [name])).rows[0]?.ok === true;
       if (!held) return false;
@@ -332,10 +433,12 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
       await fn();
       return true;
     } catch (err) {
-      throw wrap(err);
+      throw this.health.failed(err);
     } finally {
-      if (held) await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch(() => undefined);
-      c.release();
+      // A lock whose unlock fails is on a connection that must not go back to the pool: its
+      // session would keep the job's lock, and no instance would run the job again.
+      if (held) await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]).catch(() => void (broken = true));
+      conn.release(broken);
     }
   }
 

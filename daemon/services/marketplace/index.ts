@@ -15,6 +15,11 @@ export async function open(ctx: ServiceContext<MarketplaceOptions>): Promise<Ser
   const dataDir = ctx.server.dataDir;
   const stores = await openMarketplaceStores({ dataDir, databaseUrl: ctx.options.databaseUrl });
   ctx.logger.info({ database: stores.sql.label, engine: stores.sql.engine }, 'database open');
+  if (stores.sql.engine === 'postgres') {
+    // One line when PostgreSQL goes and one when it is back; the requests meanwhile answer 503.
+    const { PgDatabase } = await import('../../../src/store/sql-pg.js');
+    if (stores.sql instanceof PgDatabase) stores.sql.logAvailability(ctx.logger);
+  }
   const areas: MarketplaceArea[] = [];
   try {
     for (const openArea of AREAS) areas.push(await openArea({ ctx, stores, dataDir }));

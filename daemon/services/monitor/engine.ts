@@ -4,6 +4,7 @@
 // reminders (`remind_every`) while one stays open.
 import type { MonitorConfig, TargetConfig } from '../../../src/config/monitor.js';
 import type { Incident, MonitorStore, Snapshot } from '../../../src/store/monitor.js';
+import { StoreUnavailableError } from '../../../src/store/sql.js';
 import type { Clock } from '../../../src/util/clock.js';
 import type { Logger } from '../../logger.js';
 import type { AlertSink } from './silence-gate.js';
@@ -179,7 +180,9 @@ export class CheckEngine {
         .catch((err: Error) => {
           // On a full disk the check is lost, said plainly; the next turn comes as usual and records again once space is freed.
           const full = asDiskFull(err, `recording a ${job.kind} check of ${job.target.name}`);
-          this.opts.logger.error({ target: job.target.name, kind: job.kind, err: err.message }, full ? full.message : 'check failed to record');
+          // A lost database is logged once by the store (logAvailability), not once a check.
+          const level = err instanceof StoreUnavailableError ? 'debug' : 'error';
+          this.opts.logger[level]({ target: job.target.name, kind: job.kind, err: err.message }, full ? full.message : 'check failed to record');
         })
         .finally(() => this.scheduleNext(job));
     }, delay);

@@ -6,6 +6,7 @@ import { CronJob } from 'cron';
 import type { ServiceContext, ServiceRuntime } from '../../service.js';
 import { emptyMonitorConfig, loadMonitorConfig, type MonitorConfig } from '../../../src/config/monitor.js';
 import { VERSION } from '../../../src/version.js';
+import { StoreUnavailableError } from '../../../src/store/sql.js';
 import { FixedWindowLimiter } from '../../plugins/rate-limit.js';
 import { BEARER, BEARER_SCHEME } from '../../plugins/openapi.js';
 import { AlertSender } from './alerts.js';
@@ -56,6 +57,9 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   const instanceId = newInstanceId();
   const opened = await openMonitorStore({ dataDir: server.dataDir, databaseUrl: options.databaseUrl, instanceId });
   const store = opened.store;
+  // One warning when PostgreSQL goes and one info line when it is back: the checks and lease
+  // rounds that fail meanwhile log at debug, not a line each.
+  opened.cluster?.db.logAvailability(logger);
   // The window lives in the store (monitor.db, or the cluster's database): a restart does not hand
   // out a fresh allowance, and a cluster shares one.
   const limiterFor = (c: MonitorConfig): FixedWindowLimiter =>
@@ -118,6 +122,12 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
     async register(app) {
       // On the root instance: /openapi.json needs the token and counts against the limit too.
       installMonitorGuard(app, guard);
+      // For load balancers and probes (public, not in the API document): 200 while the store
+      // answers, else 503 {"error"} (StoreUnavailableError), so traffic moves to another instance.
+      app.get('/healthz', { config: { public: true }, schema: { hide: true } }, async () => {
+        await opened.sql.value('SELECT 1');
+        return { status: 'ok', engine: opened.sql.engine };
+      });
       await app.register(async (scope) => monitorRoutes(scope, { config: () => config, store, cache, mesh, metrics, schedule: () => schedule, now, confirm, cluster, pingKeys }));
       // Its own scope: its content-type parser (any body is a log) stays off the API's routes.
       await app.register(async (scope) => pingRoutes(scope, { keys: pingKeys, engine, now }));
@@ -135,7 +145,8 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
       // Before the first round of checks, which would compete with it for the event loop.
       cache.start(() => config.targets, (err) => logger.warn({ err }, 'warming the status cache failed; requests build statuses themselves'));
       engine.start();
-      cluster?.start((err: unknown) => logger.warn({ err: (err as Error).message }, 'cluster lease round failed; retrying'));
+      // A lost database is logged once by the store (logAvailability); each round's failure then is debug.
+      cluster?.start((err: unknown) => logger[err instanceof StoreUnavailableError ? 'debug' : 'warn']({ err: (err as Error).message }, 'cluster lease round failed; retrying'));
       mesh.start();
     },
     async reload() {

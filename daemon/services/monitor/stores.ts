@@ -7,20 +7,25 @@ import type { MonitorStore } from '../../../src/store/monitor.js';
 import type { LimiterWindows } from '../../../src/store/limiter-windows.js';
 import type { MonitorLeases } from '../../../src/store/monitor-leases.js';
 import type { PgMonitorStore } from '../../../src/store/monitor-pg.js';
+import type { SqlDatabase } from '../../../src/store/sql.js';
+import type { PgDatabase } from '../../../src/store/sql-pg.js';
 
 export interface OpenedMonitorStore {
   store: MonitorStore & { windows: LimiterWindows };
   /** Where it lives, without credentials. */
   label: string;
-  /** On PostgreSQL: the cluster's leases and the store (for check notices); absent on SQLite. */
-  cluster?: { leases: MonitorLeases; pg: PgMonitorStore };
+  /** The database under the store: `/healthz` asks it whether it answers. */
+  sql: SqlDatabase;
+  /** On PostgreSQL: the cluster's leases, the store (for check notices) and the database (its availability); absent on SQLite. */
+  cluster?: { leases: MonitorLeases; pg: PgMonitorStore; db: PgDatabase };
 }
 
 export async function openMonitorStore(opts: { dataDir: string; databaseUrl?: string | undefined; instanceId: string }): Promise<OpenedMonitorStore> {
   if (!opts.databaseUrl) {
     const file = join(opts.dataDir, 'monitor.db');
     const { SqliteMonitorStore } = await import('../../../src/store/monitor-sqlite.js');
-    return { store: new SqliteMonitorStore(file), label: file };
+    const store = new SqliteMonitorStore(file);
+    return { store, label: file, sql: store.sql };
   }
   const { PgDatabase } = await import('../../../src/store/sql-pg.js');
   const { PgMonitorStore } = await import('../../../src/store/monitor-pg.js');
@@ -28,7 +33,7 @@ export async function openMonitorStore(opts: { dataDir: string; databaseUrl?: st
   const sql = await PgDatabase.open(opts.databaseUrl);
   try {
     const pg = await PgMonitorStore.open(sql, opts.instanceId);
-    return { store: pg, label: sql.label, cluster: { leases: new MonitorLeases(sql, opts.instanceId), pg } };
+    return { store: pg, label: sql.label, sql, cluster: { leases: new MonitorLeases(sql, opts.instanceId), pg, db: sql } };
   } catch (err) {
     await sql.close().catch(() => undefined);
     throw err;
