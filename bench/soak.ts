@@ -4,8 +4,8 @@
 // marketplace, monitor, tickets (default all, in that order). Each load is a paced loop of a few
 // clients (a request per tick, never catching up in bursts), so the rate is a property of the
 // server keeping up, not of how fast this machine can send. Every minute: the server's RSS
-// (/proc/PID/status VmRSS) and open descriptors (/proc/PID/fd), requests of each kind and the
-// errors (non-2xx, connection errors, error-level log lines). At the end, per service: growth of
+// (/proc/PID/status VmRSS) and open descriptors (/proc/PID/fd), each the median of the minute's
+// samples (one every 5 s), requests of each kind and the errors (non-2xx, connection errors, error-level log lines). At the end, per service: growth of
 // RSS and descriptors from minute 2 (after warm-up) to the last (goal < 10 %), the spread of the
 // per-minute request count over the same minutes (goal < 10 %) and the total errors (goal 0),
 // each marked met or NOT met. A bench prints; it does not fail on a goal.
@@ -215,6 +215,8 @@ interface Setup {
   extra?: () => Map<string, number>;
   /** Error-level log lines of other processes of the setup (a peer node). */
   extraErrors?: () => number;
+  /** A last check after the load, before the stop (the peer caught up). */
+  finish?: () => Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -392,9 +394,20 @@ async function tickets(dir: string): Promise<Setup> {
       { name: 'search', perSecond: 3, clients: 1, op: (i) => call(daemon.url, 'GET', `/tickets?limit=20&search=${words[i % words.length]}`, { token: TOKEN }) },
     ];
     const p = peer;
+    const count = async (url: string): Promise<number> => (JSON.parse((await call(url, 'GET', '/tickets?limit=1', { token: TOKEN })).body) as { count: number }).count;
     return {
       daemon,
       kinds,
+      async finish() {
+        // Every ticket reaches the peer: within a minute of the load's end (it syncs every second).
+        const want = await count(daemon.url);
+        let got = await count(p.url);
+        for (let i = 0; i < 60 && got !== want; i++) {
+          await sleep(1000);
+          got = await count(p.url);
+        }
+        console.log(`  tickets peer: ${got} of the node's ${want} tickets after the load (${got === want ? 'caught up' : 'NOT caught up'})`);
+      },
       extra: () => new Map([['peer_syncs', p.takeMessages('synced with peer')]]),
       extraErrors: () => p.takeErrorLines(),
       async stop() {
@@ -436,10 +449,18 @@ async function soak(service: Service): Promise<string> {
     const start = performance.now();
     const until = start + MINUTES * MINUTE;
     const loads = Promise.all(setup.kinds.map((k) => paced(k, tally, until)));
+    // RSS and descriptors every 5 s; a minute reports the median of its samples, so one sample
+    // taken just before a collection does not decide a minute's figure.
+    let samples: { rssMiB: number; fds: number }[] = [];
+    const sampler = setInterval(() => samples.push(footprint(setup.daemon.pid)), 5000);
+    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     for (let m = 1; m <= MINUTES; m++) {
       if (m < MINUTES) await sleep(start + m * MINUTE - performance.now());
       else await loads; // the last minute ends when its last request has been answered
-      const fp = footprint(setup.daemon.pid);
+      samples.push(footprint(setup.daemon.pid));
+      const fp = { rssMiB: median(samples.map((x) => x.rssMiB)), fds: median(samples.map((x) => x.fds)) };
+      samples = [];
+      if (m === MINUTES) clearInterval(sampler);
       const t = tally.take();
       const logErrors = setup.daemon.takeErrorLines() + (setup.extraErrors?.() ?? 0);
       const sum = (map: Map<string, number>): number => [...map.values()].reduce((a, b) => a + b, 0);
@@ -449,10 +470,11 @@ async function soak(service: Service): Promise<string> {
       const byKind = setup.kinds.map((k) => `${k.name} ${(t.ok.get(k.name) ?? 0) + (t.non2xx.get(k.name) ?? 0) + (t.conn.get(k.name) ?? 0)}`);
       const extra = [...(setup.extra?.() ?? new Map<string, number>())].map(([k, v]) => `${k} ${v}`);
       console.log(
-        `${service} min ${String(m).padStart(2)}: RSS ${fp.rssMiB.toFixed(1)} MiB, fds ${fp.fds}, ${requests} requests (${[...byKind, ...extra].join(', ')}), ` +
+        `${service} min ${String(m).padStart(2)}: RSS ${fp.rssMiB.toFixed(1)} MiB, fds ${fp.fds} (medians of the minute), ${requests} requests (${[...byKind, ...extra].join(', ')}), ` +
           `errors ${errors} (non-2xx ${sum(t.non2xx)}, connection ${sum(t.conn)}, error log lines ${logErrors})`,
       );
     }
+    await setup.finish?.();
   } finally {
     await setup.stop();
     rmSync(root, { recursive: true, force: true });
@@ -475,7 +497,7 @@ function summary(service: Service, minutes: Minute[]): string {
   const errors = minutes.reduce((a, m) => a + m.errors, 0);
   const span = `min ${minutes.indexOf(from) + 1} to ${minutes.length}`;
   return [
-    `${service} (${minutes.length} min):`,
+    `${service} (${minutes.length} min)${minutes.length < 3 ? ': too short to show growth (growth and spread need minutes after minute 2)' : ':'}`,
     `  RSS ${from.rssMiB.toFixed(1)} -> ${last.rssMiB.toFixed(1)} MiB (${span}): ${pct(rss)} (goal < 10 %: ${verdict(rss < GROWTH_GOAL)})`,
     `  fds ${from.fds} -> ${last.fds} (${span}): ${pct(fds)} (goal < 10 %: ${verdict(fds < GROWTH_GOAL)})`,
     `  requests a minute ${Math.min(...rates)}..${Math.max(...rates)} (${span}), spread ${(100 * spread).toFixed(1)} % of the mean (goal < 10 %: ${verdict(spread < SPREAD_GOAL)})`,
