@@ -1,0 +1,110 @@
+// Backup of a marketplace while it takes writes, on the real binary: notes are written through
+// the API (each into its own namespace, so each is its own ref update racing the backup) and
+// commits pushed over smart HTTP, `mkt backup create marketplace` runs in the middle, and on the
+// marketplace restored from it every note and every push acknowledged before the backup started
+// is there; the repository passes `git fsck`, marketplace.db passes integrity_check, and the
+// server's secrets keep mode 0600.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { gitEnvAsAna } from '../../helpers/notes-server.js';
+import { serveBinary, type Served } from '../../helpers/serve-binary.js';
+import { tempDir } from '../../helpers/tmp.js';
+import { waitFor } from '../../helpers/wait.js';
+import { integrity, mkt, stopServed, writeLoop } from './rig.js';
+
+const execFileAsync = promisify(execFile);
+const tmp = tempDir('mkt-backup-marketplace-');
+const servers: Served[] = [];
+afterAll(async () => {
+  for (const s of servers) await stopServed(s);
+  tmp.remove();
+});
+
+async function admin(data: string, ...args: string[]): Promise<string> {
+  const r = await mkt(['admin', '--data-dir', data, ...args], { MKT_DATABASE_URL: '' });
+  if (r.code !== 0) throw new Error(`mkt admin ${args.join(' ')}: exit ${r.code}: ${r.err}`);
+  return r.out;
+}
+
+describe('mkt backup: marketplace, online', () => {
+  it('every note and push acknowledged before the backup started is on the restored marketplace', async () => {
+    const data = join(tmp.path, 'data');
+    const clone = join(tmp.path, 'clone');
+    mkdirSync(data, { mode: 0o700 });
+    await admin(data, 'user', 'add', 'ana', '--email', 'ana@example.com');
+    const token = /\bmkt_[A-Za-z0-9_-]+/.exec(await admin(data, 'token', 'create', 'ana', '--scope', 'push'))![0];
+    await admin(data, 'repo', 'create', 'ana/widgets');
+    const live = await serveBinary('marketplace', data, { MKT_DATABASE_URL: '' });
+    servers.push(live);
+
+    const gitEnv = { ...process.env, ...gitEnvAsAna(tmp.path, token) };
+    const git = async (...args: string[]): Promise<string> => (await execFileAsync('git', args, { cwd: clone, env: gitEnv, encoding: 'utf8' })).stdout.trim();
+    await execFileAsync('git', ['init', '-q', '-b', 'main', clone]);
+    await git('commit', '-q', '--allow-empty', '-m', 'first');
+    await git('remote', 'add', 'origin', `${live.url}/ana/widgets.git`);
+    await git('push', '-q', 'origin', 'main');
+    const target = await git('rev-parse', 'HEAD');
+
+    const put = async (i: number): Promise<void> => {
+      const res = await fetch(`${live.url}/api/git/ana/widgets/notes/${target}`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content: `note ${i}`, namespace: `n${i}` }),
+      });
+      if (res.status !== 200 && res.status !== 201) throw new Error(`put note answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    // Each round: a note (a new notes ref), and every third round a pushed commit (a branch update).
+    const loop = writeLoop(async (i) => {
+      await put(i);
+      let pushed: string | undefined;
+      if (i % 3 === 0) {
+        await git('commit', '-q', '--allow-empty', '-m', `round ${i}`);
+        await git('push', '-q', 'origin', 'main');
+        pushed = await git('rev-parse', 'HEAD');
+      }
+      return { i, pushed };
+    });
+    await waitFor(async () => loop.acked().length >= 24, 'twenty-four acknowledged rounds', 120_000);
+    const before = loop.acked();
+    const file = join(tmp.path, 'marketplace.tar');
+    const made = await mkt(['backup', 'create', 'marketplace', '--data-dir', data, '--out', file, '--json'], { MKT_DATABASE_URL: '' });
+    await loop.stop();
+    expect(made.code, made.err).toBe(0);
+    const summary = JSON.parse(made.out) as { databases: string[]; repositories: string[]; not_included: string[] };
+    expect(summary.databases).toContain('marketplace.db');
+    expect(summary.repositories).toEqual(['repos/ana/widgets.git']);
+    expect(summary.not_included).toEqual([]);
+
+    expect((await mkt(['backup', 'verify', file])).code).toBe(0);
+    const restoredDir = join(tmp.path, 'restored');
+    const restored = await mkt(['backup', 'restore', 'marketplace', '--from', file, '--data-dir', restoredDir]);
+    expect(restored.code, restored.err).toBe(0);
+    // The server's secrets (license key hashing, sync) keep their 0600.
+    for (const name of readdirSync(data).filter((n) => /secret/.test(n))) expect(statSync(join(restoredDir, name)).mode & 0o777, name).toBe(0o600);
+    const repo = join(restoredDir, 'repos/ana/widgets.git');
+    await execFileAsync('git', ['--git-dir', repo, 'fsck', '--full', '--no-dangling']);
+
+    const back = await serveBinary('marketplace', restoredDir, { MKT_DATABASE_URL: '' });
+    servers.push(back);
+    for (const { i } of before) {
+      const res = await fetch(`${back.url}/api/git/ana/widgets/notes/${target}?namespace=n${i}`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status, `note ${i}`).toBe(200);
+      expect(((await res.json()) as { content: string }).content).toBe(`note ${i}`);
+    }
+    const lastPush = before.filter((r) => r.pushed).at(-1)!.pushed!;
+    await execFileAsync('git', ['--git-dir', repo, 'merge-base', '--is-ancestor', lastPush, 'refs/heads/main']);
+    // The restored server takes pushes (its hooks were reinstalled at start) and note writes.
+    await git('remote', 'set-url', 'origin', `${back.url}/ana/widgets.git`);
+    await git('fetch', '-q', 'origin');
+    await git('reset', '-q', '--hard', 'origin/main');
+    await git('commit', '-q', '--allow-empty', '-m', 'after the restore');
+    await git('push', '-q', 'origin', 'main');
+    await stopServed(back);
+    expect(integrity(join(restoredDir, 'marketplace.db'))).toBe('ok');
+    await execFileAsync('git', ['--git-dir', repo, 'fsck', '--full', '--no-dangling']);
+  });
+});
