@@ -97,6 +97,8 @@ export class Availability {
   private down: string | undefined;
   /** When the loss was noticed (performance.now()): only a statement sent after it proves the server back. */
   private downSince = 0;
+  /** When it was found back: a failure of a statement sent before then is the outage's, already told. */
+  private upSince = 0;
   private readonly listeners: ((up: boolean, detail: string) => void)[] = [];
 
   on(fn: (up: boolean, detail: string) => void): void {
@@ -115,13 +117,17 @@ export class Availability {
     if (this.down === undefined || sentAt < this.downSince) return;
     const was = this.down;
     this.down = undefined;
+    this.upSince = performance.now();
     for (const fn of this.listeners) fn(true, was);
   }
 
-  /** A statement failed: a lost server turns the state down (once), any other error says nothing. */
-  failed(err: unknown): unknown {
+  /**
+   * A statement sent at `sentAt` failed: a lost server turns the state down (once), any other
+   * error says nothing. Answers the error to throw.
+   */
+  failed(err: unknown, sentAt = performance.now()): unknown {
     const out = wrap(err);
-    if (out instanceof StoreUnavailableError && this.down === undefined) {
+    if (out instanceof StoreUnavailableError && this.down === undefined && sentAt >= this.upSince) {
       this.down = out.message;
       this.downSince = performance.now();
       for (const fn of this.listeners) fn(false, out.message);
@@ -146,7 +152,7 @@ class PgExecutor implements SqlExecutor {
       this.health.ok(sentAt);
       return r;
     } catch (err) {
-      throw this.health.failed(err);
+      throw this.health.failed(err, sentAt);
     }
   }
 
@@ -239,7 +245,7 @@ class PgTransaction extends PgExecutor {
     // Every answer is awaited (none is left to reject unheard); a failure aborts the transaction,
     // so the statements after it fail too, and the first failure is the one that says why.
     const settled = await Promise.allSettled(sent);
-    for (const r of settled) if (r.status === 'rejected') throw this.health.failed(r.reason);
+    for (const r of settled) if (r.status === 'rejected') throw this.health.failed(r.reason, sentAt);
     this.health.ok(sentAt);
     return (settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>).value;
   }
@@ -338,12 +344,12 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
    * down terminates every connection) would emit an `error` nobody hears, which ends the process.
    * This listener keeps the error for release(), which then drops the connection from the pool.
    */
-  private async client(): Promise<{ c: pg.PoolClient; release(broken?: boolean): void }> {
+  private async client(sentAt: number): Promise<{ c: pg.PoolClient; release(broken?: boolean): void }> {
     let c: pg.PoolClient;
     try {
       c = await this.pool.connect();
     } catch (err) {
-      throw this.health.failed(err);
+      throw this.health.failed(err, sentAt);
     }
     let lost = false;
     const onError = (): void => void (lost = true);
@@ -359,7 +365,8 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
 
   async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const held = await this.client();
+      const sentAt = performance.now();
+      const held = await this.client(sentAt);
       const tx = new PgTransaction(held.c, this.health);
       let broken = false;
       try {
@@ -374,7 +381,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
           await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
           continue;
         }
-        throw this.health.failed(err);
+        throw this.health.failed(err, sentAt);
       } finally {
         held.release(broken);
       }
@@ -383,7 +390,8 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
 
   async migrate(component: string, migrations: ComponentMigrations): Promise<void> {
     const list = migrations.postgres;
-    const held = await this.client();
+    const sentAt = performance.now();
+    const held = await this.client(sentAt);
     const c = held.c;
     try {
       // Instances starting together take turns; the second finds the work done.
@@ -415,14 +423,15 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
         await c.query("SELECT pg_advisory_unlock(hashtextextended('mkt schema migrations', 0))").catch(() => undefined);
       }
     } catch (err) {
-      throw this.health.failed(err);
+      throw this.health.failed(err, sentAt);
     } finally {
       held.release();
     }
   }
 
   async exclusive(name: string, fn: () => Promise<void>, opts: { period?: number } = {}): Promise<boolean> {
-    const conn = await this.client();
+    const sentAt = performance.now();
+    const conn = await this.client(sentAt);
     const c = conn.c;
     let held = false;
     let broken = false;
@@ -433,7 +442,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
       await fn();
       return true;
     } catch (err) {
-      throw this.health.failed(err);
+      throw this.health.failed(err, sentAt);
     } finally {
       // A lock whose unlock fails is on a connection that must not go back to the pool: its
       // session would keep the job's lock, and no instance would run the job again.
