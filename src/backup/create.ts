@@ -10,7 +10,7 @@
 // service finds a superset: the notes index catches up with the repositories at start.
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream, type Stats } from 'node:fs';
-import { link, lstat, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { chown, link, lstat, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { git } from '../git/run.js';
@@ -101,6 +101,20 @@ async function snapshotDatabase(source: string, dest: string): Promise<void> {
     await db.backup(dest, { progress: () => 0x7fffffff });
   } finally {
     db.close();
+  }
+}
+
+/**
+ * Run as root (a backup timer usually is), the snapshot's connection may have created the
+ * database's -wal and -shm files (a stopped server leaves none): root-owned, they would stop the
+ * service's own user from opening its database. They go to the database file's owner.
+ */
+async function keepSideFilesOwned(db: string, st: Stats): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  for (const side of ['-wal', '-shm']) {
+    const f = `${db}${side}`;
+    const fst = await lstatOrUndefined(f);
+    if (fst?.isFile() && (fst.uid !== st.uid || fst.gid !== st.gid)) await chown(f, st.uid, st.gid).catch(() => undefined);
   }
 }
 
@@ -369,6 +383,7 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
       if (st?.isFile() && (await isSqlite(p))) {
         const snap = join(work, `db-${databases.size}.sqlite`);
         await snapshotDatabase(p, snap);
+        await keepSideFilesOwned(p, st);
         databases.set(p, snap);
       }
     }

@@ -241,3 +241,21 @@ describe('hostile member names (an attacker-made backup)', () => {
     });
   }
 });
+
+describe('run as root', () => {
+  it("the database's -wal/-shm files the snapshot creates belong to the database's owner, not root", async () => {
+    if (process.getuid?.() !== 0) return; // only root can make a file another user's; nothing to check otherwise
+    const dir = join(tmp.path, 'owned');
+    mkdirSync(dir);
+    const db = new Database(join(dir, 'monitor.db'));
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE x (v)');
+    db.close(); // a stopped server: no -wal, no -shm left
+    const { chownSync } = await import('node:fs');
+    chownSync(dir, 4321, 4321);
+    chownSync(join(dir, 'monitor.db'), 4321, 4321);
+    await createBackup({ service: 'monitor', dataDir: dir, out: join(tmp.path, 'owned.tar') });
+    // SQLite's read-only connection to a WAL database creates both when they are missing.
+    for (const side of ['-wal', '-shm']) expect(statSync(join(dir, `monitor.db${side}`)).uid, side).toBe(4321);
+  });
+});
