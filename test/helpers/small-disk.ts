@@ -1,7 +1,10 @@
 // A small file system of its own for a server's data directory, so a test can fill it: a tmpfs of
 // a given size mounted on a fresh directory (as root: this machine and CI), a filler file written
-// into it until the kernel answers ENOSPC, and its removal to free the space again. Not root: a
-// clear error saying how to run it (never a skip).
+// into it until the kernel answers ENOSPC, and its removal to free the space again. Mounting needs
+// root; without it the suite runs inside a user and mount namespace of its own, where it is root
+// (`unshare --user --map-root-user --mount npx vitest run ...`: the server, git and SQLite then see
+// the same mount, which wrapping the server alone would not give the test's own git and SQLite).
+// Neither: a clear error saying so, never a skip.
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, rmSync, statfsSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,22 +35,22 @@ export interface SmallDisk {
   remove(): Promise<void>;
 }
 
+const UNSHARE_HINT =
+  'run the test as root, or inside a user and mount namespace of its own: `unshare --user --map-root-user --mount npx vitest run test/e2e/faults/`';
+
 const isRoot = (): boolean => typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** Mounts a tmpfs of `sizeBytes` on a new temporary directory. */
 export async function smallDisk(sizeBytes: number): Promise<SmallDisk> {
   if (!isRoot()) {
-    throw new Error(
-      'small-disk: mounting a tmpfs needs root (this test runs as root on the dev machines and in CI); ' +
-        'run the suite as root, or inside `unshare --user --map-root-user --mount`',
-    );
+    throw new Error(`small-disk: mounting a tmpfs needs root; ${UNSHARE_HINT}`);
   }
   const mount = tempDir('mkt-small-disk-');
   try {
     await run('mount', ['-t', 'tmpfs', '-o', `size=${sizeBytes},mode=0700`, 'tmpfs', mount.path]);
   } catch (err) {
     mount.remove();
-    throw new Error(`small-disk: cannot mount a tmpfs on ${mount.path}: ${(err as Error).message}`);
+    throw new Error(`small-disk: cannot mount a tmpfs on ${mount.path} (${(err as Error).message.trim()}); ${UNSHARE_HINT}`);
   }
   const filler = join(mount.path, 'filler.bin');
   return {
