@@ -25,6 +25,7 @@ function git(args: string[], input?: string): Promise<string> {
     c.stdout.on('data', (b: Buffer) => (out += b.toString()));
     c.stderr.on('data', (b: Buffer) => (err += b.toString()));
     c.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`git ${args.join(' ')}: ${err}`))));
+    c.stdin.on('error', () => undefined); // git may exit before reading stdin
     c.stdin.end(input ?? '');
   });
 }
