@@ -43,7 +43,7 @@ import {
 import { searchProblem, type PersonMatch, type TicketStore } from '../../../src/store/tickets.js';
 import type { Clock } from '../../../src/util/clock.js';
 import { HttpError } from '../../plugins/errors.js';
-import { asDiskFull } from '../../../src/util/disk-full.js';
+import { asDiskFull, isDiskFull } from '../../../src/util/disk-full.js';
 import { Authenticator, installAuth } from '../../plugins/auth.js';
 import { secretMatcher } from '../../plugins/bearer.js';
 import type { HybridClock } from './hybrid-clock.js';
@@ -160,7 +160,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
   // A full disk met outside storage() (a hook, a peer copy's write) is still the spec's 500, not
   // the 507 the shared handler gives the other services; every other error goes on to it.
   app.setErrorHandler((err: unknown, req) => {
-    if (asDiskFull(err, 'x')) throw storageError(err, `${req.method} ${req.routeOptions.url ?? ''}`);
+    if (isDiskFull(err)) throw storageError(err, `${req.method} ${req.routeOptions.url ?? ''}`);
     throw err;
   });
 
