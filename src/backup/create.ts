@@ -378,7 +378,11 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
         continue;
       }
       if (SQLITE_SIDE_FILE.test(name)) continue;
-      if (opts.databaseUrl && name === dbFile) continue;
+      // On PostgreSQL, a database file left from SQLite days is not the service's data.
+      if (opts.databaseUrl && name === dbFile) {
+        skip.add(p);
+        continue;
+      }
       const st = await lstatOrUndefined(p);
       if (st?.isFile() && (await isSqlite(p))) {
         const snap = join(work, `db-${databases.size}.sqlite`);

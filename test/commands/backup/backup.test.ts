@@ -13,8 +13,9 @@ const tmp = tempDir('mkt-backup-cli-');
 const data = join(tmp.path, 'data');
 const file = join(tmp.path, 'b.tar');
 
-async function mkt(argv: string[]): Promise<{ code: number; out: string; err: string }> {
+async function mkt(argv: string[], stderrTTY = false): Promise<{ code: number; out: string; err: string }> {
   const io = fakeIO({ cwd: tmp.path });
+  io.stderr.isTTY = stderrTTY;
   const code = await run(argv, io);
   return { code, out: io.out(), err: io.err() };
 }
@@ -47,6 +48,14 @@ describe('mkt backup (CLI)', () => {
     expect(forced.out).toMatch(/^wrote .*b\.tar: monitor, 2 files/);
   });
 
+  it('create: a progress line on stderr when stderr is a terminal, erased at the end', async () => {
+    const r = await mkt(['backup', 'create', 'monitor', '--data-dir', data, '--out', 'tty.tar'], true);
+    expect(r.code, r.err).toBe(0);
+    expect(r.err).toMatch(/^\rbacking up monitor: \d+ members, /);
+    expect(r.err.endsWith('\r\x1b[K')).toBe(true);
+    expect(r.out).toMatch(/^wrote /);
+  });
+
   it('create: a data dir without the service is exit 2; --database-url says what is not included', async () => {
     expect((await mkt(['backup', 'create', 'tickets', '--data-dir', data, '--out', 't.tar'])).code).toBe(2);
     expect((await mkt(['backup', 'create', 'tickets', '--data-dir', join(tmp.path, 'nothing'), '--out', 't.tar'])).code).toBe(2);
@@ -56,7 +65,9 @@ describe('mkt backup (CLI)', () => {
     expect(pg.err).toMatch(/^not included: the monitor database on PostgreSQL \(postgres:\/\/mkt:\*\*\*@db\.internal\/mkt\)/);
     expect(pg.err).not.toContain('hunter2');
     const s = JSON.parse(pg.out) as { databases: string[]; not_included: string[] };
+    // On PostgreSQL a monitor.db in the data dir is not the service's data: left out, said so.
     expect(s.databases).toEqual([]);
+    expect((await mkt(['backup', 'verify', 'pg.tar', '--json'])).out).not.toContain('monitor.db');
     expect(s.not_included).toHaveLength(1);
   });
 
