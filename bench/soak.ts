@@ -21,6 +21,13 @@ import { signedIn } from './sync.js';
 
 const MINUTE = 60_000;
 const MINUTES = Math.max(1, Number(process.env.MKT_BENCH_SOAK_MINUTES ?? 10));
+/**
+ * `MKT_BENCH_SOAK_HEAP_DIR`: the measured server writes a heap snapshot there at the end of minute
+ * 2 and of the last minute (SIGUSR2), to compare in Chrome's DevTools (Memory, Comparison) when
+ * RSS grows. Writing one stops the server for a second or more: that minute's rate dips.
+ */
+const HEAP_DIR = process.env.MKT_BENCH_SOAK_HEAP_DIR;
+const HEAP_FLAGS = HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : [];
 const SERVICES = ['marketplace', 'monitor', 'tickets'] as const;
 type Service = (typeof SERVICES)[number];
 const GROWTH_GOAL = 0.1;
@@ -45,8 +52,8 @@ interface Daemon {
   stop(): Promise<void>;
 }
 
-function serve(label: string, args: string[], env: NodeJS.ProcessEnv): Promise<Daemon> {
-  const child = spawn(process.execPath, [mkt, 'serve', ...args, '--port', '0'], { env: { ...process.env, MKT_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function serve(label: string, args: string[], env: NodeJS.ProcessEnv, nodeFlags: string[] = []): Promise<Daemon> {
+  const child = spawn(process.execPath, [...nodeFlags, mkt, 'serve', ...args, '--port', '0'], { env: { ...process.env, MKT_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let errors = 0;
   const messages = new Map<string, number>();
@@ -233,7 +240,7 @@ async function marketplace(dir: string): Promise<Setup> {
   cli(['admin', '--data-dir', dir, 'item', 'create', 'soak', '--name', 'Soak', '--max-activations', '1000', '--verification', 'on']);
   const key = (JSON.parse(cli(['admin', '--data-dir', dir, 'key', 'issue', 'soak', '--json'])) as { key: string }[])[0]!.key;
 
-  const daemon = await serve('marketplace', ['marketplace', '--data-dir', dir], {});
+  const daemon = await serve('marketplace', ['marketplace', '--data-dir', dir], {}, HEAP_FLAGS);
   try {
     // Two local repositories of 40 commits pushed to the hosted ones: notes-api's notes are written
     // through the API, notes-git's by git push (one writer each, so every push is a fast-forward).
@@ -325,7 +332,7 @@ async function monitor(dir: string): Promise<Setup> {
   for (let i = 0; i < TARGETS; i++) lines.push(`  web-${i}:`, `    url: ${targetUrl}`, '    interval: 1s');
   lines.push('  cron-job:', '    interval: 10m', '    heartbeat: { period: 1m, grace: 1m, ping_key: soak-ping-key-0001 }');
   writeFileSync(join(dir, 'monitor.yaml'), lines.join('\n') + '\n');
-  const daemon = await serve('monitor', ['monitor', '--data-dir', dir], {});
+  const daemon = await serve('monitor', ['monitor', '--data-dir', dir], {}, HEAP_FLAGS);
   const get = (path: string) => call(daemon.url, 'GET', path, { token: TOKEN });
   const web = (i: number): string => `web-${i % TARGETS}`;
   const kinds: Kind[] = [
@@ -361,7 +368,7 @@ async function tickets(dir: string): Promise<Setup> {
   const second = join(dir, 'peer');
   mkdirSync(main);
   mkdirSync(second);
-  const daemon = await serve('tickets', ['tickets', '--data-dir', main], env);
+  const daemon = await serve('tickets', ['tickets', '--data-dir', main], env, HEAP_FLAGS);
   let peer: Daemon | undefined;
   try {
     peer = await serve('tickets peer', ['tickets', '--data-dir', second, '--peer', daemon.url, '--sync-interval', '1'], env);
@@ -473,6 +480,11 @@ async function soak(service: Service): Promise<string> {
         `${service} min ${String(m).padStart(2)}: RSS ${fp.rssMiB.toFixed(1)} MiB, fds ${fp.fds} (medians of the minute), ${requests} requests (${[...byKind, ...extra].join(', ')}), ` +
           `errors ${errors} (non-2xx ${sum(t.non2xx)}, connection ${sum(t.conn)}, error log lines ${logErrors})`,
       );
+      if (HEAP_DIR && (m === 2 || m === MINUTES)) {
+        // After the minute's figures: writing a snapshot doubles the server's RSS for a while.
+        process.kill(setup.daemon.pid, 'SIGUSR2');
+        console.log(`  ${service}: heap snapshot of minute ${m} asked for (in ${HEAP_DIR}); RSS figures after it are the snapshot's, not the load's`);
+      }
     }
     await setup.finish?.();
   } finally {
