@@ -247,4 +247,28 @@ describe('monitor cluster: PostgreSQL restarts under load', () => {
       expect(lines.filter((l) => /"level":(40|50)/.test(l) && /check failed to record|lease round failed/.test(l))).toEqual([]);
     }
   }, 400_000);
+
+  it('/healthz is public and hidden from the API document, on SQLite too', async () => {
+    const dir = tempDir('mkt-healthz-mon-');
+    writeFileSync(join(dir.path, 'monitor.yaml'), `name: solo\ntoken: ${TOKEN}\ntargets: {}\n`);
+    const s = await serveBinary('monitor', dir.path, {});
+    try {
+      // No token: a probe of a load balancer has none.
+      const res = await fetch(`${s.url}/healthz`, { signal: AbortSignal.timeout(DEADLINE_MS) });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({ status: 'ok', engine: 'sqlite' });
+      for (const i of instances) {
+        const cluster = await fetch(`${i.url}/healthz`, { signal: AbortSignal.timeout(DEADLINE_MS) });
+        expect(cluster.status).toBe(200);
+        expect(await cluster.json()).toEqual({ status: 'ok', engine: 'postgres' });
+      }
+      const doc = (await request(`${s.url}/openapi.json`, 'GET')).body as { paths: Record<string, unknown> };
+      expect(Object.keys(doc.paths)).toContain('/api/health');
+      expect(Object.keys(doc.paths)).not.toContain('/healthz');
+    } finally {
+      s.child.kill('SIGKILL');
+      await s.exited;
+      dir.remove();
+    }
+  });
 });

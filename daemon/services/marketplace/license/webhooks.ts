@@ -9,6 +9,7 @@ import type { SqlLicenseAuditStore } from '../../../../src/store/license-events-
 import type { LicenseEvent, OutboxDelivery } from '../../../../src/store/license-events.js';
 import type { Clock } from '../../../../src/util/clock.js';
 import { formatTimestamp } from '../../../../src/util/time.js';
+import { StoreUnavailableError } from '../../../../src/store/sql.js';
 
 export const SIGNATURE_HEADER = 'Mkt-Signature';
 export const EVENT_ID_HEADER = 'Mkt-Event-Id';
@@ -113,7 +114,8 @@ export class WebhookDelivery {
     this.timer = setTimeout(() => {
       this.running = this.drain()
         .then(() => undefined)
-        .catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'license webhooks: cannot read the outbox; retrying'))
+        // A lost database is logged once by the store (PgDatabase.logAvailability), not once a poll.
+        .catch((err: unknown) => this.o.logger[err instanceof StoreUnavailableError ? 'debug' : 'warn']({ err: (err as Error).message }, 'license webhooks: cannot read the outbox; retrying'))
         .finally(() => {
           this.running = undefined;
           this.schedule(this.pollMs);
