@@ -1,8 +1,8 @@
 // Backup of a marketplace while it takes writes, on the real binary: notes are written through
 // the API (each into its own namespace, so each is its own ref update racing the backup) and
 // commits pushed over smart HTTP, `mkt backup create marketplace` runs in the middle, and on the
-// marketplace restored from it every note and every push acknowledged before the backup started
-// is there; the repository passes `git fsck`, marketplace.db passes integrity_check, and the
+// marketplace restored from it every note, push and license activation acknowledged before the
+// backup started is there (the key still validates: its hashing secret came back); the repository passes `git fsck`, marketplace.db passes integrity_check, and the
 // server's secrets keep mode 0600.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, statSync } from 'node:fs';
@@ -30,13 +30,15 @@ async function admin(data: string, ...args: string[]): Promise<string> {
 }
 
 describe('mkt backup: marketplace, online', () => {
-  it('every note and push acknowledged before the backup started is on the restored marketplace', async () => {
+  it('every note, push and license activation acknowledged before the backup started is on the restored marketplace', async () => {
     const data = join(tmp.path, 'data');
     const clone = join(tmp.path, 'clone');
     mkdirSync(data, { mode: 0o700 });
     await admin(data, 'user', 'add', 'ana', '--email', 'ana@example.com');
     const token = /\bmkt_[A-Za-z0-9_-]+/.exec(await admin(data, 'token', 'create', 'ana', '--scope', 'push'))![0];
     await admin(data, 'repo', 'create', 'ana/widgets');
+    await admin(data, 'item', 'create', 'app', '--name', 'App', '--max-activations', '100000');
+    const key = (JSON.parse(await admin(data, 'key', 'issue', 'app', '--json')) as { key: string }[])[0]!.key;
     const live = await serveBinary('marketplace', data, { MKT_DATABASE_URL: '' });
     servers.push(live);
 
@@ -57,9 +59,17 @@ describe('mkt backup: marketplace, online', () => {
       if (res.status !== 200 && res.status !== 201) throw new Error(`put note answered ${res.status}: ${await res.text()}`);
       await res.arrayBuffer();
     };
-    // Each round: a note (a new notes ref), and every third round a pushed commit (a branch update).
+    const validate = async (url: string, machine: string, activate: boolean): Promise<{ valid: boolean; code: string; activated: boolean }> => {
+      const res = await fetch(`${url}/api/v1/keys/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ key, machine_id: machine, ...(activate ? { activate } : {}) }) });
+      if (res.status !== 200) throw new Error(`validate answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as { valid: boolean; code: string; activated: boolean };
+    };
+    // Each round: a note (a new notes ref), a license activation, and every third round a pushed
+    // commit (a branch update).
     const loop = writeLoop(async (i) => {
       await put(i);
+      const act = await validate(live.url, `machine-${i}`, true);
+      if (!act.valid || !act.activated) throw new Error(`activation ${i}: ${JSON.stringify(act)}`);
       let pushed: string | undefined;
       if (i % 3 === 0) {
         await git('commit', '-q', '--allow-empty', '-m', `round ${i}`);
@@ -95,6 +105,7 @@ describe('mkt backup: marketplace, online', () => {
       expect(res.status, `note ${i}`).toBe(200);
       expect(((await res.json()) as { content: string }).content).toBe(`note ${i}`);
     }
+    for (const { i } of before) expect(await validate(back.url, `machine-${i}`, false), `activation ${i}`).toMatchObject({ valid: true, code: 'VALID' });
     const lastPush = before.filter((r) => r.pushed).at(-1)!.pushed!;
     await execFileAsync('git', ['--git-dir', repo, 'merge-base', '--is-ancestor', lastPush, 'refs/heads/main']);
     // The restored server takes pushes (its hooks were reinstalled at start) and note writes.
