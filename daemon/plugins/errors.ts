@@ -67,7 +67,8 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     // Before the generic 5xx: a raw SQLITE_FULL or ENOSPC would otherwise be a bare "internal
     // server error", and the operator would not learn that freeing space is the fix.
-    if (err instanceof DiskFullError || isDiskFull(err)) {
+    // Only a server-side failure: a 4xx's text may quote the caller's own input, which could say anything.
+    if (err instanceof DiskFullError || (!(err.statusCode && err.statusCode < 500) && isDiskFull(err))) {
       const full = err instanceof DiskFullError ? err : new DiskFullError(`${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`, { cause: err });
       const cause = (full.cause ?? full) as Error & { code?: unknown };
       req.log.error({ err: { message: capErrorText(cause.message), code: cause.code, stack: cause.stack?.slice(0, 4000) }, what: full.what }, full.message);

@@ -50,3 +50,28 @@ describe('DiskFullError', () => {
     }
   });
 });
+
+describe('the shared error handler and a full disk', () => {
+  it('answers 507 for a raw SQLITE_FULL, but a 4xx quoting the caller\'s words "No space left on device" stays what it was', async () => {
+    const { default: Fastify } = await import('fastify');
+    const { HttpError, installErrorHandling } = await import('../../../daemon/plugins/errors.js');
+    const app = Fastify();
+    installErrorHandling(app);
+    app.get('/full', () => {
+      throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+    });
+    app.get('/quoted', () => {
+      throw new HttpError(400, 'title "No space left on device" is taken');
+    });
+    try {
+      const full = await app.inject('/full');
+      expect(full.statusCode).toBe(507);
+      expect(full.json<{ error: string }>().error).toMatch(/^the disk is full: GET \/full; /);
+      const quoted = await app.inject('/quoted');
+      expect(quoted.statusCode).toBe(400);
+      expect(quoted.json()).toEqual({ error: 'title "No space left on device" is taken' });
+    } finally {
+      await app.close();
+    }
+  });
+});
