@@ -3,9 +3,11 @@
 // commits pushed over smart HTTP, `mkt backup create marketplace` runs in the middle, and on the
 // marketplace restored from it every note, push and license activation acknowledged before the
 // backup started is there (the key still validates: its hashing secret came back); the repository passes `git fsck`, marketplace.db passes integrity_check, and the
-// server's secrets keep mode 0600.
+// server's secrets keep mode 0600. A second case: sync entries pushed and blobs stored in the
+// local object store by `mkt sync` race the backup, and a new device on the restored server
+// pulls every entry and fetches every blob acknowledged before it started.
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -117,5 +119,69 @@ describe('mkt backup: marketplace, online', () => {
     await stopServed(back);
     expect(integrity(join(restoredDir, 'marketplace.db'))).toBe('ok');
     await execFileAsync('git', ['--git-dir', repo, 'fsck', '--full', '--no-dangling']);
+  });
+
+  it('sync: every entry pushed and blob stored (local object store) before the backup started comes back', async () => {
+    const data = join(tmp.path, 'sync-data');
+    mkdirSync(data, { mode: 0o700 });
+    const password = 'correct horse battery staple';
+    expect((await mkt(['admin', '--data-dir', data, 'migrate'], { MKT_DATABASE_URL: '' })).code).toBe(0);
+    const app = await mkt(['admin', '--data-dir', data, 'app', 'create', 'Notes', '--json'], { MKT_DATABASE_URL: '' });
+    expect(app.code, app.err).toBe(0);
+    const appKey = (JSON.parse(app.out) as { api_key: string }).api_key;
+    const user = await mkt(['admin', '--data-dir', data, 'user', 'add', 'ada', '--email', 'ada@example.com'], { MKT_DATABASE_URL: '' }, `${password}\n`);
+    expect(user.code, user.err).toBe(0);
+    const live = await serveBinary('marketplace', data, { MKT_DATABASE_URL: '' });
+    servers.push(live);
+    const device = (name: string, url: string): ((args: string[], stdin?: string) => Promise<string>) => {
+      const home = join(tmp.path, `device-${name}`);
+      mkdirSync(home, { recursive: true });
+      const env = { XDG_CONFIG_HOME: join(home, 'config'), XDG_CACHE_HOME: join(home, 'cache'), MKT_CREDENTIAL_STORE: 'file', MKT_MARKETPLACE_URL: url, MKT_DATABASE_URL: '' };
+      return async (args, stdin = '') => {
+        const r = await mkt(['sync', ...args], env, stdin, home);
+        if (r.code !== 0) throw new Error(`mkt sync ${args.join(' ')}: exit ${r.code}: ${r.err}`);
+        return r.out.trim();
+      };
+    };
+    const a = device('a', live.url);
+    await a(['login', '--app-key', appKey, '--email', 'ada@example.com', '--device', 'a'], `${password}\n`);
+    await a(['key', 'init'], `${password}\n`);
+    const loop = writeLoop(async (i) => {
+      await a(['push'], JSON.stringify({ table: 'notes', op: 'upsert', row_id: `n${i}`, data: { title: `entry ${i}` } }) + '\n');
+      let blob: { hash: string; content: string } | undefined;
+      if (i % 2 === 0) {
+        const file = join(tmp.path, `blob-${i}.txt`);
+        const content = `blob ${i} ${'y'.repeat(i * 97)}`;
+        writeFileSync(file, content);
+        blob = { hash: (await a(['blob', 'put', file])).split(/\s+/)[0]!, content };
+      }
+      return { i, blob };
+    });
+    await waitFor(async () => loop.acked().length >= 8, 'eight acknowledged sync rounds', 120_000);
+    const before = loop.acked();
+    const file = join(tmp.path, 'sync.tar');
+    const made = await mkt(['backup', 'create', 'marketplace', '--data-dir', data, '--out', file], { MKT_DATABASE_URL: '' });
+    await loop.stop();
+    expect(made.code, made.err).toBe(0);
+    const restoredDir = join(tmp.path, 'sync-restored');
+    expect((await mkt(['backup', 'restore', 'marketplace', '--from', file, '--data-dir', restoredDir])).code).toBe(0);
+    expect(statSync(join(restoredDir, 'sync-secret')).mode & 0o777).toBe(0o600);
+    const back = await serveBinary('marketplace', restoredDir, { MKT_DATABASE_URL: '' });
+    servers.push(back);
+    // A second device on the restored server: signs in (the account and its key came back), pulls, fetches blobs.
+    const b = device('b', back.url);
+    await b(['login', '--app-key', appKey, '--email', 'ada@example.com', '--device', 'b'], `${password}\n`);
+    const pulled = (await b(['pull'])).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { row_id: string; data: { title: string } });
+    const rows = new Map(pulled.map((e) => [e.row_id, e.data.title]));
+    for (const { i, blob } of before) {
+      expect(rows.get(`n${i}`), `entry ${i}`).toBe(`entry ${i}`);
+      if (blob) {
+        const out = join(tmp.path, `got-${i}`);
+        await b(['blob', 'get', blob.hash, '-o', out]);
+        expect(readFileSync(out, 'utf8'), `blob ${i}`).toBe(blob.content);
+      }
+    }
+    await stopServed(back);
+    expect(integrity(join(restoredDir, 'marketplace.db'))).toBe('ok');
   });
 });

@@ -13,10 +13,12 @@ export interface Ran {
   err: string;
 }
 
-/** `mkt ...args`, awaited; stdin closed, output collected. */
-export function mkt(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ran> {
+/** `mkt ...args`, awaited; `stdin` given (or closed at once), output collected. */
+export function mkt(args: string[], env: NodeJS.ProcessEnv = {}, stdin = '', cwd?: string): Promise<Ran> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MKT, ...args], { env: { ...process.env, MKT_LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [MKT, ...args], { env: { ...process.env, MKT_LOG_LEVEL: 'warn', ...env }, stdio: ['pipe', 'pipe', 'pipe'], cwd });
+    child.stdin.on('error', () => undefined); // a command that does not read its stdin
+    child.stdin.end(stdin);
     let out = '';
     let err = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
