@@ -2,8 +2,9 @@
 // the API (each into its own namespace, so each is its own ref update racing the backup) and
 // commits pushed over smart HTTP, `mkt backup create marketplace` runs in the middle, and on the
 // marketplace restored from it every note, push and license activation acknowledged before the
-// backup started is there (the key still validates: its hashing secret came back); the repository passes `git fsck`, marketplace.db passes integrity_check, and the
-// server's secrets keep mode 0600. A second case: sync entries pushed and blobs stored in the
+// backup started is there (the key still validates: its hashing secret came back); the
+// repository passes `git fsck`, marketplace.db passes integrity_check, and the server's secrets
+// keep mode 0600. A second case: sync entries pushed and blobs stored in the
 // local object store by `mkt sync` race the backup, and a new device on the restored server
 // pulls every entry and fetches every blob acknowledged before it started.
 import { execFile } from 'node:child_process';
