@@ -203,3 +203,54 @@ describe('marketplace: PostgreSQL restarts under load', () => {
     expect(JSON.parse(back[0]!)).toMatchObject({ level: 30 });
   }, 240_000);
 });
+
+describe('the PostgreSQL store through a restart, in process', () => {
+  it('a connection held by a transaction or a singleton job dies with the server without an unheard error; the job runs again after, and availability changes are told once each', async () => {
+    const own = await startOwnPostgres();
+    const { PgDatabase } = await import('../../../src/store/sql-pg.js');
+    const { StoreUnavailableError } = await import('../../../src/store/sql.js');
+    const sql = await PgDatabase.open(own.url);
+    const told: string[] = [];
+    sql.onAvailability((up) => told.push(up ? 'up' : 'down'));
+    try {
+      await sql.run('CREATE TABLE t (id INTEGER PRIMARY KEY)');
+      // Both hold a pooled connection, idle between statements, when the server goes.
+      let inJob!: () => void;
+      const jobHeld = new Promise<void>((r) => (inJob = r));
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const job = sql.exclusive('pg-restart singleton', async () => {
+        inJob();
+        await gate;
+        await sql.run('INSERT INTO t (id) VALUES (1)');
+      });
+      let inTx!: () => void;
+      const txHeld = new Promise<void>((r) => (inTx = r));
+      const tx = sql.transaction(async (t) => {
+        await t.run('INSERT INTO t (id) VALUES (2)');
+        inTx();
+        await gate;
+        await t.run('INSERT INTO t (id) VALUES (3)');
+      });
+      await Promise.all([jobHeld, txHeld]);
+      await own.stop();
+      release();
+      // Both settle (neither waits for the server to return), each with the 503 error.
+      const [jobEnd, txEnd] = await Promise.allSettled([job, tx]);
+      expect(jobEnd.status === 'rejected' && jobEnd.reason).toBeInstanceOf(StoreUnavailableError);
+      expect(txEnd.status === 'rejected' && txEnd.reason).toBeInstanceOf(StoreUnavailableError);
+      await expect(sql.value('SELECT 1')).rejects.toBeInstanceOf(StoreUnavailableError);
+
+      await own.start();
+      await waitFor(async () => (await sql.value<number>('SELECT 1').catch(() => undefined)) === 1, 'the pool answering again', 60_000);
+      // The job's advisory lock went with its connection: the singleton runs again, here or anywhere.
+      expect(await sql.exclusive('pg-restart singleton', async () => void (await sql.run('INSERT INTO t (id) VALUES (4)')))).toBe(true);
+      // The transaction cut short left nothing; the job's write after the loss never landed.
+      expect((await sql.all<{ id: number }>('SELECT id FROM t ORDER BY id')).map((r) => r.id)).toEqual([4]);
+      expect(told).toEqual(['down', 'up']);
+    } finally {
+      await sql.close().catch(() => undefined);
+      await own.close();
+    }
+  }, 120_000);
+});
