@@ -71,6 +71,7 @@ export async function checkBackup(file: string, opts: CheckOptions = {}): Promis
   const scratch = opts.extractTo ? undefined : await mkdtemp(join(tmpdir(), 'mkt-backup-verify-'));
   const seen: ManifestMember[] = [];
   const names = new Set<string>();
+  const fileNames = new Set<string>();
   /** Data path → where its bytes were written (databases, or everything when extracting). */
   const written = new Map<string, string>();
   let manifestText: Buffer | undefined;
@@ -96,7 +97,13 @@ export async function checkBackup(file: string, opts: CheckOptions = {}): Promis
         const unsafe = unsafeMemberName(e.name);
         if (unsafe) throw damaged(`member ${JSON.stringify(e.name)} has ${unsafe}; refused`);
         if (names.has(e.name)) throw damaged(`member ${JSON.stringify(e.name)} appears twice`);
+        if (e.name === DATA_PREFIX && e.type !== 'dir') throw damaged(`member ${DATA_PREFIX} is not a directory`);
+        // A member under a name that is a file is a tar made by hand: refused before anything is written.
+        for (let i = e.name.indexOf('/'); i > 0; i = e.name.indexOf('/', i + 1)) {
+          if (fileNames.has(e.name.slice(0, i))) throw damaged(`member ${JSON.stringify(e.name)} lies under the file ${JSON.stringify(e.name.slice(0, i))}`);
+        }
         names.add(e.name);
+        if (e.type === 'file') fileNames.add(e.name);
         const rel = e.name === DATA_PREFIX ? '' : e.name.slice(DATA_PREFIX.length + 1);
         if (e.type === 'dir') {
           if (opts.extractTo) await mkdir(join(opts.extractTo, rel), { recursive: true, mode: 0o700 });

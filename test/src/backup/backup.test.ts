@@ -225,6 +225,8 @@ describe('hostile member names (an attacker-made backup)', () => {
     ['a symbolic link', [{ name: 'data', type: 'dir' }, { name: 'data/link', type: 'file', raw: linkHeader('data/link', '/etc', '2') }, { name: 'data/link/passwd', type: 'file' }]],
     ['a hard link', [{ name: 'data', type: 'dir' }, { name: 'data/h', type: 'file', raw: linkHeader('data/h', '/etc/passwd', '1') }]],
     ['a duplicate', [{ name: 'data', type: 'dir' }, { name: 'data/a', type: 'file' }, { name: 'data/a', type: 'file' }]],
+    ['a member under a file', [{ name: 'data', type: 'dir' }, { name: 'data/a', type: 'file' }, { name: 'data/a/b', type: 'file' }]],
+    ['the data root as a file', [{ name: 'data', type: 'file' }]],
   ];
   for (const [what, members] of cases) {
     it(`refuses ${what}: verify fails, restore writes nothing anywhere`, async () => {
