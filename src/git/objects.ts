@@ -89,14 +89,18 @@ export function encodeTree(entries: readonly TreeEntry[], format: ObjectFormat):
   const parts: Buffer[] = entries.map((e) => {
     if (e.raw) return e.raw;
     const head = Buffer.from(`${e.mode} ${e.name}\0`, 'latin1');
-    const out = Buffer.allocUnsafe(head.length + size);
+    // Memory of its own, not a slice of Node's shared 8 KiB pool: remembered trees keep their
+    // entries, and a pool slice would keep its whole slab alive for a 70-byte entry (the soak found
+    // every note write pinning ~8 KiB this way: bench/README.md, "Soak").
+    const out = Buffer.allocUnsafeSlow(head.length + size);
     head.copy(out);
     out.write(e.oid, head.length, size, 'hex');
     return (e.raw = out);
   });
   let length = 0;
   for (const p of parts) length += p.length;
-  const out = Buffer.allocUnsafe(length);
+  // Also its own: a staged tree read back before its flush is parsed into entries that view this body.
+  const out = Buffer.allocUnsafeSlow(length);
   // Entries read from one tree sit side by side in its body: copy each such run at once (a
   // rewritten tree is a few runs, not one copy per entry).
   let pos = 0;
@@ -109,6 +113,13 @@ export function encodeTree(entries: readonly TreeEntry[], format: ObjectFormat):
     pos += run.copy(out, pos);
     i = j;
   }
+  return out;
+}
+
+/** `buf`'s bytes in memory of their own (not a view of a larger buffer, nor of Node's shared pool). */
+export function ownBytes(buf: Buffer): Buffer {
+  const out = Buffer.allocUnsafeSlow(buf.length);
+  buf.copy(out);
   return out;
 }
 

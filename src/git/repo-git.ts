@@ -9,7 +9,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { GitSession, GitSessionExit, answers, infoAnswer, lineAnswer, objectAnswer } from './interactive.js';
-import { encodeCommit, encodeTree, objectId, parseTree, zeroId, type CommitInput, type ObjectFormat, type ObjectType, type TreeEntry } from './objects.js';
+import { encodeCommit, encodeTree, objectId, ownBytes, parseTree, zeroId, type CommitInput, type ObjectFormat, type ObjectType, type TreeEntry } from './objects.js';
 import { writePack, type PackObject } from './pack.js';
 import { runGit } from './run.js';
 import { gitDiskFull } from '../util/disk-full.js';
@@ -119,8 +119,9 @@ export class RepoGit {
       missing.forEach((oid, i) => {
         const obj = got[i];
         if (!obj || obj.type !== 'tree') throw new Error(`tree ${oid} cannot be read`);
-        // A copy: the answer is a view of the session's read buffer, which it would keep alive.
-        const entries = parseTree(Buffer.from(obj.body), this.format);
+        // A copy: the answer is a view of the session's read buffer, which it would keep alive
+        // (ownBytes: not in Node's shared pool either, where it would keep an 8 KiB slab alive).
+        const entries = parseTree(ownBytes(obj.body), this.format);
         read.set(oid, entries);
         this.remember(oid, entries);
       });
@@ -154,6 +155,19 @@ export class RepoGit {
     if (!tree) throw new Error(`commit ${commit} cannot be read`);
     this.rememberCommit(commit, tree);
     return tree;
+  }
+
+  /** Trees and their entries in memory (a figure for tests and diagnostics). */
+  get remembered(): { trees: number; entries: number } {
+    return { trees: this.trees.size, entries: this.treeEntries };
+  }
+
+  /** Drops a remembered tree that a write superseded (it is read from git again if ever asked for). */
+  forgetTree(oid: string): void {
+    const entries = this.trees.get(oid);
+    if (!entries) return;
+    this.trees.delete(oid);
+    this.treeEntries -= entries.length + 1;
   }
 
   private remember(oid: string, entries: TreeEntry[]): void {

@@ -58,3 +58,34 @@ describe('writeNote', () => {
     expect(run(['rev-parse', 'refs/notes/git'])).toBe(tip);
   });
 });
+
+describe('a long-lived repository writer', () => {
+  it('keeps only the current path of trees in memory, and no entry bytes in a shared pool slab', async () => {
+    const { RepoGit } = await import('../../../src/git/repo-git.js');
+    const { writeNoteCommits } = await import('../../../src/git/notes-write.js');
+    const repo = new RepoGit(dir.path, 'sha1', 'test');
+    try {
+      let tip: string | null = null;
+      const after: number[] = [];
+      // Each write supersedes the trees on its path; without forgetting them the memory grows by a path a write.
+      for (const [i, c] of commits.entries()) {
+        const [commit]: string[] = await writeNoteCommits(repo, tip, [{ target: c, content: `kept ${i}`, author: who, message: `k${i}`, nowSeconds: 1700000000 }]);
+        await repo.updateRef('refs/notes/kept', commit!, tip);
+        tip = commit!;
+        after.push(repo.remembered.trees);
+      }
+      // The current tree only: its root and the subtrees writes went into, whatever the number of
+      // writes (each write supersedes a root, and one subtree once the fan-out grew).
+      const root = await repo.readTree(await repo.commitTree(tip!));
+      const subtrees = root.filter((e) => e.mode === '40000').length;
+      expect(subtrees).toBeGreaterThan(0);
+      expect(repo.remembered.trees).toBeLessThanOrEqual(1 + subtrees);
+      expect(Math.max(...after)).toBeLessThanOrEqual(1 + subtrees);
+      expect(run(['notes', '--ref=kept', 'show', commits[N - 1]!])).toBe(`kept ${N - 1}`);
+      // Entry bytes of the trees it made have memory of their own (a pool slice pins an 8 KiB slab).
+      for (const e of root) if (e.raw && e.raw.buffer.byteLength !== e.raw.length) expect(e.raw.buffer.byteLength).toBeLessThan(8192);
+    } finally {
+      repo.close();
+    }
+  }, 240_000);
+});
