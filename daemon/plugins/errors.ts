@@ -80,7 +80,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       req.log.error({ err: { message: capErrorText(err.message), stack: err.stack?.slice(0, 4000), code: err.code } }, 'request failed');
       return reply.code(status).send({ error: 'internal server error' });
     }
-    if (status >= 500) req.log.error({ err: { message: capErrorText(err.message), code: err.code } }, 'request failed');
+    // A database outage is logged once by the store when it begins and ends (src/store/sql-pg.ts);
+    // each request it refuses is in the request log with its 503, so its reason is at debug.
+    if (status >= 500) req.log[err.name === 'StoreUnavailableError' ? 'debug' : 'error']({ err: { message: capErrorText(err.message), code: err.code } }, 'request failed');
     let text = err.message;
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) text = `malformed JSON body: ${err.message}`;
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') text = 'request body is empty but content-type is application/json';
