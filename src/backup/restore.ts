@@ -62,7 +62,7 @@ export async function restoreBackup(opts: RestoreBackupOptions): Promise<Restore
     const dirs = result.manifest.members.filter((m) => m.type === 'dir').sort((a, b) => b.path.length - a.path.length);
     for (const d of dirs) {
       const rel = d.path === DATA_PREFIX ? '' : d.path.slice(DATA_PREFIX.length + 1);
-      await chmod(join(staging, rel), parseInt(d.mode, 8));
+      await chmod(join(staging, rel), parseInt(d.mode, 8) & 0o777);
     }
   } catch (err) {
     await rm(staging, { recursive: true, force: true });

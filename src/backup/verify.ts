@@ -144,7 +144,8 @@ export async function checkBackup(file: string, opts: CheckOptions = {}): Promis
         } finally {
           await fh?.close();
         }
-        if (opts.extractTo) await chmod(join(opts.extractTo, rel), e.mode);
+        // Permission bits only: a data directory holds no set-id or sticky file, and a crafted backup restored as root must not make one.
+        if (opts.extractTo) await chmod(join(opts.extractTo, rel), e.mode & 0o777);
         files++;
         dataBytes += e.size;
         seen.push({ path: e.name, type: 'file', mode: modeText(e.mode), size: e.size, sha256: hash.digest('hex') });

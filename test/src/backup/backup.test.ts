@@ -107,6 +107,23 @@ describe('backup create, verify and restore', () => {
     expect(readdirSync(tmp.path).filter((n) => n.includes('mkt-restore') || n.includes('mkt-backup-'))).toEqual([]);
   });
 
+  it('restores permission bits only: a set-id or sticky bit in the backup does not make a set-id file', async () => {
+    const src = join(tmp.path, 'setid-src');
+    mkdirSync(join(src, 'sub'), { recursive: true });
+    const made = new Database(join(src, 'tickets.db'));
+    made.exec('CREATE TABLE t (x)');
+    made.close();
+    writeFileSync(join(src, 'tool'), '#!/bin/sh\n');
+    chmodSync(join(src, 'tool'), 0o4755);
+    chmodSync(join(src, 'sub'), 0o1777);
+    const out = join(tmp.path, 'setid.tar');
+    await createBackup({ service: 'tickets', dataDir: src, out });
+    const target = join(tmp.path, 'setid-restored');
+    await restoreBackup({ service: 'tickets', from: out, dataDir: target });
+    expect(statSync(join(target, 'tool')).mode & 0o7777).toBe(0o755);
+    expect(statSync(join(target, 'sub')).mode & 0o7777).toBe(0o777);
+  });
+
   it('any flipped byte (every 512-byte block: headers, data, padding, the manifest and its digest) fails verify', async () => {
     const bytes = readFileSync(file);
     const bad = join(tmp.path, 'flipped.tar');
