@@ -17,6 +17,7 @@ import { git } from '../git/run.js';
 import { UsageError } from '../cli/errors.js';
 import { VERSION } from '../version.js';
 import { TarWriter } from './tar.js';
+import { redactDatabaseUrl } from '../util/redact-url.js';
 import {
   DATA_PREFIX,
   FORMAT,
@@ -59,17 +60,6 @@ export interface CreateBackupSummary {
   not_included: string[];
   /** Entries left out because a backup holds only files and directories (symbolic links, sockets). */
   skipped: string[];
-}
-
-/** A PostgreSQL URL without its password, to name it where people read. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
 }
 
 /** The write-ahead log and friends of a database: never copied (the online backup holds their content). */
@@ -354,7 +344,7 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
   const dbFile = SERVICE_DATABASE[opts.service];
   const notIncluded: string[] = [];
   if (opts.databaseUrl) {
-    notIncluded.push(`the ${opts.service} database on PostgreSQL (${redactUrl(opts.databaseUrl)}): back it up with pg_dump before this backup (docs/backup.md, "PostgreSQL")`);
+    notIncluded.push(`the ${opts.service} database on PostgreSQL (${redactDatabaseUrl(opts.databaseUrl)}): back it up with pg_dump before this backup (docs/backup.md, "PostgreSQL")`);
   } else if (!(await isSqlite(join(dataDir, dbFile)))) {
     throw new UsageError(`${dataDir} holds no ${opts.service} data (no SQLite database ${dbFile})`, opts.service === 'tickets' ? undefined : 'with PostgreSQL, pass --database-url (or set MKT_DATABASE_URL)');
   }

@@ -7,6 +7,7 @@ import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { AutocommitDatabase, claimPeriod, numberedPlaceholders, StoreUnavailableError, UnstorableInputError, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
+import { redactDatabaseUrl } from '../util/redact-url.js';
 
 // int8 (COUNT, SUM of integers, BIGINT columns) and numeric (SUM of bigint) as numbers.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -37,17 +38,6 @@ function wrap(err: unknown): unknown {
   if (isConnectionError(err)) return new StoreUnavailableError((err as Error).message || String(err));
   if (UNSTORABLE.has(String((err as { code?: unknown }).code))) return new UnstorableInputError();
   return err;
-}
-
-/** The URL without its password, for logs and error lines. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'postgres://(unparsable URL)';
-  }
 }
 
 /**
@@ -292,7 +282,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
 
   private constructor(private readonly url: string, max: number) {
     super();
-    this.label = redactUrl(url);
+    this.label = redactDatabaseUrl(url);
     // Pipeline mode: a transaction's statements that need no answer in between share a round trip.
     // connectionTimeoutMillis bounds both a connect and the wait for a free connection, so a
     // request meets a lost or saturated server with a 503 within seconds rather than hanging.

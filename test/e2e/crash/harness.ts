@@ -7,6 +7,13 @@ import { marketplaceEnvFor } from '../../helpers/pg.js';
 
 export type { Served } from '../../helpers/serve-binary.js';
 
+/** Stops a server with SIGTERM and waits for its exit (nothing to do when it already ended). */
+export async function stopServed(s: Served): Promise<void> {
+  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
+  s.child.kill('SIGTERM');
+  await s.exited;
+}
+
 /** Starts `mkt serve <service> --port 0 --data-dir DIR` and waits for `listening on`. */
 export async function serve(service: string, dataDir: string, env: NodeJS.ProcessEnv = {}): Promise<Served> {
   // Under MKT_TEST_ENGINE=postgres the marketplace runs on the data dir's own PostgreSQL database.

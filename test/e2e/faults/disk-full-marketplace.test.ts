@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
 import { GIT_ENV, gitIn } from '../../helpers/notes-server.js';
-import { serveBinary, type Served } from '../../helpers/serve-binary.js';
+import { serveBinary } from '../../helpers/serve-binary.js';
 import { dirOn, smallDisk } from '../../helpers/small-disk.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { send } from '../crash/harness.js';
+import { send, stopServed } from '../crash/harness.js';
 
 const COMMITS = 40;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -22,11 +22,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function stop(s: Served): Promise<void> {
-  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-  s.child.kill('SIGTERM');
-  await s.exited;
-}
+const stop = stopServed;
 
 /** A local repository with `n` empty commits on main, made in one `git fast-import`. */
 async function commits(dir: string, n: number): Promise<string[]> {

@@ -9,10 +9,10 @@ import Database from 'better-sqlite3';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { healthServer } from '../../helpers/monitor-fixtures.js';
-import { serveBinary, type Served } from '../../helpers/serve-binary.js';
+import { serveBinary } from '../../helpers/serve-binary.js';
 import { dirOn, smallDisk } from '../../helpers/small-disk.js';
 import { waitFor } from '../../helpers/wait.js';
-import { send } from '../crash/harness.js';
+import { send, stopServed } from '../crash/harness.js';
 
 const KEY = 'disk-full-ping-key-0123456789';
 const auth = { authorization: 'Bearer mon-token' };
@@ -21,11 +21,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function stop(s: Served): Promise<void> {
-  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-  s.child.kill('SIGTERM');
-  await s.exited;
-}
+const stop = stopServed;
 
 async function ping(url: string, id: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${url}/ping/${KEY}`, { method: 'POST', body: id });

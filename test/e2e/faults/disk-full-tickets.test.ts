@@ -6,9 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { serveBinary, type Served } from '../../helpers/serve-binary.js';
+import { serveBinary } from '../../helpers/serve-binary.js';
 import { dirOn, smallDisk } from '../../helpers/small-disk.js';
-import { send } from '../crash/harness.js';
+import { send, stopServed } from '../crash/harness.js';
 
 const TOKEN = 'disk-full-token';
 const auth = { authorization: `Bearer ${TOKEN}` };
@@ -18,11 +18,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function stop(s: Served): Promise<void> {
-  if (s.child.exitCode !== null || s.child.signalCode !== null) return;
-  s.child.kill('SIGTERM');
-  await s.exited;
-}
+const stop = stopServed;
 
 describe('tickets on a full disk', () => {
   it('writes answer 500 "the disk is full", reads answer, the node stays up and recovers; nothing acknowledged is lost', async () => {
