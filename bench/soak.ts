@@ -30,7 +30,8 @@ const MINUTES = Math.max(1, Number(process.env.MKT_BENCH_SOAK_MINUTES ?? 10));
 const HEAP_DIR = process.env.MKT_BENCH_SOAK_HEAP_DIR;
 /** `MKT_BENCH_SOAK_SKIP=note_put,git_push_notes`: loads left out by name, to find which one grows the server. */
 const SKIP = new Set((process.env.MKT_BENCH_SOAK_SKIP ?? '').split(',').map((s) => s.trim()).filter(Boolean));
-const HEAP_FLAGS = HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : [];
+/** Node flags for the daemons: the heap snapshots' when asked for, and any given (e.g. a young generation's size) to try. */
+const HEAP_FLAGS = [...(HEAP_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_DIR}`] : []), ...(process.env.MKT_BENCH_SOAK_NODE_FLAGS ?? '').split(' ').filter(Boolean)];
 const SERVICES = ['marketplace', 'monitor', 'tickets'] as const;
 type Service = (typeof SERVICES)[number];
 const GROWTH_GOAL = 0.1;
