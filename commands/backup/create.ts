@@ -53,6 +53,7 @@ export async function createRun(opts: CreateOptions): Promise<void> {
   } finally {
     if (tty) io.stderr.write('\r\x1b[K');
   }
+  for (const a of summary.abandoned_removed) io.stderr.write(`removed ${a}: the work of an earlier backup to this file that was killed\n`);
   for (const n of summary.not_included) io.stderr.write(`not included: ${n}\n`);
   for (const s of summary.skipped) io.stderr.write(`skipped (not a file or directory): ${s}\n`);
   if (opts.json) return printJson(io, summary);

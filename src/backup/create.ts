@@ -17,6 +17,7 @@ import { git } from '../git/run.js';
 import { UsageError } from '../cli/errors.js';
 import { VERSION } from '../version.js';
 import { TarWriter } from './tar.js';
+import { claimWork, removeAbandoned, workName } from './abandoned.js';
 import { redactDatabaseUrl } from '../util/redact-url.js';
 import {
   DATA_PREFIX,
@@ -60,6 +61,8 @@ export interface CreateBackupSummary {
   not_included: string[];
   /** Entries left out because a backup holds only files and directories (symbolic links, sockets). */
   skipped: string[];
+  /** Work directories of earlier runs to the same output that were killed before they could clean up, removed. */
+  abandoned_removed: string[];
 }
 
 /** The write-ahead log and friends of a database: never copied (the online backup holds their content). */
@@ -354,9 +357,11 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
   if (!(await stat(dirname(out)).catch(() => undefined))?.isDirectory()) throw new UsageError(`no directory ${dirname(out)} for ${basename(out)}`);
 
   // Beside the output: the snapshots of the databases and the file being written, renamed at the end.
-  const work = join(dirname(out), `.${basename(out)}.mkt-backup-${randomBytes(4).toString('hex')}`);
+  const abandoned = await removeAbandoned(dirname(out), basename(out));
+  const work = join(dirname(out), workName(basename(out), randomBytes(4).toString('hex')));
   await mkdir(work, { mode: 0o700 });
   try {
+    await claimWork(work);
     // 1. The databases, before anything they point at.
     const databases = new Map<string, string>();
     const skip = new Set<string>([work, out]);
@@ -458,6 +463,7 @@ export async function createBackup(opts: CreateBackupOptions): Promise<CreateBac
       repositories,
       not_included: notIncluded,
       skipped: b.skipped,
+      abandoned_removed: abandoned,
     };
   } finally {
     await rm(work, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 
-const MKT = join(import.meta.dirname, '../../../bin/mkt');
+export const MKT = join(import.meta.dirname, '../../../bin/mkt');
 
 export interface Ran {
   code: number | null;
