@@ -1,6 +1,5 @@
 // A running marketplace for notes tests: temp data dir, users `ana` (owner) and `bo`, tokens of
 // each scope, a session cookie, and helpers to make commits in a local clone and run git.
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../daemon/start.js';
@@ -9,6 +8,9 @@ import type { Clock } from '../../src/util/clock.js';
 import { AccountsAdmin } from '../../daemon/services/marketplace/accounts/admin.js';
 import { tempDir } from './tmp.js';
 import { marketplaceDatabaseUrl } from './pg.js';
+import { GIT_ENV, gitIn } from './git.js';
+
+export { GIT_ENV, gitIn };
 
 export interface NotesServer {
   url: string;
@@ -57,7 +59,6 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
 }
 
 /** A fixed identity and no user or system config, for every git the notes tests run. */
-export const GIT_ENV = { GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0', GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@example.com', HOME: '/nonexistent' };
 
 /**
  * Stock git as Ana, pushing and fetching with `token` as the HTTP Basic password through an extra
@@ -80,18 +81,6 @@ export function gitEnvAsAna(home: string, token: string): NodeJS.ProcessEnv {
 }
 
 /** Runs git asynchronously: the server under test lives in this process, so a sync call would deadlock. */
-export function gitIn(cwd: string, args: string[], input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = execFile('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`git ${args[0]} failed: ${stderr.trim()}`));
-      else resolve(stdout.trim());
-    });
-    if (input !== undefined) {
-      child.stdin?.on('error', () => undefined);
-      child.stdin?.end(input);
-    }
-  });
-}
 
 /** A fresh local repository with `n` commits; returns its path and the commit ids, oldest first. */
 export async function localRepo(parent: string, name: string, n: number, objectFormat: 'sha1' | 'sha256' = 'sha1'): Promise<{ dir: string; commits: string[] }> {

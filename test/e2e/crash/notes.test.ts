@@ -2,10 +2,9 @@
 // marketplace SIGKILLed mid-write and restarted on the same data dir: every acknowledged note reads
 // back, and `git fsck` finds the repository whole.
 import { afterEach, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
-import { GIT_ENV, gitIn } from '../../helpers/notes-server.js';
+import { fastCommits, fsck, gitIn } from '../../helpers/git.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { send, serve, writeUntilKilled } from './harness.js';
 import { marketplaceEnvFor } from '../../helpers/pg.js';
@@ -13,27 +12,6 @@ import { marketplaceEnvFor } from '../../helpers/pg.js';
 const COMMITS = 60;
 const cleanups: (() => void)[] = [];
 afterEach(() => cleanups.splice(0).forEach((c) => c()));
-
-/** A local repository with `n` empty commits on main, made in one `git fast-import`. */
-async function commits(dir: string, n: number): Promise<string[]> {
-  await gitIn(dir, ['init', '-q', '--object-format=sha1', '-b', 'main']);
-  let stream = '';
-  for (let i = 1; i <= n; i++) {
-    const msg = `commit ${i}\n`;
-    stream += `commit refs/heads/main\nmark :${i}\ncommitter T <t@example.com> ${1_700_000_000 + i} +0000\ndata ${msg.length}\n${msg}${i > 1 ? `from :${i - 1}\n` : ''}\n`;
-  }
-  await gitIn(dir, ['fast-import', '--quiet'], stream);
-  return (await gitIn(dir, ['rev-list', '--reverse', 'main'])).split('\n');
-}
-
-/** `git fsck --full` in a bare repository: its exit code and what it printed. */
-function fsck(gitDir: string): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile('git', ['--git-dir', gitDir, 'fsck', '--full', '--strict'], { env: { ...process.env, ...GIT_ENV } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
-    );
-  });
-}
 
 describe('notes survive SIGKILL', () => {
   it('every note answered 200 before the kill reads back after a restart, and git fsck is clean', async () => {
@@ -45,7 +23,7 @@ describe('notes survive SIGKILL', () => {
     const token = (await admin.createToken('ana', 'push')).token;
     await admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
     await admin.close();
-    const ids = await commits(work.path, COMMITS);
+    const ids = await fastCommits(work.path, COMMITS);
 
     const first = await serve('marketplace', dir.path);
     cleanups.push(() => first.child.kill('SIGKILL'));

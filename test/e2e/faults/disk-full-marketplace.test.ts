@@ -5,12 +5,11 @@
 // work again, and after a restart every acknowledged note reads back, `git fsck` is clean and the
 // database passes integrity_check.
 import { afterEach, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { AccountsAdmin } from '../../../daemon/services/marketplace/accounts/admin.js';
-import { GIT_ENV, gitIn } from '../../helpers/notes-server.js';
+import { fastCommits, fsck, gitIn } from '../../helpers/git.js';
 import { serveBinary } from '../../helpers/serve-binary.js';
 import { dirOn, smallDisk } from '../../helpers/small-disk.js';
 import { tempDir } from '../../helpers/tmp.js';
@@ -23,27 +22,6 @@ afterEach(async () => {
 });
 
 const stop = stopServed;
-
-/** A local repository with `n` empty commits on main, made in one `git fast-import`. */
-async function commits(dir: string, n: number): Promise<string[]> {
-  await gitIn(dir, ['init', '-q', '--object-format=sha1', '-b', 'main']);
-  let stream = '';
-  for (let i = 1; i <= n; i++) {
-    const msg = `commit ${i}\n`;
-    stream += `commit refs/heads/main\nmark :${i}\ncommitter T <t@example.com> ${1_700_000_000 + i} +0000\ndata ${msg.length}\n${msg}${i > 1 ? `from :${i - 1}\n` : ''}\n`;
-  }
-  await gitIn(dir, ['fast-import', '--quiet'], stream);
-  return (await gitIn(dir, ['rev-list', '--reverse', 'main'])).split('\n');
-}
-
-/** `git fsck --full --strict` in a bare repository (async: a server is running): exit code and output. */
-function fsck(gitDir: string): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile('git', ['--git-dir', gitDir, 'fsck', '--full', '--strict'], { env: { ...process.env, ...GIT_ENV } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
-    );
-  });
-}
 
 interface Note {
   namespace: string;
@@ -63,7 +41,7 @@ describe('the marketplace on a full disk', () => {
     const token = (await admin.createToken('ana', 'push')).token;
     await admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
     await admin.close();
-    const ids = await commits(work.path, COMMITS);
+    const ids = await fastCommits(work.path, COMMITS);
     const gitDir = join(dataDir, 'repos', 'ana', 'app.git');
 
     const server = await serveBinary('marketplace', dataDir);

@@ -4,7 +4,6 @@
 // leaves the ref where it was, no temporary or index-less pack, and a repository `git fsck` passes;
 // a ref update refused for space is a DiskFullError too, not a ref that moved (which would retry).
 import { afterEach, describe, expect, it } from 'vitest';
-import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SqliteDatabase } from '../../../src/store/sql-sqlite.js';
@@ -14,19 +13,12 @@ import { readRef } from '../../../src/git/refs.js';
 import { git } from '../../../src/git/run.js';
 import { DiskFullError, isDiskFull } from '../../../src/util/disk-full.js';
 import { dirOn, smallDisk } from '../../helpers/small-disk.js';
+import { fsck } from '../../helpers/git.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-function fsck(gitDir: string): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    execFile('git', ['--git-dir', gitDir, 'fsck', '--full', '--strict'], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: '/nonexistent' } }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
-    );
-  });
-}
 
 const change = (i: number, size = 20_000): NoteChange => ({
   target: (i + 1).toString(16).padStart(40, '0'),

@@ -3,7 +3,6 @@
 // modes; any flipped byte of the file fails verify; truncation fails; member names that would
 // escape the target ('../x', absolute paths, links) are refused and nothing lands outside it;
 // restore refuses a non-empty target and leaves no staging directory behind a failure.
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, createWriteStream } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -16,19 +15,9 @@ import { FORMAT, FORMAT_VERSION, MANIFEST_DIGEST_NAME, MANIFEST_NAME, modeText, 
 import { createHash } from 'node:crypto';
 import { UsageError } from '../../../src/cli/errors.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { gitIn } from '../../helpers/git.js';
 
-function git(args: string[], input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = spawn('git', args, { env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    c.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    c.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`git ${args.join(' ')}: ${err}`))));
-    c.stdin.on('error', () => undefined); // git may exit before reading stdin
-    c.stdin.end(input ?? '');
-  });
-}
+const git = (args: string[], input?: string): Promise<string> => gitIn(process.cwd(), args, input ?? '');
 
 /** Every file and directory under `root` with its mode and (files) content digest. */
 function tree(root: string, rel = ''): Record<string, string> {

@@ -2,7 +2,6 @@
 // repack -d --geometric` (which deletes packs and loose objects it has packed) and `git pack-refs`
 // run in a loop while backups are taken. Each backup restores to a repository that passes
 // `git fsck --full` and holds every ref (with its commit) updated before that backup started.
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -10,21 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createBackup } from '../../../src/backup/create.js';
 import { restoreBackup } from '../../../src/backup/restore.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { gitIn } from '../../helpers/git.js';
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e', GIT_CONFIG_NOSYSTEM: '1' };
 
-function git(args: string[], input?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const c = spawn('git', args, { env: ENV });
-    let out = '';
-    let err = '';
-    c.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    c.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    c.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`git ${args.join(' ')}: ${err}`))));
-    c.stdin.on('error', () => undefined); // git may exit before reading stdin
-    c.stdin.end(input ?? '');
-  });
-}
+const git = (args: string[], input?: string): Promise<string> => gitIn(process.cwd(), args, input ?? '');
 
 const tmp = tempDir('mkt-backup-git-race-');
 afterAll(() => tmp.remove());
