@@ -55,7 +55,7 @@ export const TRIGRAM_MIN = 3;
 
 const ftsString = (s: string) => `"${s.replace(/"/g, '""')}"`;
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
-const isAscii = (s: string) => /^[\x00-\x7f]*$/.test(s);
+const isAscii = (s: string) => [...s].every((c) => c.charCodeAt(0) < 0x80);
 
 /**
  * A note contains `text` exactly (case and all). SQLite: the FTS5 trigram table narrows (it
