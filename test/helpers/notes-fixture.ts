@@ -3,6 +3,7 @@
 // in seconds by one `git fast-import` fed a stream we write, then pushed to a marketplace. Every
 // note comes with the fields it carries, worked out here from how the note was built (not by the
 // server's parser), so tests and the benchmark compare the server against an independent answer.
+// Also the two ways the tests read it back: every page of an API search, and the built mkt binary.
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -357,6 +358,43 @@ export async function buildNotesFixture(parent: string, opts: NotesFixtureOption
   return { dir, commits, namespaces };
 }
 
+/** `git notes --ref NS list` in `dir`: note target -> note blob. */
+export async function gitNotesList(dir: string, namespace: string): Promise<Map<string, string>> {
+  const out = (await fixtureGit(dir, ['notes', '--ref', namespace, 'list'])).trim();
+  const m = new Map<string, string>();
+  for (const line of out ? out.split('\n') : []) {
+    const [blob, target] = line.split(' ') as [string, string];
+    m.set(target, blob);
+  }
+  return m;
+}
+
+/** Every note of a namespace as git has it in `dir`: target -> text (one `git cat-file --batch`). */
+export async function gitNotesText(dir: string, namespace: string): Promise<Map<string, string>> {
+  const list = await gitNotesList(dir, namespace);
+  const blobs = [...list.values()];
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    const child = spawn('git', ['cat-file', '--batch'], { cwd: dir, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (c: Buffer) => chunks.push(c));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(Buffer.concat(chunks)) : reject(new Error(`git cat-file exited ${code}`))));
+    child.stdin.end(blobs.map((b) => `${b}\n`).join(''));
+  });
+  // Each answer: `<oid> blob <size>\n<content>\n`, in the order asked.
+  const texts: string[] = [];
+  let at = 0;
+  for (let i = 0; i < blobs.length; i++) {
+    const eol = raw.indexOf(0x0a, at);
+    const size = Number(raw.subarray(at, eol).toString('latin1').split(' ')[2]);
+    texts.push(raw.subarray(eol + 1, eol + 1 + size).toString('utf8'));
+    at = eol + 1 + size + 1;
+  }
+  const m = new Map<string, string>();
+  [...list.keys()].forEach((target, i) => m.set(target, texts[i]!));
+  return m;
+}
+
 /**
  * Pushes `main` and every notes ref to `remote` (a smart-HTTP URL; a token may ride as the URL's
  * password, or as an extra header in `env`).
@@ -398,4 +436,92 @@ export function fieldsByKey(fields: FixtureField[]): Record<string, string[]> {
 export function hasField(fields: FixtureField[], key: string, op: '~' | '=', value: string): boolean {
   const k = key.toLowerCase();
   return fields.some((f) => f.key.toLowerCase() === k && (op === '=' ? f.value === value : f.value.toLowerCase().includes(value.toLowerCase())));
+}
+
+/** A hit of the notes search API (the fields the tests read). */
+export interface ApiHit {
+  repo: string;
+  namespace: string;
+  git_ref: string;
+  target: string;
+  object: string;
+  object_type: string;
+  note_author: string | null;
+  note_email: string | null;
+  note_at: string | null;
+  commit_subject: string | null;
+  commit_author: string | null;
+  snippet: string;
+  score: number;
+  lines: { n: number; text: string }[];
+  fields: Record<string, string[]>;
+  content?: string;
+}
+
+export interface SearchPage {
+  data: ApiHit[];
+  next_cursor: string | null;
+  indexed: boolean;
+  total: number;
+}
+
+/** Query parameters in order (`field` repeats). */
+export type Params = [string, string][];
+
+export async function getJson<T = Record<string, unknown>>(url: string, token?: string): Promise<{ status: number; body: T }> {
+  const res = await fetch(url, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const text = await res.text();
+  return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
+}
+
+/**
+ * Every hit of a search, following `next_cursor` until null (at most `maxPages` pages, so a
+ * cursor that never ends fails the test instead of hanging it). `path` is the search path, such as
+ * `/api/git/ana/app/notes/search`. Throws on a non-200 page.
+ */
+export async function searchAll(baseUrl: string, path: string, params: Params, opts: { token?: string; maxPages?: number } = {}): Promise<{ hits: ApiHit[]; pages: SearchPage[] }> {
+  const hits: ApiHit[] = [];
+  const pages: SearchPage[] = [];
+  let cursor: string | null = null;
+  const maxPages = opts.maxPages ?? 1000;
+  for (let i = 0; i < maxPages; i++) {
+    const qs: URLSearchParams = new URLSearchParams(cursor === null ? params : [...params, ['cursor', cursor]]);
+    const { status, body }: { status: number; body: SearchPage } = await getJson<SearchPage>(`${baseUrl}${path}?${qs.toString()}`, opts.token);
+    if (status !== 200) throw new Error(`search ${qs.toString().slice(0, 300)} answered ${status}: ${JSON.stringify(body).slice(0, 500)}`);
+    pages.push(body);
+    hits.push(...body.data);
+    cursor = body.next_cursor;
+    if (cursor === null) return { hits, pages };
+  }
+  throw new Error(`search ${new URLSearchParams(params).toString()} did not end within ${maxPages} pages`);
+}
+
+/** The built CLI (bin/mkt runs dist/; `npm run build` first). */
+export const MKT_BIN = join(import.meta.dirname, '../../bin/mkt');
+
+export interface MktResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the built mkt binary with argument arrays, in `cwd`, with only PATH, a throwaway HOME and
+ * the marketplace URL (and `env`) in its environment. Asynchronous: the server may be in-process.
+ */
+export function runMkt(args: string[], opts: { cwd: string; home: string; url: string; env?: NodeJS.ProcessEnv; stdin?: string }): Promise<MktResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [MKT_BIN, ...args],
+      {
+        cwd: opts.cwd,
+        maxBuffer: 512 * 1024 * 1024,
+        env: { PATH: process.env.PATH, HOME: opts.home, XDG_CONFIG_HOME: join(opts.home, 'config'), XDG_CACHE_HOME: join(opts.home, 'cache'), MKT_CREDENTIAL_STORE: 'file', MKT_MARKETPLACE_URL: opts.url, ...opts.env },
+      },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(opts.stdin ?? '');
+  });
 }
