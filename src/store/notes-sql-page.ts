@@ -167,18 +167,18 @@ export async function pageRows(x: SqlExecutor, page: { id: number; score: number
 
 /** Counts per group of the notes meeting `cond` (which includes the match), count desc then key in byte order. */
 export async function countGroups(x: SqlExecutor, repoId: string, cond: Cond, by: CountBy, max: number): Promise<{ key: string; count: number }[]> {
-  const order = x.engine === 'postgres' ? 'ORDER BY count DESC, key COLLATE "C"' : 'ORDER BY count DESC, key';
+  const order = (column: string, count: string) => `ORDER BY ${count} DESC, ${column}${x.engine === 'postgres' ? ' COLLATE "C"' : ''}`;
   if (typeof by === 'object') {
     return x.all(
       `SELECT f.value AS key, COUNT(DISTINCT n.id) AS count FROM notes n JOIN note_fields f ON f.note_id = n.id AND f.key_lc = ?
-       WHERE n.repo_id = ? AND ${cond.sql} GROUP BY f.value ${order} LIMIT ?`,
+       WHERE n.repo_id = ? AND ${cond.sql} GROUP BY f.value ${order('f.value', 'COUNT(DISTINCT n.id)')} LIMIT ?`,
       [by.field.toLowerCase(), repoId, ...cond.params, max],
     );
   }
   // Fixed column names only: `by` is one of two literals.
   const column = by === 'namespace' ? 'n.namespace' : 'n.note_author';
   return x.all(
-    `SELECT ${column} AS key, COUNT(*) AS count FROM notes n WHERE n.repo_id = ? AND ${column} IS NOT NULL AND ${cond.sql} GROUP BY ${column} ${order} LIMIT ?`,
+    `SELECT ${column} AS key, COUNT(*) AS count FROM notes n WHERE n.repo_id = ? AND ${column} IS NOT NULL AND ${cond.sql} GROUP BY ${column} ${order(column, 'COUNT(*)')} LIMIT ?`,
     [repoId, ...cond.params, max],
   );
 }
