@@ -136,6 +136,9 @@ const POSTGRES: SqlMigration[] = [
   },
 ];
 
+/** The migration steps of each engine (tests build an index at an older version from them). */
+export const NOTES_MIGRATIONS = { sqlite: SQLITE, postgres: POSTGRES } as const;
+
 /** The pg_trgm index of literal search; SqlNotesIndex.open warns when it is missing. */
 const TRGM_INDEX = 'notes_content_trgm';
 
