@@ -125,6 +125,8 @@ export interface PageRequest {
 export type CountBy = 'namespace' | 'note_author' | { field: string };
 
 export interface NotesIndex {
+  /** What the server logs once at start (PostgreSQL without pg_trgm: literal search scans). */
+  readonly warnings: readonly string[];
   get(repoId: string, namespace: string, target: string): Promise<IndexedNote | undefined>;
   /** Namespace → tip the index reflects. */
   tips(repoId: string): Promise<Map<string, string>>;
