@@ -58,7 +58,7 @@ Examples:
     .option('--range <A..B>', 'only notes on the commits of this range of the local clone (git rev-list A..B)', rangeArg)
     .addOption(new Option('--owner <owner>', "search every repository of OWNER you can see (no clone or --repo needed)").conflicts('repo'))
     .option('--all', 'every hit: follow the pages to the end, writing each as it arrives')
-    .addOption(choiceOption('--format <format>', 'hits for scripts: one JSON object a line, a JSON array, or tab-separated', ['ndjson', 'json', 'tsv']))
+    .addOption(choiceOption('--format <format>', 'hits for scripts: one JSON object a line, a JSON array, or tab-separated', ['ndjson', 'json', 'tsv']).conflicts('json'))
     .addOption(new Option('--count-by <group>', 'count the matching notes by namespace, note_author or field:KEY instead of listing them').argParser(countByArg))
     .addOption(new Option('--cursor <cursor>', 'start at the next_cursor of an earlier `--json` answer of the same search').conflicts(['range', 'countBy']))
     .option('--commits-only', 'drop notes on blobs and trees')

@@ -86,6 +86,7 @@ describe('mkt notes: parsing', () => {
       await cli.verb<typeof searchRun>('notes search', ['--namespace', 'review', '--count-by', countBy], { query: [], namespace: 'review', countBy });
     }
     await cli.usage(['notes', 'search', 'x', '--format', 'csv'], /argument 'csv' is invalid\. Allowed choices are ndjson, json, tsv/);
+    await cli.usage(['notes', 'search', 'x', '--format', 'json', '--json'], /option '--format <format>' cannot be used with option '--json'/);
     await cli.usage(['notes', 'search', '--count-by', 'field:'], /argument 'field:' is invalid\. give namespace, note_author or field:KEY/);
     await cli.usage(['notes', 'search', '--count-by', 'target'], /is invalid/);
     await cli.usage(['notes', 'search', '--count-by', 'namespace', '--cursor', 'c'], /cannot be used with option '--count-by <group>'/);
