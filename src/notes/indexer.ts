@@ -15,7 +15,7 @@ import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { checkNamespace, namespaceOfRef } from './namespace.js';
 import { RepoLocks, type RefLock } from './locks.js';
 import { BadRefs, type IndexerLog } from './bad-refs.js';
-import { commitSummaries, readNoteMeta, type CommitSummary } from './note-meta.js';
+import { commitSummaries, noteChangers, readNoteMeta, type CommitSummary, type NoteChange } from './note-meta.js';
 
 export interface HostedRepo {
   id: string;
@@ -374,9 +374,15 @@ export class NotesIndexer {
       if (oldTip && (await this.objectExists(repo, oldTip))) {
         const changes = await diffNotes(repo.dir, oldTip, tip);
         const present = changes.filter((c): c is { target: string; blob: string } => c.blob !== null);
+        // The commits this catch-up adds, walked once: they name who changed each note, and
+        // also the notes they removed and put back unchanged, which the diff does not show but
+        // whose metadata moved.
+        const walked = await noteChangers(repo.dir, tip, undefined, oldTip).catch(() => undefined);
+        const diffed = new Set(changes.map((c) => c.target));
+        for (const [target, c] of walked ?? []) if (!diffed.has(target)) present.push({ target, blob: c.blob });
         const { upserts, skipped } = await this.describe(repo, present);
         // A note that grew past the limit drops its earlier, indexed version too.
-        return { upserts: await this.withMeta(repo, tip, upserts, oldTip), removals: [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped] };
+        return { upserts: await this.withMeta(repo, tip, upserts, walked), removals: [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped] };
       }
       const { upserts } = await this.describe(repo, await listNotes(repo.dir, tip));
       return { upserts: await this.withMeta(repo, tip, upserts), removals: undefined };
@@ -430,12 +436,12 @@ export class NotesIndexer {
   }
 
   /**
-   * Upserts with their metadata (src/notes/note-meta.ts): the commits after `from` (a catch-up)
-   * or the ref's whole history (a full read). Metadata that cannot be read leaves the notes
+   * Upserts with their metadata (src/notes/note-meta.ts): from `known` (a catch-up's walk of the
+   * commits it adds) where it saw the note's blob, else from the ref's whole history. Metadata that cannot be read leaves the notes
    * without it rather than the ref unindexed.
    */
-  private async withMeta(repo: HostedRepo, tip: string, upserts: NoteUpsert[], from?: string): Promise<NoteUpsert[]> {
-    const meta = await readNoteMeta(repo.dir, tip, upserts, from).catch(() => undefined);
+  private async withMeta(repo: HostedRepo, tip: string, upserts: NoteUpsert[], known?: Map<string, NoteChange>): Promise<NoteUpsert[]> {
+    const meta = await readNoteMeta(repo.dir, tip, upserts, known).catch(() => undefined);
     if (!meta) return upserts;
     return upserts.map((u) => {
       const m = meta.get(u.target);

@@ -24,31 +24,40 @@ interface Touch {
   after: string | null;
 }
 
+/** Who last changed a note, and the blob that change gave it (the note's blob at the tip). */
+export interface NoteChange extends NoteChanger {
+  blob: string;
+}
+
 /**
- * For each wanted target (target → its blob now), the newest commit of the ref's first-parent
- * history from `tip` (down to, not including, `from` when given) whose change gave the note
- * that blob from another one or from nothing: the commit that last changed the note. A move
- * between fan-out paths keeps the blob and is walked past. Targets no walked commit changed are
- * left out (the caller walks further or leaves the metadata as stored). Throws when git fails.
+ * Who last changed each note, walking the ref's first-parent history newest first from `tip`
+ * (down to, not including, `from` when given): the newest commit whose change gave the note its
+ * blob at the tip from another one or from nothing. A move between fan-out paths keeps the blob
+ * and is walked past. `wanted` (target → blob at the tip) limits the walk to those notes; without
+ * it every note the walked commits touched and the tip still holds is reported, its blob taken
+ * from its newest change (what a catch-up uses to see notes removed and added back unchanged).
+ * Notes no walked commit changed are left out. Throws when git fails.
  */
-export async function noteChangers(gitDir: string, tip: string, wanted: ReadonlyMap<string, string>, from?: string): Promise<Map<string, NoteChanger>> {
-  const out = new Map<string, NoteChanger>();
-  if (wanted.size === 0) return out;
+export async function noteChangers(gitDir: string, tip: string, wanted?: ReadonlyMap<string, string>, from?: string): Promise<Map<string, NoteChange>> {
+  const out = new Map<string, NoteChange>();
+  if (wanted?.size === 0) return out;
   const args = ['log', '--first-parent', '--root', '-r', '--raw', '--no-abbrev', '--no-renames', '-z', '--format=%x01%H%x00%at%x00%an%x00%ae', tip];
   if (from !== undefined) args.push(`^${from}`);
   const r = await runGit(gitDir, args);
   if (r.code !== 0) throw new Error(`git log of the notes ref failed: ${r.stderr.trim()}`);
   const tokens = r.stdout.toString('utf8').split('\0');
+  /** Target → its blob at the tip (null: the tip has no note there), once known. */
+  const atTip = new Map<string, string | null>(wanted);
+  const done = new Set<string>();
   let i = 0;
-  while (i < tokens.length && out.size < wanted.size) {
+  while (i < tokens.length && (wanted === undefined || done.size < wanted.size)) {
     const head = tokens[i]!.replace(/^\n/, '');
     if (!head.startsWith('\x01')) {
       i++;
       continue;
     }
     // Read by position: a name may hold any character but NUL.
-    const at = tokens[i + 1] ?? '';
-    const who: NoteChanger = { note_author: tokens[i + 2] ?? '', note_email: tokens[i + 3] ?? '', note_at: Date.parse(commitTime(at)) };
+    const who: NoteChanger = { note_author: tokens[i + 2] ?? '', note_email: tokens[i + 3] ?? '', note_at: Date.parse(commitTime(tokens[i + 1] ?? '')) };
     i += 4;
     const touched = new Map<string, Touch>();
     for (;;) {
@@ -57,7 +66,7 @@ export async function noteChangers(gitDir: string, tip: string, wanted: Readonly
       const target = pathToTarget(tokens[i + 1] ?? '');
       i += 2;
       const parts = meta.split(' ');
-      if (!target || parts.length < 5 || !wanted.has(target)) continue;
+      if (!target || parts.length < 5 || done.has(target) || (wanted !== undefined && !wanted.has(target))) continue;
       const t = touched.get(target) ?? { before: null, after: null };
       const status = parts[4]!;
       if (status.startsWith('D')) t.before = parts[2]!;
@@ -69,9 +78,13 @@ export async function noteChangers(gitDir: string, tip: string, wanted: Readonly
       touched.set(target, t);
     }
     for (const [target, t] of touched) {
-      if (out.has(target)) continue;
-      const blob = wanted.get(target)!;
-      if (t.after === blob && t.before !== blob) out.set(target, who);
+      if (!atTip.has(target)) atTip.set(target, t.after);
+      const blob = atTip.get(target)!;
+      if (blob === null) done.add(target);
+      else if (t.after === blob && t.before !== blob) {
+        out.set(target, { ...who, blob });
+        done.add(target);
+      }
     }
   }
   return out;
@@ -98,31 +111,32 @@ export async function commitSummaries(gitDir: string, commits: readonly string[]
 }
 
 /**
- * The metadata of notes about to be indexed from the ref at `tip`: who changed each last (the
- * commits after `from` first, then the ref's whole history for notes those did not change) and,
- * for notes on commits, the commit's subject and author. A note whose changer is not found gets
- * no note_at (the index keeps what it had).
+ * The metadata of notes about to be indexed from the ref at `tip`: who changed each last (from
+ * `known`, a catch-up's walk of the commits it adds, when it saw the note's blob; else one walk of
+ * the ref's whole history) and, for notes on commits, the commit's subject and author. A note
+ * whose changer is not found gets no note_at (the index keeps what it had).
  */
 export async function readNoteMeta(
   gitDir: string,
   tip: string,
   notes: readonly { target: string; blob: string; object_type: string }[],
-  from?: string,
+  known?: ReadonlyMap<string, NoteChange>,
 ): Promise<Map<string, NoteMeta>> {
-  const wanted = new Map(notes.map((n) => [n.target, n.blob]));
-  const changers = await noteChangers(gitDir, tip, wanted, from);
-  if (from !== undefined && changers.size < wanted.size) {
-    // A ref moved back or rewritten: the change may come from a commit the range leaves out.
-    const rest = new Map([...wanted].filter(([t]) => !changers.has(t)));
-    for (const [t, c] of await noteChangers(gitDir, tip, rest)) changers.set(t, c);
+  const changers = new Map<string, NoteChanger>();
+  const rest = new Map<string, string>();
+  for (const n of notes) {
+    const k = known?.get(n.target);
+    if (k && k.blob === n.blob) changers.set(n.target, k);
+    else rest.set(n.target, n.blob);
   }
+  if (rest.size > 0) for (const [t, c] of await noteChangers(gitDir, tip, rest)) changers.set(t, c);
   const summaries = await commitSummaries(gitDir, notes.filter((n) => n.object_type === 'commit').map((n) => n.target));
   const out = new Map<string, NoteMeta>();
   for (const n of notes) {
     const who = changers.get(n.target);
     if (!who) continue;
     const c = summaries.get(n.target);
-    out.set(n.target, { ...who, commit_subject: c?.subject ?? null, commit_author: c?.author ?? null });
+    out.set(n.target, { note_author: who.note_author, note_email: who.note_email, note_at: who.note_at, commit_subject: c?.subject ?? null, commit_author: c?.author ?? null });
   }
   return out;
 }
