@@ -19,22 +19,47 @@ export function cutChars(s: string, max: number): string {
   return s.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
+function isAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) > 0x7f) return false;
+  return true;
+}
+
 /** Which lines a hit shows, as `lines`; the snippet outside words mode is the first of them. */
 export type LineFinder = (content: string) => MatchedLine[];
 
-/** Lines of `content` holding a token of the query's positive phrases (excluded terms never match a hit). */
+/**
+ * Lines of `content` holding a token of the query's positive phrases (excluded terms never match a
+ * hit). Tokens are the index's own (FTS5's), asked for in chunks; a line that cannot hold one (all
+ * ASCII, and no ASCII token in it, ignoring case) is never tokenized, so a long note costs little.
+ */
 export function wordLines(query: NotesQuery): LineFinder {
   const wanted = new Set(ftsQueryTokens(query.groups.flat().map((words) => words.join(' '))).flat());
+  const ascii = [...wanted].every(isAscii);
+  const list = [...wanted];
+  const mayHold = (line: string) => {
+    if (!ascii || !isAscii(line)) return true;
+    const lower = line.toLowerCase();
+    return list.some((t) => lower.includes(t));
+  };
   return (content) => {
     const out: MatchedLine[] = [];
-    const lines = content.split('\n');
-    for (let start = 0; start < lines.length && out.length < HIT_MAX_LINES; start += TOKENIZE_CHUNK) {
-      const chunk = lines.slice(start, start + TOKENIZE_CHUNK);
-      const tokens = ftsTokens(chunk);
+    let chunk: { n: number; text: string }[] = [];
+    const flush = () => {
+      const tokens = ftsTokens(chunk.map((l) => l.text));
       for (let j = 0; j < chunk.length && out.length < HIT_MAX_LINES; j++) {
-        if (tokens[j]!.some((t) => wanted.has(t))) out.push({ n: start + j + 1, text: cutChars(stripCr(chunk[j]!), HIT_LINE_MAX_CHARS) });
+        if (tokens[j]!.some((t) => wanted.has(t))) out.push({ n: chunk[j]!.n, text: cutChars(chunk[j]!.text, HIT_LINE_MAX_CHARS) });
       }
+      chunk = [];
+    };
+    let n = 0;
+    for (const line of content.split('\n')) {
+      n++;
+      const text = stripCr(line);
+      if (mayHold(text)) chunk.push({ n, text });
+      if (chunk.length === TOKENIZE_CHUNK) flush();
+      if (out.length >= HIT_MAX_LINES) return out;
     }
+    if (chunk.length) flush();
     return out;
   };
 }
