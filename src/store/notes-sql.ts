@@ -166,6 +166,8 @@ const META_COLUMNS = ['note_author', 'note_email', 'note_author_lc', 'note_email
 const K1 = 1.2;
 const B = 0.75;
 
+/** A field's key or value as both engines can store it alike. */
+const storable = (s: string) => s.replaceAll('\0', '').toWellFormed();
 const lexeme = (token: string) => (token.length > LEXEME_CHARS ? token.slice(0, LEXEME_CHARS) : token);
 /** A tsquery operand taken literally (no parsing or normalisation). */
 const tsOperand = (lex: string) => `'${lex.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
@@ -411,7 +413,8 @@ export class SqlNotesIndex implements NotesIndex {
   /**
    * The fields of notes just written, in place of what they had: one statement to delete and one
    * to insert for them all (the rows go as one JSON array on SQLite, as arrays on PostgreSQL).
-   * NUL is dropped from values (PostgreSQL text cannot hold it; SQLite does the same so both agree).
+   * NUL is dropped and a lone surrogate (a JSON line's `\ud800`) made U+FFFD, in keys and values:
+   * PostgreSQL text cannot hold either, and SQLite does the same so both agree.
    */
   private async writeFields(tx: SqlExecutor, notes: { id: number; content: string }[]): Promise<void> {
     if (notes.length === 0) return;
@@ -419,8 +422,9 @@ export class SqlNotesIndex implements NotesIndex {
     const rows: [number, number, string, string, string, string][] = [];
     for (const n of notes) {
       parseFields(n.content).forEach((f, ord) => {
-        const value = f.value.replaceAll('\0', '');
-        rows.push([n.id, ord, f.key, f.key.toLowerCase(), value, value.toLowerCase()]);
+        const key = storable(f.key);
+        const value = storable(f.value);
+        rows.push([n.id, ord, key, key.toLowerCase(), value, value.toLowerCase()]);
       });
     }
     if (!this.pg) {

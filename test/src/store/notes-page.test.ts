@@ -255,6 +255,10 @@ describeEngines('SqlNotesIndex.searchPage', (open) => {
     await index.apply('r', 'a', { from: 't5', to: 't6' }, [n(5, 'a=1\nb=2\nc=3')], []);
     const [meta] = await index.searchPage('r', { kind: 'all' }, { author: 'a@X' }, { limit: 5 });
     expect(meta).toMatchObject({ target: T(5), note_author: 'A', note_at: 5 });
+    // Keys and values neither engine stores as given (NUL, a lone surrogate) are stored alike.
+    await index.apply('r', 'a', { from: 't6', to: 't7' }, [n(8, '{"odd\\u0000key": "nul\\u0000inside", "s": "\\ud800x"}')], []);
+    const [odd] = await index.searchPage('r', { kind: 'all' }, { commits: [T(8)] }, { limit: 5 });
+    expect(odd!.fields).toEqual(parseFields('{"odd\\u0000key": "nul\\u0000inside", "s": "\\ud800x"}').map((f) => ({ key: f.key.replaceAll('\0', ''), value: f.value.replaceAll('\0', '').toWellFormed() })));
     await index.dropRepo('r');
     expect(await fieldRows()).toBe(0);
   });
