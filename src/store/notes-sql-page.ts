@@ -36,6 +36,10 @@ function fieldCond(engine: Engine, f: FieldFilter): Cond {
 
 /** The conditions of a filter (the repository's own condition is the caller's). */
 export function filterCond(engine: Engine, filter: NoteFilter): Cond {
+  // Nothing stored holds NUL (PostgreSQL text cannot; fields drop it on both engines), so a
+  // filter holding it matches nothing, rather than failing on PostgreSQL alone.
+  const texts = [filter.namespace, filter.author, ...(filter.fields ?? []).flatMap((f) => [f.key, f.value]), ...(filter.commits ?? [])];
+  if (texts.some((t) => t?.includes('\0'))) return NONE;
   const conds: Cond[] = [];
   if (filter.namespace !== undefined) conds.push({ sql: 'n.namespace = ?', params: [filter.namespace] });
   if (filter.commitsOnly) conds.push({ sql: "n.object_type = 'commit'", params: [] });
