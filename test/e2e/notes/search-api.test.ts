@@ -81,12 +81,12 @@ beforeAll(async () => {
   work = tempDir('mkt-notes-search-api-');
   await s.admin.addUser({ name: 'cy', email: 'cy@example.com' });
   bigToken = (await s.admin.createToken('cy', 'push')).token;
-  for (const [full, priv] of [['ana/app', false], ['ana/secret', true], ['ana/zeta', false], ['bo/hidden', true], ['cy/big', false]] as const) {
+  for (const [full, priv] of [['ana/app', false], ['ana/secret', true], ['ana/zeta', false], ['bo/hidden', true], ['cy/big', false], ['cy/notes', false]] as const) {
     await s.admin.createRepo(full, { private: priv, objectFormat: 'sha1' });
   }
   const local = await localRepo(work.path, 'app', 6);
   c = local.commits;
-  for (const [full, token] of [['ana/app', s.tokens.anaPush], ['ana/secret', s.tokens.anaPush], ['ana/zeta', s.tokens.anaPush], ['bo/hidden', s.tokens.boPush], ['cy/big', bigToken]] as const) {
+  for (const [full, token] of [['ana/app', s.tokens.anaPush], ['ana/secret', s.tokens.anaPush], ['ana/zeta', s.tokens.anaPush], ['bo/hidden', s.tokens.boPush], ['cy/big', bigToken], ['cy/notes', bigToken]] as const) {
     await gitIn(local.dir, ['push', '-q', gitUrl(s, full, token), 'main']);
   }
   for (const [i, text] of NOTES.entries()) await put('ana/app', c[i]!, text);
@@ -97,6 +97,7 @@ beforeAll(async () => {
   await put('bo/hidden', c[0]!, 'hidden deploy', 'commits', s.tokens.boPush);
   // One long line: a regex that tries up to 100 characters at every position runs over its budget.
   await put('cy/big', c[0]!, `${'a'.repeat(200_000)}\nneedle`, 'commits', bigToken);
+  await put('cy/notes', c[1]!, 'a repository named notes', 'commits', bigToken);
 });
 
 afterAll(async () => {
@@ -296,6 +297,13 @@ describe('owner-wide search', () => {
     await s.admin.grant('ana/secret', 'bo', 'read');
     expect(repos(await all('/api/git/ana/notes/search?q=deploy', s.tokens.boRead))).toEqual(['ana/app', 'ana/secret', 'ana/zeta']);
     expect(repos(await all('/api/git/ana/notes/search?q=deploy'))).toEqual(['ana/app', 'ana/zeta']);
+  });
+
+  it('a repository named `notes` keeps its own routes beside the owner-wide one', async () => {
+    expect(repos((await page('/api/git/cy/notes/search?q=named')).data)).toEqual(['cy/notes']);
+    expect(repos((await page('/api/git/cy/notes/notes/search?q=named')).data)).toEqual(['cy/notes']);
+    expect((await get('/api/git/cy/notes/notes')).body.data).toMatchObject([{ name: 'commits', notes: 1 }]);
+    expect((await get(`/api/git/cy/notes/notes/missing?commits=${c[1]},${c[2]}`)).body.data).toEqual([{ object: c[2] }]);
   });
 });
 
