@@ -78,7 +78,12 @@ function actualHit(h: Pick<ApiHit, 'repo' | 'namespace' | 'object' | 'object_typ
 function expectHitsMatchFixture(hits: Parameters<typeof actualHit>[0][]): void {
   const sorted = [...hits].sort((a, b) => keyOf(a.namespace, a.object).localeCompare(keyOf(b.namespace, b.object)));
   const want = sorted.map((h) => bySha.get(h.object)).map((c) => (c ? expectedHit(c) : undefined));
-  expect(sorted.map(actualHit)).toEqual(want);
+  const got = sorted.map(actualHit);
+  // The first difference alone: a diff of 10,000 objects says less.
+  const at = got.findIndex((g, i) => JSON.stringify(g) !== JSON.stringify(want[i]));
+  if (at >= 0) expect({ at, hit: got[at] }).toEqual({ at, hit: want[at] });
+  const differ = got.filter((g, i) => JSON.stringify(g) !== JSON.stringify(want[i])).length;
+  expect(differ).toBe(0);
 }
 
 function ndjson(stdout: string): Record<string, unknown>[] {
