@@ -167,7 +167,7 @@ const K1 = 1.2;
 const B = 0.75;
 
 /** A field's key or value as both engines can store it alike. */
-const storable = (s: string) => s.replaceAll('\0', '').toWellFormed();
+const storable = (s: string) => s.replaceAll('\0', '').replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 const lexeme = (token: string) => (token.length > LEXEME_CHARS ? token.slice(0, LEXEME_CHARS) : token);
 /** A tsquery operand taken literally (no parsing or normalisation). */
 const tsOperand = (lex: string) => `'${lex.replace(/\\/g, '\\\\').replace(/'/g, "''")}'`;
@@ -569,14 +569,25 @@ export class SqlNotesIndex implements NotesIndex {
   private async rankedSqlite(repoId: string, query: NotesQuery, cond: Cond, order: 'id' | 'legacy', after: PageKey | undefined, limit: number): Promise<RankedRow[]> {
     const keyset = after ? 'WHERE s.score < ? OR (s.score = ? AND s.id > ?)' : '';
     const afterScore = after?.score ?? Number.POSITIVE_INFINITY;
+    const match = ftsMatch(query);
     // Only fixed text is spliced in (the filter's SQL is built of fixed pieces); every value is bound.
-    return this.sql.all<RankedRow>(
-      `SELECT s.* FROM (SELECT n.id, n.namespace, n.target, n.object_type, snippet(notes_fts, 0, '[', ']', '…', 16) AS snippet, -bm25(notes_fts) AS score
+    const rows = await this.sql.all<Omit<RankedRow, 'snippet'>>(
+      `SELECT s.* FROM (SELECT n.id, n.namespace, n.target, n.object_type, -bm25(notes_fts) AS score
          FROM notes_fts JOIN notes n ON n.id = notes_fts.rowid WHERE notes_fts MATCH ? AND n.repo_id = ? AND ${cond.sql}) s
        ${keyset}
        ORDER BY s.score DESC, ${order === 'id' ? 's.id' : 's.namespace, s.target'} LIMIT ?`,
-      [ftsMatch(query), repoId, ...cond.params, ...(after ? [afterScore, afterScore, after.id] : []), limit],
+      [match, repoId, ...cond.params, ...(after ? [afterScore, afterScore, after.id] : []), limit],
     );
+    if (rows.length === 0) return [];
+    // Snippets for the page's rows only: every page of a long walk ranks all the matches again,
+    // and a snippet costs more than a score. A row's snippet depends on it and the query alone.
+    const snippets = await this.sql.all<{ id: number; snippet: string }>(
+      `SELECT rowid AS id, snippet(notes_fts, 0, '[', ']', '…', 16) AS snippet FROM notes_fts
+       WHERE notes_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`,
+      [match, JSON.stringify(rows.map((r) => r.id))],
+    );
+    const byId = new Map(snippets.map((r) => [r.id, r.snippet]));
+    return rows.map((r) => ({ ...r, snippet: byId.get(r.id) ?? '' }));
   }
 
   /**
