@@ -125,7 +125,7 @@ export const SearchHitSchema = Type.Object({
   note_email: NullableString('author email of that notes commit'),
   note_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'author time of that notes commit, RFC 3339 UTC (null when unknown)' }),
   commit_subject: NullableString('subject line of the annotated commit (null unless the object is a commit of the repository)'),
-  commit_author: NullableString('author of the annotated commit, `Name <email>` (null unless the object is a commit of the repository)'),
+  commit_author: NullableString('author name of the annotated commit (null unless the object is a commit of the repository)'),
   snippet: Type.String({
     description: 'words mode: the matching part of the note, matches wrapped in `[` `]`; literal and regex: the first matching line; no query: the start of the note (at most 200 characters)',
   }),
