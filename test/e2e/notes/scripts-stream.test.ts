@@ -54,7 +54,7 @@ function expectedHit(c: FixtureCommit) {
     note_email: c.note.author.email,
     note_at: c.note.at,
     commit_subject: c.subject,
-    commit_author: `${c.author.name} <${c.author.email}>`,
+    commit_author: c.author.name,
     fields: fieldsByKey(c.note.fields),
   };
 }
