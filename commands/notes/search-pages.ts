@@ -10,8 +10,11 @@ import type { CountGroup, SearchResponse } from '../../src/schemas/notes.js';
  */
 export const COMMITS_URL_BUDGET = 8192;
 
-/** Cuts ids into requests of at most `budget` bytes of `commits=` (and at most `max` ids). */
-export function chunkIds(ids: string[], budget = COMMITS_URL_BUDGET, max = 1000): string[][] {
+/**
+ * Cuts ids into requests of at most `budget` bytes of `commits=` (and at most `max` ids: the
+ * server's MAX_COMMITS in src/schemas/notes.ts, not imported, as the schemas load TypeBox).
+ */
+export function chunkIds(ids: string[], budget = COMMITS_URL_BUDGET, max = 200): string[][] {
   const chunks: string[][] = [];
   let cur: string[] = [];
   let bytes = 0;

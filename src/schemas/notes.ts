@@ -99,7 +99,13 @@ export type WriteResponse = Static<typeof WriteResponseSchema>;
 /** Field filters one search takes at most (`field=` repeated). */
 export const MAX_FIELD_FILTERS = 20;
 /** Object ids one `commits=` list holds at most (search and missing). */
-export const MAX_COMMITS = 1000;
+/**
+ * Object ids in one `commits=`: 200 SHA-256 ids are a 13 KB query string, under node's 16 KiB
+ * limit on a request's head (a longer URL is refused with 431 before any route runs).
+ */
+export const MAX_COMMITS = 200;
+/** Hits a page with `content=true` holds at most: up to 1 MiB a note, so a page stays under ~50 MiB. */
+export const CONTENT_MAX_LIMIT = 50;
 /** Matched lines one hit carries at most, and the characters kept of each. */
 export const HIT_MAX_LINES = 20;
 export const HIT_LINE_MAX_CHARS = 500;
@@ -221,7 +227,7 @@ export const SearchQuerySchema = Type.Object({
     Type.String({ description: 'answer groups with counts over every matching note instead of hits: `namespace`, `note_author`, or `field:KEY` (a note counts once per value of KEY)' }),
   ),
   cursor: Type.Optional(Type.String({ description: 'the `next_cursor` of the previous page of the same search' })),
-  content: Type.Optional(Type.Boolean({ description: 'include each note\'s whole text in `content`' })),
+  content: Type.Optional(Type.Boolean({ description: `include each note's whole text in \`content\` (pages then hold at most ${CONTENT_MAX_LIMIT} hits)` })),
   limit: Type.Optional(Type.Integer({ minimum: 1, description: `maximum hits per page; default ${SEARCH_DEFAULT_LIMIT}, capped at ${SEARCH_MAX_LIMIT}` })),
 });
 export type SearchQuery = Static<typeof SearchQuerySchema>;

@@ -20,6 +20,8 @@ import { accountRoutes } from '../accounts/routes.js';
 export const openNotesArea: OpenArea = async (shared) => {
   const { ctx, dataDir } = shared;
   const { accounts, repos, notes: index } = shared.stores;
+  // What the index's migration could not set up (pg_trgm refused on a managed server), said once.
+  for (const w of index.warnings) ctx.logger.warn(w);
   // Notes refs it cannot read are skipped and logged once as warnings.
   const indexer = new NotesIndexer(index, ctx.logger);
   // Each repository's long-lived git processes, shared by note writes and the API's object checks.

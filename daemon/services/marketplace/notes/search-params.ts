@@ -7,6 +7,7 @@ import { checkNamespace } from '../../../../src/notes/namespace.js';
 import { compileRegex, RegexError, type SafeRegex } from '../../../../src/notes/safe-regex.js';
 import type { CountBy, FieldFilter, IndexMatch, NoteFilter } from '../../../../src/store/notes.js';
 import {
+  CONTENT_MAX_LIMIT,
   MAX_COMMITS,
   MAX_FIELD_FILTERS,
   SEARCH_DEFAULT_LIMIT,
@@ -175,7 +176,7 @@ export function parseSearch(q: SearchQuery): SearchRequest {
     filter,
     matchesNothing: filter.commits !== undefined && filter.commits.length === 0,
     countBy,
-    limit: Math.min(q.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT),
+    limit: Math.min(q.limit ?? SEARCH_DEFAULT_LIMIT, q.content === true ? CONTENT_MAX_LIMIT : SEARCH_MAX_LIMIT),
     content: q.content === true,
     cursor: q.cursor,
     canonical,

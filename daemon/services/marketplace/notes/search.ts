@@ -28,8 +28,11 @@ import type { NotesOutcome } from './outcomes.js';
 import { SearchParamError, checkNamespaceFilter, parseCommits, parseSearch, type SearchRequest } from './search-params.js';
 import { buildHit, findLines, wordLines, type LineFinder } from './search-hits.js';
 
-/** Candidates a regex page fetches at once (with their text), and scans at most. */
-export const REGEX_BATCH = 500;
+/**
+ * Candidates a regex page fetches at once (with their text: up to 1 MiB a note, so one batch
+ * holds at most 64 MiB), and scans at most.
+ */
+export const REGEX_BATCH = 64;
 export const REGEX_PAGE_SCAN = 5_000;
 /** Groups one repository's count may hold before an owner-wide merge calls itself truncated. */
 const MERGE_MAX_GROUPS = 100_000;

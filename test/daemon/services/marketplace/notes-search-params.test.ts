@@ -70,13 +70,13 @@ describe('filters', () => {
     expect(r.filter).toEqual({ since: Date.UTC(2026, 0, 1), until: Date.UTC(2026, 1, 1) });
   });
 
-  it('commits: full ids of either length, lower-cased, first of duplicates kept, at most 1000', () => {
+  it('commits: full ids of either length, lower-cased, first of duplicates kept, at most 200', () => {
     expect(parseCommits(` ${SHA1},${SHA256},${SHA1},`)).toEqual([SHA1, SHA256.toLowerCase()]);
     expect(refused(() => parseCommits('abc123'))).toMatch(/"abc123" is not a full object id/);
     expect(refused(() => parseCommits('g'.repeat(40)))).toMatch(/not a full object id/);
     const ids = (n: number) => Array.from({ length: n }, (_, i) => i.toString(16).padStart(40, '0')).join(',');
-    expect(parseCommits(ids(1000))).toHaveLength(1000);
-    expect(refused(() => parseCommits(ids(1001)))).toBe('commits lists more than 1000 object ids');
+    expect(parseCommits(ids(200))).toHaveLength(200);
+    expect(refused(() => parseCommits(ids(201)))).toBe('commits lists more than 200 object ids');
     expect(parseSearch({ commits: '' }).matchesNothing).toBe(true);
     expect(parseSearch({ commits: SHA1 }).matchesNothing).toBe(false);
   });
@@ -101,6 +101,7 @@ describe('count_by, limit, cursor', () => {
     expect(parseSearch({}).limit).toBe(50);
     expect(parseSearch({ limit: 7 }).limit).toBe(7);
     expect(parseSearch({ limit: 100000 }).limit).toBe(200);
+    expect(parseSearch({ limit: 100000, content: true }).limit).toBe(50);
   });
 
   it('the canonical query: without cursor and limit, filters sorted, keys and author in one case', () => {
