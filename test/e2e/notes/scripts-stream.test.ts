@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startNotesServer, gitUrl, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
+import { MAX_COMMITS } from '../../../src/schemas/notes.js';
 import {
   buildNotesFixture,
   fieldsByKey,
@@ -271,9 +272,9 @@ describe('counts', () => {
 
 describe('missing', () => {
   it('the API answers the commits given that have no note in the namespace, in the order given', async () => {
-    const given = fx.commits.slice(0, 300).map((c) => c.sha).reverse();
+    const given = fx.commits.slice(0, MAX_COMMITS).map((c) => c.sha).reverse();
     const r = await getJson<{ data: { object: string }[]; namespace: string }>(`${s.url}/api/git/${REPO}/notes/missing?namespace=ci&commits=${given.join(',')}`);
-    expect(r.status).toBe(200);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.namespace).toBe('ci');
     expect(r.body.data.map((d) => d.object)).toEqual(given.filter((sha) => bySha.get(sha)!.note.namespace !== 'ci'));
     // No namespace: the default one, where the fixture wrote nothing.
@@ -283,7 +284,7 @@ describe('missing', () => {
 
   it('the API refuses a missing or oversized commit list (400)', async () => {
     expect((await getJson(`${s.url}/api/git/${REPO}/notes/missing?namespace=ci`)).status).toBe(400);
-    const many = fx.commits.slice(0, 1001).map((c) => c.sha).join(',');
+    const many = fx.commits.slice(0, MAX_COMMITS + 1).map((c) => c.sha).join(',');
     const r = await getJson<{ error: string }>(`${s.url}/api/git/${REPO}/notes/missing?namespace=ci&commits=${many}`);
     expect(r.status).toBe(400);
     expect(typeof r.body.error).toBe('string');
