@@ -6,7 +6,10 @@
 // put_note writes/s of the built daemon with 1 and 8 concurrent writers (goals >= 60 and >= 300); `mkt notes --help`
 // start-up against `node -e 0`. BENCH_SECONDS sets each load phase (default 5);
 // BENCH_NOTES_COMMITS shrinks the repository (default 100000, where the goals apply);
-// BENCH_NOTES_ONLY=search,get,put runs only the phases named (for profiling one of them).
+// BENCH_NOTES_ONLY=search,get,put,scripts runs only the phases named (for profiling one of them).
+// The `scripts` phase (issue 36, bench/_notes-scripts.ts) builds its own repositories: NDJSON
+// hits/s of a 10,000-hit search against reading the index in-process, owner-wide search over 100
+// repositories, and the index size with fields and trigrams against without.
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +20,7 @@ import { startService } from '../daemon/start.js';
 import { createLogger } from '../daemon/logger.js';
 import { run as runCli } from '../commands/root/run.js';
 import type { IOStreams } from '../src/cli/io.js';
+import { runScripts } from './_notes-scripts.js';
 import { mulberry32, printRow, ratio, references, serveBuilt, startupEnv, timeCommand, warmLoad, type Load } from './_util.js';
 
 const quiet = createLogger({ level: 'silent' });
@@ -178,12 +182,14 @@ export async function run(): Promise<void> {
   const n = Number(process.env.BENCH_NOTES_COMMITS ?? 100_000);
   const seconds = Number(process.env.BENCH_SECONDS ?? 5);
   const only = process.env.BENCH_NOTES_ONLY?.split(',');
-  const phase = (name: 'search' | 'get' | 'put') => !only || only.includes(name);
+  const phase = (name: 'search' | 'get' | 'put' | 'scripts') => !only || only.includes(name);
   // `mkt notes --help` loads no verb, simple-git or undici: start-up like the other nouns.
   const env = startupEnv();
   const node = timeCommand(process.execPath, ['-e', '0'], 10, env);
   const help = timeCommand(process.execPath, [join(import.meta.dirname, '..', 'bin', 'mkt'), 'notes', '--help'], 10, env);
   console.log(`mkt notes --help: ${help.toFixed(1)} ms, ratio ${ratio(help, node)} to node -e 0 (${node.toFixed(1)} ms; target <= 1.70)`);
+  if (phase('scripts')) await runScripts();
+  if (!phase('search') && !phase('get') && !phase('put')) return;
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-notes-'));
   try {
     await admin(dir, ['user', 'add', OWNER, '--email', 'bench@example.com']);

@@ -8,7 +8,8 @@ import { toCliError } from '../../src/cli/api-errors.js';
 import { readAll } from '../../src/cli/io.js';
 import { ApiError } from '../../src/client/http.js';
 import { NotesClient, type RepoRef } from '../../src/client/notes.js';
-import { CloneError, parseRepoArg, repoFromClone, resolveTarget } from '../../src/client/git-clone.js';
+import { CloneError, parseRepoArg, repoFromClone, resolveTarget, revList } from '../../src/client/git-clone.js';
+import { chunkIds } from './search-pages.js';
 
 export interface ClientFlags {
   server?: string;
@@ -45,6 +46,14 @@ export function targetOf(f: Factory, rev: string): Promise<string> {
   return local(() => resolveTarget(f.io.cwd, rev));
 }
 
+/**
+ * The commits of a range of the clone (oldest first), cut into requests whose URL stays small
+ * (see COMMITS_URL_BUDGET); an empty range gives no chunk.
+ */
+export async function rangeCommits(f: Factory, range: string): Promise<string[][]> {
+  return chunkIds(await local(() => revList(f.io.cwd, range)));
+}
+
 export function repoName(r: RepoRef): string {
   return `${r.owner}/${r.repo}`;
 }
@@ -61,6 +70,18 @@ export async function call<T>(repo: RepoRef, fn: () => Promise<T>): Promise<T> {
       throw new AuthError(`${err.message} (HTTP 401)`, 'run `mkt auth login marketplace --server URL` with a push-scope token (or set MKT_MARKETPLACE_TOKEN)');
     }
     throw toCliError(err, 'marketplace', { flags: NOTE_FIELDS });
+  }
+}
+
+/**
+ * Calls the server for a read: failures mapped as every command maps them (401 with the login
+ * hint, 400 naming the flag from `flags` when the field has another name, 404 negative).
+ */
+export async function callRead<T>(fn: () => Promise<T>, flags: Record<string, string> = {}): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw toCliError(err, 'marketplace', { flags });
   }
 }
 

@@ -106,3 +106,24 @@ export async function resolveTarget(cwd: string, rev: string): Promise<string> {
   if (!FULL_ID.test(id)) throw new CloneError(`unknown revision ${JSON.stringify(rev)} in this clone`);
   return id.toLowerCase();
 }
+
+/**
+ * The commits of a revision range (`A..B`, as `git rev-list` reads it) in the clone at cwd,
+ * oldest first (`--reverse`): what `--range` and `mkt notes missing` send as `commits=`.
+ */
+export async function revList(cwd: string, range: string): Promise<string[]> {
+  if (range.trim() === '' || range.startsWith('-')) throw new CloneError(`not a revision range: ${JSON.stringify(range)}`, 'give A..B, e.g. v1.0..HEAD');
+  const git = await gitIn(cwd);
+  if (!git || !(await git.checkIsRepo().catch(() => false))) {
+    throw new CloneError(`cannot resolve ${range}: ${cwd} is not inside a git clone`, 'run it in the clone whose commits the range names');
+  }
+  let out: string;
+  try {
+    // `--` after the range: a name that is also a file is still read as a revision.
+    out = await git.raw(['rev-list', '--reverse', '--end-of-options', range, '--']);
+  } catch (err) {
+    const why = (err as Error).message.split('\n').find((l) => l.startsWith('fatal:')) ?? 'unknown revision';
+    throw new CloneError(`cannot resolve the range ${JSON.stringify(range)} in this clone (${why.replace(/^fatal:\s*/, '')})`);
+  }
+  return out.split('\n').filter((l) => FULL_ID.test(l)).map((l) => l.toLowerCase());
+}

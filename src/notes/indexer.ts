@@ -15,6 +15,7 @@ import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { checkNamespace, namespaceOfRef } from './namespace.js';
 import { RepoLocks, type RefLock } from './locks.js';
 import { BadRefs, type IndexerLog } from './bad-refs.js';
+import { commitSummaries, noteChangers, readNoteMeta, type CommitSummary, type NoteChange } from './note-meta.js';
 
 export interface HostedRepo {
   id: string;
@@ -34,6 +35,9 @@ const DISK_TIP_ENTRIES = 10_000;
 const CATCH_UP_ROUNDS = 5;
 /** Note blobs read by one `cat-file --batch` process at most, in bytes (each blob is at most MAX_NOTE_BYTES). */
 const READ_BATCH_BYTES = 64 * 1024 * 1024;
+
+/** Subjects and authors of annotated commits remembered for API writes (commits never change). */
+const COMMIT_SUMMARY_ENTRIES = 10_000;
 
 /** The singleton job (SqlDatabase.exclusive) of a server's start-up catch-up and `mkt admin reindex`. */
 export const CATCH_UP_JOB = 'notes-index-catch-up';
@@ -86,6 +90,8 @@ export class NotesIndexer {
 
   /** Refs left out because their tip is not a readable notes commit. */
   private readonly badRefs: BadRefs;
+  /** `repoId\0commit` → its subject and author, for the notes API writes. */
+  private readonly summaries = new Map<string, CommitSummary>();
 
   constructor(
     private readonly index: NotesIndex,
@@ -173,7 +179,8 @@ export class NotesIndexer {
         const { value, moved } = await fn(ns);
         if (moved) {
           try {
-            await this.index.apply(repo.id, namespace, { from: moved.from, to: moved.to }, moved.upserts, moved.removals);
+            const upserts = await this.withCommitSummaries(repo, moved.upserts);
+            await this.index.apply(repo.id, namespace, { from: moved.from, to: moved.to }, upserts, moved.removals);
           } finally {
             this.invalidate(repo.id);
           }
@@ -181,6 +188,34 @@ export class NotesIndexer {
         return value;
       }),
     );
+  }
+
+  /**
+   * A write's upserts with the subject and author of each annotated commit filled in (the writer
+   * knows who wrote the note and when, not what the commit says): remembered per commit, the
+   * rest read in one git process. Unreadable: null, as a catch-up would record.
+   */
+  private async withCommitSummaries(repo: HostedRepo, upserts: NoteUpsert[]): Promise<NoteUpsert[]> {
+    const wanted = new Set(upserts.filter((u) => u.object_type === 'commit' && u.note_at != null && u.commit_subject === undefined));
+    if (wanted.size === 0) return upserts;
+    const key = (target: string) => `${repo.id}\0${target}`;
+    const found = new Map<string, CommitSummary>();
+    const unknown: string[] = [];
+    for (const u of wanted) {
+      const c = this.summaries.get(key(u.target));
+      if (c) found.set(u.target, c);
+      else unknown.push(u.target);
+    }
+    if (unknown.length > 0) {
+      const read = await commitSummaries(repo.dir, unknown).catch(() => new Map<string, CommitSummary>());
+      if (this.summaries.size + read.size > COMMIT_SUMMARY_ENTRIES) this.summaries.clear();
+      // Only what was read is remembered: a commit pushed later is read then.
+      for (const [c, v] of read) {
+        this.summaries.set(key(c), v);
+        found.set(c, v);
+      }
+    }
+    return upserts.map((u) => (wanted.has(u) ? { ...u, commit_subject: found.get(u.target)?.subject ?? null, commit_author: found.get(u.target)?.author ?? null } : u));
   }
 
   /**
@@ -339,11 +374,18 @@ export class NotesIndexer {
       if (oldTip && (await this.objectExists(repo, oldTip))) {
         const changes = await diffNotes(repo.dir, oldTip, tip);
         const present = changes.filter((c): c is { target: string; blob: string } => c.blob !== null);
+        // The commits this catch-up adds, walked once: they name who changed each note, and
+        // also the notes they removed and put back unchanged, which the diff does not show but
+        // whose metadata moved.
+        const walked = await noteChangers(repo.dir, tip, undefined, oldTip).catch(() => undefined);
+        const diffed = new Set(changes.map((c) => c.target));
+        for (const [target, c] of walked ?? []) if (!diffed.has(target)) present.push({ target, blob: c.blob });
         const { upserts, skipped } = await this.describe(repo, present);
         // A note that grew past the limit drops its earlier, indexed version too.
-        return { upserts, removals: [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped] };
+        return { upserts: await this.withMeta(repo, tip, upserts, walked), removals: [...changes.filter((c) => c.blob === null).map((c) => c.target), ...skipped] };
       }
-      return { upserts: (await this.describe(repo, await listNotes(repo.dir, tip))).upserts, removals: undefined };
+      const { upserts } = await this.describe(repo, await listNotes(repo.dir, tip));
+      return { upserts: await this.withMeta(repo, tip, upserts), removals: undefined };
     });
     if (!read) return false;
     if (read.removals) return this.index.apply(repo.id, ns, { from, to: tip }, read.upserts, read.removals);
@@ -378,7 +420,7 @@ export class NotesIndexer {
         const commits = await this.commitsAmong(repo, refs);
         for (const [ns, tip] of refs) {
           if (!commits.has(ns)) continue;
-          const all = await this.readNotes(repo, ns, tip, async () => (await this.describe(repo, await listNotes(repo.dir, tip))).upserts);
+          const all = await this.readNotes(repo, ns, tip, async () => this.withMeta(repo, tip, (await this.describe(repo, await listNotes(repo.dir, tip))).upserts));
           if (!all) continue;
           // Whatever another instance recorded meanwhile is replaced: this read is of the ref now.
           await this.index.replaceRef(repo.id, ns, { to: tip }, all);
@@ -390,6 +432,20 @@ export class NotesIndexer {
       } finally {
         this.invalidate(repo.id);
       }
+    });
+  }
+
+  /**
+   * Upserts with their metadata (src/notes/note-meta.ts): from `known` (a catch-up's walk of the
+   * commits it adds) where it saw the note's blob, else from the ref's whole history. Metadata that cannot be read leaves the notes
+   * without it rather than the ref unindexed.
+   */
+  private async withMeta(repo: HostedRepo, tip: string, upserts: NoteUpsert[], known?: Map<string, NoteChange>): Promise<NoteUpsert[]> {
+    const meta = await readNoteMeta(repo.dir, tip, upserts, known).catch(() => undefined);
+    if (!meta) return upserts;
+    return upserts.map((u) => {
+      const m = meta.get(u.target);
+      return m ? { ...u, ...m } : u;
     });
   }
 

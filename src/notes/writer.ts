@@ -15,7 +15,8 @@
 import { createHash } from 'node:crypto';
 import { listNotesRefs, readRef } from '../git/refs.js';
 import { mergeNotes, type NotesMergeStrategy } from '../git/notes-merge.js';
-import { diffNotes, objectInfo } from '../git/notes-tree.js';
+import { commitTime, diffNotes, objectInfo } from '../git/notes-tree.js';
+import { identPart } from '../git/objects.js';
 import { MAX_NOTE_BYTES } from '../schemas/notes.js';
 import { RefConflictError, RefMovedError, writeNoteCommits, type NoteAuthor, type NoteChange } from '../git/notes-write.js';
 import { RepoGitPool } from '../git/repo-git.js';
@@ -250,14 +251,29 @@ export class NoteWriter {
     }
   }
 
-  /** What the group leaves in the index: each changed target's last state. */
+  /**
+   * What the group leaves in the index: each changed target's last state, with who wrote its last
+   * change and when, as the commit records them (so a rebuild from git reads the same). The
+   * annotated commit's subject and author are the indexer's to add.
+   */
   private indexChanges(changes: NoteChange[], state: Map<string, NoteState>): [NoteUpsert[], string[]] {
     const upserts: NoteUpsert[] = [];
     const removals: string[] = [];
-    for (const target of new Set(changes.map((c) => c.target))) {
+    const last = new Map<string, NoteChange>();
+    for (const c of changes) last.set(c.target, c);
+    for (const [target, c] of last) {
       const s = state.get(target);
-      if (s) upserts.push({ target, object_type: 'commit', blob: s.blob, content: s.content });
-      else removals.push(target);
+      if (s) {
+        upserts.push({
+          target,
+          object_type: 'commit',
+          blob: s.blob,
+          content: s.content,
+          note_author: identPart(c.author.name) || 'unknown',
+          note_email: identPart(c.author.email),
+          note_at: Date.parse(commitTime(String(Math.trunc(c.nowSeconds)))),
+        });
+      } else removals.push(target);
     }
     return [upserts, removals];
   }

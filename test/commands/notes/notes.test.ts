@@ -209,4 +209,44 @@ describe('mkt notes against a real marketplace', () => {
     }
     expect((await mkt(['show', 'HEAD~1', '--namespace', 'reviews/security'], { cwd: hosted, env: anon() })).code).toBe(1);
   });
+
+  it('for scripts (issue 36): fields, --range, --all --format ndjson, --literal, --count-by, --owner, missing and export against the real server', async () => {
+    // Three more commits; notes in the `review` namespace on two of them, one with a message id.
+    for (const m of ['three', 'four', 'five']) await hgit('commit', '-q', '--allow-empty', '-m', m);
+    await hgit('-c', `http.extraHeader=Authorization: Basic ${Buffer.from(`bo:${push}`).toString('base64')}`, 'push', '-q', 'origin', 'main');
+    const ids = (await hgit('rev-list', '--reverse', 'HEAD~3..HEAD')).split('\n');
+    const w1 = await mkt(['set', ids[0]!, '--namespace', 'review', '-m', 'Code-Review+2: Alice <alice@example.org>\nReviewed-by: Alice <alice@example.org>\nLink: <20261129.1234-1-ana@example.org>'], { cwd: hosted, env: as(push) });
+    expect(w1.code, w1.err).toBe(0);
+    const w2 = await mkt(['set', ids[2]!, '--namespace', 'review', '-m', 'Code-Review-1: Bo <bo@example.com>\ncloses-issues=12,14'], { cwd: hosted, env: as(push) });
+    expect(w2.code, w2.err).toBe(0);
+
+    const ndjson = await mkt(['search', '--namespace', 'review', '--field', 'Reviewed-by~alice', '--range', 'HEAD~3..HEAD', '--all', '--format', 'ndjson'], { cwd: hosted, env: anon() });
+    expect(ndjson.code, ndjson.err).toBe(0);
+    const hits = ndjson.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(hits).toHaveLength(1);
+    expect(hits[0]).toMatchObject({ repo: 'bo/gadgets', namespace: 'review', object: ids[0], object_type: 'commit', commit_subject: 'three', fields: { 'Code-Review': ['+2 Alice <alice@example.org>'], 'Reviewed-by': ['Alice <alice@example.org>'] } });
+
+    const literal = await mkt(['search', '--literal', '20261129.1234-1-ana@example.org', '--namespace', 'review', '--format', 'tsv'], { cwd: hosted, env: anon() });
+    expect(literal.code, literal.err).toBe(0);
+    expect(literal.out.split('\t').slice(0, 3)).toEqual(['bo/gadgets', 'review', ids[0]]);
+
+    const counts = await mkt(['search', '--namespace', 'review', '--count-by', 'field:Code-Review'], { cwd: hosted, env: anon() });
+    expect(counts.out).toBe('+2 Alice <alice@example.org>\t1\n-1 Bo <bo@example.com>\t1\n');
+
+    const owner = await mkt(['search', '--owner', 'bo', '--field', 'closes-issues~14', '--format', 'json', '--all'], { cwd: home.path, env: anon() });
+    expect(owner.code, owner.err).toBe(0);
+    expect((JSON.parse(owner.out) as { object: string }[]).map((h) => h.object)).toEqual([ids[2]]);
+
+    const missing = await mkt(['missing', 'HEAD~3..HEAD', '--namespace', 'review'], { cwd: hosted, env: anon() });
+    expect(missing.code, missing.err).toBe(0);
+    expect(missing.out).toBe(`${ids[1]}\n`);
+
+    const csv = await mkt(['export', '--namespace', 'review', '--format', 'csv'], { cwd: hosted, env: anon() });
+    expect(csv.code, csv.err).toBe(0);
+    const records = csv.out.split('\r\n');
+    expect(records[0]).toBe('repo,namespace,object,object_type,note_author,note_email,note_at,commit_subject,commit_author,fields,content');
+    expect(records).toHaveLength(4);
+    expect(csv.out).toContain(`bo/gadgets,review,${ids[2]},commit,`);
+    expect(csv.out).toContain('"Code-Review-1: Bo <bo@example.com>\ncloses-issues=12,14\n"\r\n');
+  });
 });

@@ -11,6 +11,8 @@ import { installHooks } from '../../../../src/git/hooks.js';
 import { Access } from './access.js';
 import { Callers } from './callers.js';
 import { NotesApi } from './notes.js';
+import { NotesSearch } from './search.js';
+import { SqlOwnerRepos } from '../../../../src/store/repos-by-owner.js';
 import { notesRoutes } from './routes.js';
 import { gitHttpRoutes } from './git-http.js';
 import { accountRoutes } from '../accounts/routes.js';
@@ -18,6 +20,8 @@ import { accountRoutes } from '../accounts/routes.js';
 export const openNotesArea: OpenArea = async (shared) => {
   const { ctx, dataDir } = shared;
   const { accounts, repos, notes: index } = shared.stores;
+  // What the index's migration could not set up (pg_trgm refused on a managed server), said once.
+  for (const w of index.warnings) ctx.logger.warn(w);
   // Notes refs it cannot read are skipped and logged once as warnings.
   const indexer = new NotesIndexer(index, ctx.logger);
   // Each repository's long-lived git processes, shared by note writes and the API's object checks.
@@ -28,6 +32,7 @@ export const openNotesArea: OpenArea = async (shared) => {
   const access = new Access(repos);
   const callers = new Callers(accounts);
   const api = new NotesApi({ dataDir, repos, index, indexer, writer, access, git });
+  const search = new NotesSearch({ dataDir, index, indexer, access, ownerRepos: new SqlOwnerRepos(shared.stores.sql) });
   // Repositories created before they were made 0700/0600 whatever the umask are hidden below a
   // 0700 `repos/` (src/git/hosting.ts).
   try {
@@ -48,7 +53,7 @@ export const openNotesArea: OpenArea = async (shared) => {
   let catchUp: Promise<void> = Promise.resolve();
   return {
     async register(app) {
-      await app.register(async (scope) => notesRoutes(scope, { api, callers }));
+      await app.register(async (scope) => notesRoutes(scope, { api, search, callers }));
       await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, callers, indexer }));
       // Served here because the notes area holds the callers (tokens and sessions) it answers about.
       await app.register(async (scope) => accountRoutes(scope, { callers }));

@@ -1,15 +1,14 @@
-// The git-notes operations of the spec (list namespaces, search, get, put, delete), and a note's
+// The git-notes operations of the spec (list namespaces, get, put, delete), and a note's
 // history, on hosted
 // repositories: visibility and push rules, namespace and target checks, reads from the index
 // once it reflects the ref on disk, writes through NoteWriter. Each answers an outcome
-// (outcomes.ts); nothing here knows HTTP.
+// (outcomes.ts); nothing here knows HTTP. Searches live in search.ts.
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import type { User } from '../../../../src/store/accounts.js';
 import type { NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { BrokenRefError, ContentionError, MergeTooLargeError, NamespaceConflictError, type NoteWriter, type WriteOutcome } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
-import { QueryError, parseQuery, type NotesQuery } from '../../../../src/notes/query.js';
 import { noteAttribution, noteVersions, objectInfo, readBlobs } from '../../../../src/git/notes-tree.js';
 import type { RepoGitPool } from '../../../../src/git/repo-git.js';
 import { readRef } from '../../../../src/git/refs.js';
@@ -21,12 +20,9 @@ import {
   HISTORY_MAX_BYTES,
   HISTORY_MAX_LIMIT,
   MAX_NOTE_BYTES,
-  SEARCH_DEFAULT_LIMIT,
-  SEARCH_MAX_LIMIT,
   type NamespaceEntry,
   type NoteHistoryResponse,
   type NoteResponse,
-  type SearchResponse,
   type WriteResponse,
 } from '../../../../src/schemas/notes.js';
 import type { Access, Caller } from './access.js';
@@ -97,32 +93,6 @@ export class NotesApi {
       .map(([ns, tip]) => ({ name: ns, git_ref: `refs/notes/${ns}`, tip, notes: counts.get(ns) ?? 0, merge_strategy: strategies.get(ns) ?? 'manual' }))
       .sort((a, b) => a.name.localeCompare(b.name));
     return ok({ data });
-  }
-
-  async search(caller: Caller, owner: string, name: string, q: { q: string; namespace?: string; commits_only?: boolean; limit?: number }): Promise<NotesOutcome<SearchResponse>> {
-    const visible = await this.visibleRepo(caller, owner, name);
-    if (visible.kind !== 'ok') return visible;
-    const repo = visible.value;
-    let query: NotesQuery;
-    try {
-      query = parseQuery(q.q);
-    } catch (err) {
-      if (err instanceof QueryError) return { kind: 'bad_query', reason: err.message };
-      throw err;
-    }
-    if (q.namespace !== undefined) {
-      const c = checkNamespace(q.namespace);
-      // A filter naming no possible namespace is a malformed query, not a missing repository.
-      if (!c.ok && !c.reserved) return { kind: 'bad_namespace_filter', reason: c.reason };
-    }
-    await this.deps.indexer.ensureCurrent(this.hosted(repo));
-    const limit = Math.min(q.limit ?? SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT);
-    const hits = await this.deps.index.search(repo.id, query, { namespace: q.namespace, commitsOnly: q.commits_only === true, limit });
-    return ok({
-      data: hits.map((h) => ({ ...h, git_ref: `refs/notes/${h.namespace}` })),
-      indexed: await this.deps.indexer.isIndexed(repo.id),
-      total: hits.length,
-    });
   }
 
   /** Shared by get and history: visibility, the target, the namespace (current, and existing). */

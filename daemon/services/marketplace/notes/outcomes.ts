@@ -6,6 +6,8 @@ export type NotesRefusal =
   | PushRefusal
   /** The repository does not exist or the caller may not see it (`repo` as asked for). */
   | { kind: 'no_repo'; repo: string }
+  /** The owner has no repository the caller may see (or does not exist): an owner-wide search. */
+  | { kind: 'no_owner'; owner: string }
   | { kind: 'malformed_target' }
   /** A full object id of the other hash's length. */
   | { kind: 'wrong_id_length'; target: string; repo: string; format: 'sha1' | 'sha256'; digits: number }

@@ -16,6 +16,9 @@ export function refusalToHttp(r: NotesRefusal): HttpError {
       return new HttpError(403, `${r.user} cannot push to ${r.repo}`);
     case 'no_repo':
       return new HttpError(404, `repository ${r.repo} not found`);
+    case 'no_owner':
+      // One text whether the owner is unknown or has only repositories the caller cannot see.
+      return new HttpError(404, `no repositories of ${r.owner} found`);
     case 'malformed_target':
       return new HttpError(400, 'target must be a full object id (40 or 64 hex digits)');
     case 'wrong_id_length':

@@ -1,25 +1,32 @@
 // The git-notes routes (spec "Git notes"): list_namespaces, search_notes, get_note, put_note,
-// delete_note, and note_history (ours), under /api/git/{owner}/{repo}/notes, with their schemas for the OpenAPI document.
+// delete_note, and ours: note_history, list_missing_notes under /api/git/{owner}/{repo}/notes and
+// search_owner_notes under /api/git/{owner}/notes, with their schemas for the OpenAPI document.
 // Each calls the notes service and answers its outcome (refusals.ts says refusals in HTTP).
 import type { FastifyInstance } from 'fastify';
 import {
   GetNoteQuerySchema,
   HistoryQuerySchema,
+  MissingQuerySchema,
+  MissingResponseSchema,
   NamespaceQuerySchema,
   NoteHistoryResponseSchema,
   NamespacesResponseSchema,
   NoteParamsSchema,
   NoteResponseSchema,
+  OwnerParamsSchema,
   PutNoteRequestSchema,
   RepoParamsSchema,
+  SearchOrCountResponseSchema,
   SearchQuerySchema,
-  SearchResponseSchema,
   WriteResponseSchema,
+  type MissingQuery,
   type PutNoteRequest,
+  type SearchQuery,
 } from '../../../../src/schemas/notes.js';
 import { ErrorSchema } from '../../../../src/schemas/license.js';
 import type { Callers } from './callers.js';
 import type { NotesApi } from './notes.js';
+import type { NotesSearch } from './search.js';
 import { answer } from './refusals.js';
 
 const TAGS = ['notes'];
@@ -30,8 +37,15 @@ const PUSH = [{ bearer: [] }];
 type RepoParams = { owner: string; repo: string };
 type NoteParams = RepoParams & { target: string };
 
-export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; callers: Callers }): Promise<void> {
-  const { api, callers } = deps;
+const SEARCH_DESCRIPTION = [
+  '`mode=words` (the default): bare words must all match, "quoted phrases" match in order, `or` between two terms matches either, `-term` excludes; ranked (bm25) with a snippet. Without `q`, every note the filters keep, in index order.',
+  '`mode=literal`: an exact, case-sensitive substring (message ids, URLs, object ids). `mode=regex`: a regular expression matched per line, linear-time; a search over its step budget answers 400.',
+  'Filters (`namespace`, `commits_only`, `field`, `author`, `since`, `until`, `commits`) are ANDed. Every hit comes once through `next_cursor` (keyset paging); a cursor works only with the parameters it came from.',
+  '`count_by` answers groups with counts over every matching note instead of hits.',
+].join('\n\n');
+
+export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; search: NotesSearch; callers: Callers }): Promise<void> {
+  const { api, search, callers } = deps;
 
   app.get<{ Params: RepoParams }>(
     '/api/git/:owner/:repo/notes',
@@ -48,21 +62,56 @@ export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; c
     async (req) => answer(await api.listNamespaces(await callers.caller(req), req.params.owner, req.params.repo)),
   );
 
-  app.get<{ Params: RepoParams; Querystring: { q: string; namespace?: string; commits_only?: boolean; limit?: number } }>(
+  app.get<{ Params: RepoParams; Querystring: SearchQuery }>(
     '/api/git/:owner/:repo/notes/search',
     {
       schema: {
         operationId: 'search_notes',
-        summary: 'Full-text search over the notes of a repository',
-        description: 'Bare words must all match; "quoted phrases" match in order; `or` between two terms matches either; `-term` excludes. Results are ranked (bm25) with a snippet.',
+        summary: 'Search the notes of a repository (words, literal or regex; filters; paged by cursor)',
+        description: SEARCH_DESCRIPTION,
         tags: TAGS,
         security: OPTIONAL,
         params: RepoParamsSchema,
         querystring: SearchQuerySchema,
-        response: { 200: SearchResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
+        response: { 200: SearchOrCountResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
       },
     },
-    async (req) => answer(await api.search(await callers.caller(req), req.params.owner, req.params.repo, req.query)),
+    async (req) => answer(await search.search(await callers.caller(req), req.params.owner, req.params.repo, req.query)),
+  );
+
+  app.get<{ Params: { owner: string }; Querystring: SearchQuery }>(
+    '/api/git/:owner/notes/search',
+    {
+      schema: {
+        operationId: 'search_owner_notes',
+        summary: 'Search the notes of every repository of an owner the caller can see',
+        description: `${SEARCH_DESCRIPTION}\n\nRepositories are searched in name order, each one's hits in its own order; each hit names its \`repo\`. 404 when the owner has no repository the caller can see.`,
+        tags: TAGS,
+        security: OPTIONAL,
+        params: OwnerParamsSchema,
+        querystring: SearchQuerySchema,
+        response: { 200: SearchOrCountResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
+      },
+    },
+    async (req) => answer(await search.searchOwner(await callers.caller(req), req.params.owner, req.query)),
+  );
+
+  // A static segment: the router prefers it to `:target`, and `missing` is no object id anyway.
+  app.get<{ Params: RepoParams; Querystring: MissingQuery }>(
+    '/api/git/:owner/:repo/notes/missing',
+    {
+      schema: {
+        operationId: 'list_missing_notes',
+        summary: 'Which of the given commits have no note in a namespace, in the order given',
+        description: 'Read from the search index (caught up first). A namespace that has no notes yet lacks them all.',
+        tags: TAGS,
+        security: OPTIONAL,
+        params: RepoParamsSchema,
+        querystring: MissingQuerySchema,
+        response: { 200: MissingResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
+      },
+    },
+    async (req) => answer(await search.missing(await callers.caller(req), req.params.owner, req.params.repo, req.query)),
   );
 
   app.get<{ Params: NoteParams; Querystring: { namespace?: string; attribution?: boolean } }>(
