@@ -195,3 +195,11 @@ export async function missingTargets(x: SqlExecutor, repoId: string, namespace: 
   const noted = new Set(rows.map((r) => r.target));
   return commits.filter((c) => !noted.has(c));
 }
+
+/** The texts of some notes of a repository by id. */
+export async function noteContents(x: SqlExecutor, repoId: string, ids: readonly number[]): Promise<Map<number, string>> {
+  if (ids.length === 0) return new Map();
+  const list = inList(x.engine, 'n.id', ids, 'bigint');
+  const rows = await x.all<{ id: number; content: string | Buffer }>(`SELECT n.id, n.content FROM notes n WHERE n.repo_id = ? AND ${list.sql}`, [repoId, ...list.params]);
+  return new Map(rows.map((r) => [Number(r.id), Buffer.isBuffer(r.content) ? r.content.toString('utf8') : r.content]));
+}

@@ -10,7 +10,7 @@ import type { CountBy, IndexMatch, IndexRow, IndexedNote, IndexSearchHit, NoteFi
 import { ftsMatch, type NotesQuery } from '../notes/query.js';
 import { FTS5_TOKENIZER, ftsQueryTokens, ftsSnippets, ftsTokens } from '../notes/fts-tokens.js';
 import { parseFields } from '../notes/fields.js';
-import { and, countGroups, filterCond, idPage, matchCond, missingTargets, pageRows, type Cond } from './notes-sql-page.js';
+import { and, countGroups, filterCond, idPage, matchCond, missingTargets, noteContents, pageRows, type Cond } from './notes-sql-page.js';
 
 // Append only: SQLite databases in the field are at some version of this list.
 const SQLITE: SqlMigration[] = [
@@ -555,6 +555,10 @@ export class SqlNotesIndex implements NotesIndex {
 
   missing(repoId: string, namespace: string, commits: string[]): Promise<string[]> {
     return missingTargets(this.sql, repoId, namespace, commits);
+  }
+
+  contents(repoId: string, ids: readonly number[]): Promise<Map<number, string>> {
+    return noteContents(this.sql, repoId, ids);
   }
 
   /**

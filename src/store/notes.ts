@@ -160,6 +160,8 @@ export interface NotesIndex {
    * a note with two values of a field counts in both.
    */
   countBy(repoId: string, match: IndexMatch, filter: NoteFilter, by: CountBy, max: number): Promise<{ key: string; count: number }[]>;
+  /** The texts of some notes of a repository by id (those still there), for hits' matched lines. */
+  contents(repoId: string, ids: readonly number[]): Promise<Map<number, string>>;
   /** Those of `commits` that have no note in the namespace, in the given order. */
   missing(repoId: string, namespace: string, commits: string[]): Promise<string[]>;
   /**

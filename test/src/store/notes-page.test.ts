@@ -230,6 +230,18 @@ describeEngines('SqlNotesIndex.searchPage', (open) => {
     expect(await index.missing('r', 'nope', [T(2), T(1)])).toEqual([T(2), T(1)]);
   });
 
+  it('reads notes\' texts by id, of the repository asked only', async () => {
+    const specs = corpus();
+    const index = await load(await open(), specs);
+    const rows = (await index.searchPage('r', { kind: 'all' }, {}, { limit: 5, withContent: true })).slice(0, 5);
+    const mine = await index.contents('r', rows.map((r) => r.id));
+    expect([...mine.keys()].sort()).toEqual(rows.map((r) => r.id).sort());
+    for (const r of rows) expect(mine.get(r.id)).toBe(r.content);
+    const others = (await index.searchPage('other', { kind: 'all' }, {}, { limit: 3 })).map((r) => r.id);
+    expect((await index.contents('r', others)).size).toBe(0);
+    expect((await index.contents('r', [])).size).toBe(0);
+  });
+
   it('keeps field rows in step with their notes through apply, replaceRef, dropRef and dropRepo; bounds a note full of trailers', async () => {
     const db = await open();
     const index = await SqlNotesIndex.open(db);

@@ -84,9 +84,12 @@ export function stripCr(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
 }
 
-/** The hit of `row` in `repo`, with the lines `lines` found (none without a query). */
-export function buildHit(repo: string, row: IndexRow, lines: MatchedLine[], opts: { words: boolean; content: boolean }): SearchHit {
-  const text = row.content ?? '';
+/**
+ * The hit of `row` in `repo`, with the lines `lines` found (none without a query). `opts.text` is
+ * the note's text when the row was read without it.
+ */
+export function buildHit(repo: string, row: IndexRow, lines: MatchedLine[], opts: { words: boolean; content: boolean; text?: string }): SearchHit {
+  const text = opts.text ?? row.content ?? '';
   // Outside words mode: the first matched line, or (no query) the note's first line.
   const snippet = opts.words && row.snippet !== '' ? row.snippet : cutChars(lines[0]?.text ?? stripCr(text.split('\n', 1)[0]!), SNIPPET_MAX_CHARS);
   const hit: SearchHit = {

@@ -29,10 +29,11 @@ import { SearchParamError, checkNamespaceFilter, parseCommits, parseSearch, type
 import { buildHit, findLines, wordLines, type LineFinder } from './search-hits.js';
 
 /**
- * Candidates a regex page fetches at once (with their text: up to 1 MiB a note, so one batch
- * holds at most 64 MiB), and scans at most.
+ * Notes whose text a request holds at once, up to 1 MiB each: a regex page's batch of candidates,
+ * and a page's hits while their matched lines are found (a page of 200 holds 32 at a time).
  */
-export const REGEX_BATCH = 64;
+export const REGEX_BATCH = 32;
+const LINES_BATCH = 32;
 export const REGEX_PAGE_SCAN = 5_000;
 /** Groups one repository's count may hold before an owner-wide merge calls itself truncated. */
 const MERGE_MAX_GROUPS = 100_000;
@@ -163,8 +164,8 @@ export class NotesSearch {
     return encodeCursor(run.hash, pos);
   }
 
-  private hit(run: Run, repo: Repo, row: IndexRow, lines: MatchedLine[]): SearchHit {
-    return buildHit(fullName(repo), row, lines, { words: run.words, content: run.req.content });
+  private hit(run: Run, repo: Repo, row: IndexRow, lines: MatchedLine[], text?: string): SearchHit {
+    return buildHit(fullName(repo), row, lines, { words: run.words, content: run.req.content, text });
   }
 
   /**
@@ -180,8 +181,18 @@ export class NotesSearch {
         const repo = repos[i]!;
         await this.current(repo);
         const want = req.limit - data.length;
-        const rows = await this.deps.index.searchPage(repo.id, req.match, req.filter, { after: i === run.start ? run.after : undefined, limit: want + 1, withContent: true });
-        for (const row of rows.slice(0, want)) data.push(this.hit(run, repo, row, run.lines(row.content ?? '')));
+        const rows = await this.deps.index.searchPage(repo.id, req.match, req.filter, { after: i === run.start ? run.after : undefined, limit: want + 1, withContent: req.content });
+        const kept = rows.slice(0, want);
+        // Lines and snippets need each note's text; unless the hits carry it (content=true, pages
+        // of at most CONTENT_MAX_LIMIT), it is read a batch at a time and let go.
+        for (let k = 0; k < kept.length; k += LINES_BATCH) {
+          const part = kept.slice(k, k + LINES_BATCH);
+          const texts = req.content ? undefined : await this.deps.index.contents(repo.id, part.map((r) => r.id));
+          for (const row of part) {
+            const text = row.content ?? texts?.get(row.id) ?? '';
+            data.push(this.hit(run, repo, row, run.lines(text), text));
+          }
+        }
         const last = rows[Math.min(rows.length, want) - 1];
         if (rows.length > want) {
           next = this.cursorOf(run, repo, last!);
