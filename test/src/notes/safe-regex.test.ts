@@ -99,7 +99,8 @@ describe('agreement with JavaScript RegExp', () => {
     ),
     group: fc.tuple(fc.constantFrom('(', '(?:'), tie('pattern')).map(([o, p]) => `${o}${p})`),
   }));
-  const line = fc.string({ unit: fc.constantFrom('a', 'b', 'A', 'B', '1', ' ', '-', '.', '_', '\t', 'é'), maxLength: 24 });
+  // Short lines: JavaScript's own engine backtracks exponentially on some generated patterns.
+  const line = fc.string({ unit: fc.constantFrom('a', 'b', 'A', 'B', '1', ' ', '-', '.', '_', '\t', 'é'), maxLength: 12 });
 
   it('gives the same boolean and span for generated patterns and lines (property)', () => {
     fc.assert(
