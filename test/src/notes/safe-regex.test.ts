@@ -90,16 +90,18 @@ describe('agreement with JavaScript RegExp', () => {
   const anchor = fc.constantFrom('^', '$', '\\b', '\\B');
   const quant = fc.constantFrom('', '', '*', '+', '?', '*?', '+?', '??', '{2}', '{0,2}', '{1,}', '{1,3}?');
   const { pattern } = fc.letrec<{ pattern: string; piece: string; group: string }>((tie) => ({
-    pattern: fc.array(fc.array(tie('piece'), { maxLength: 4 }).map((ps) => ps.join('')), { minLength: 1, maxLength: 3 }).map((alts) => alts.join('|')),
+    pattern: fc.array(fc.array(tie('piece'), { maxLength: 3 }).map((ps) => ps.join('')), { minLength: 1, maxLength: 2 }).map((alts) => alts.join('|')),
     piece: fc.oneof(
-      { depthSize: 'small', withCrossShrink: true },
+      { maxDepth: 2, withCrossShrink: true },
       fc.tuple(atom, quant).map(([a, q]) => a + q),
       anchor,
       fc.tuple(tie('group'), quant).map(([g, q]) => g + q),
     ),
     group: fc.tuple(fc.constantFrom('(', '(?:'), tie('pattern')).map(([o, p]) => `${o}${p})`),
   }));
-  const line = fc.string({ unit: fc.constantFrom('a', 'b', 'A', 'B', '1', ' ', '-', '.', '_', '\t', 'é'), maxLength: 24 });
+  // Small patterns and short lines: JavaScript's own engine, the reference, backtracks
+  // exponentially on deeply nested generated patterns (it hung on some at depth 5 and 12 characters).
+  const line = fc.string({ unit: fc.constantFrom('a', 'b', 'A', 'B', '1', ' ', '-', '.', '_', '\t', 'é'), maxLength: 8 });
 
   it('gives the same boolean and span for generated patterns and lines (property)', () => {
     fc.assert(
