@@ -103,19 +103,8 @@ export const EXPORT_COLUMNS = [
   'content',
 ] as const;
 
-export interface ExportRecord {
-  repo: string;
-  namespace: string;
-  object: string;
-  object_type: string;
-  note_author: string | null;
-  note_email: string | null;
-  note_at: string | null;
-  commit_subject: string | null;
-  commit_author: string | null;
-  fields: Record<string, string[]>;
-  content: string;
-}
+/** An exported note: the stable fields but the snippet and lines, and its whole text. */
+export type ExportRecord = Omit<StableHit, 'snippet' | 'lines'> & { content: string };
 
 export function exportRecord(raw: AnyHit, repo?: string): ExportRecord {
   const h = stableHit(raw, repo);

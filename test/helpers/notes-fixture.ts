@@ -7,6 +7,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SearchHit } from '../../src/schemas/notes.js';
 
 /** A field a note carries, as the contract's parser should find it: key as written, value trimmed. */
 export interface FixtureField {
@@ -439,24 +440,7 @@ export function hasField(fields: FixtureField[], key: string, op: '~' | '=', val
 }
 
 /** A hit of the notes search API (the fields the tests read). */
-export interface ApiHit {
-  repo: string;
-  namespace: string;
-  git_ref: string;
-  target: string;
-  object: string;
-  object_type: string;
-  note_author: string | null;
-  note_email: string | null;
-  note_at: string | null;
-  commit_subject: string | null;
-  commit_author: string | null;
-  snippet: string;
-  score: number;
-  lines: { n: number; text: string }[];
-  fields: Record<string, string[]>;
-  content?: string;
-}
+export type ApiHit = SearchHit;
 
 export interface SearchPage {
   data: ApiHit[];

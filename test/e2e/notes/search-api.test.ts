@@ -6,24 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
+import type { SearchHit } from '../../../src/schemas/notes.js';
 
-interface Hit {
-  repo: string;
-  namespace: string;
-  target: string;
-  object: string;
-  object_type: string;
-  note_author: string | null;
-  note_email: string | null;
-  note_at: string | null;
-  commit_subject: string | null;
-  commit_author: string | null;
-  snippet: string;
-  score: number;
-  lines: { n: number; text: string }[];
-  fields: Record<string, string[]>;
-  content?: string;
-}
+type Hit = SearchHit;
 interface Page {
   data: Hit[];
   next_cursor: string | null;
