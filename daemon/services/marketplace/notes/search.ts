@@ -29,11 +29,13 @@ import { SearchParamError, checkNamespaceFilter, parseCommits, parseSearch, type
 import { buildHit, findLines, wordLines, type LineFinder } from './search-hits.js';
 
 /**
- * Notes whose text a request holds at once, up to 1 MiB each: a regex page's batch of candidates,
- * and a page's hits while their matched lines are found (a page of 200 holds 32 at a time).
+ * Regex candidates a query fetches at once (ids, metadata and fields: each query of the literal
+ * index evaluates its whole MATCH, so fewer, larger batches), and notes whose text a request
+ * holds at once, up to 1 MiB each: a batch's candidates while they are tested, and a page's hits
+ * while their lines are found.
  */
-export const REGEX_BATCH = 32;
-const LINES_BATCH = 32;
+export const REGEX_BATCH = 500;
+const TEXT_BATCH = 32;
 export const REGEX_PAGE_SCAN = 5_000;
 /** Groups one repository's count may hold before an owner-wide merge calls itself truncated. */
 const MERGE_MAX_GROUPS = 100_000;
@@ -185,8 +187,8 @@ export class NotesSearch {
         const kept = rows.slice(0, want);
         // Lines and snippets need each note's text; unless the hits carry it (content=true, pages
         // of at most CONTENT_MAX_LIMIT), it is read a batch at a time and let go.
-        for (let k = 0; k < kept.length; k += LINES_BATCH) {
-          const part = kept.slice(k, k + LINES_BATCH);
+        for (let k = 0; k < kept.length; k += TEXT_BATCH) {
+          const part = kept.slice(k, k + TEXT_BATCH);
           const texts = req.content ? undefined : await this.deps.index.contents(repo.id, part.map((r) => r.id));
           for (const row of part) {
             const text = row.content ?? texts?.get(row.id) ?? '';
@@ -234,15 +236,20 @@ export class NotesSearch {
         await this.current(repo);
         let after = i === run.start ? run.after : undefined;
         for (;;) {
-          const batch = await this.deps.index.searchPage(repo.id, req.match, req.filter, { after, limit: REGEX_BATCH, withContent: true, caseInsensitive: req.caseInsensitive });
-          for (const [j, row] of batch.entries()) {
-            scanned++;
-            const lines = regexLines(regex, row.content ?? '', budget);
-            if (lines.length) data.push(this.hit(run, repo, row, lines));
-            if (data.length === req.limit || scanned >= REGEX_PAGE_SCAN) {
-              const more = j < batch.length - 1 || batch.length === REGEX_BATCH || i < repos.length - 1;
-              const next = more ? this.cursorOf(run, repo, row, data.length < req.limit) : null;
-              return { data, next_cursor: next, indexed: await this.indexed(repos), total: data.length };
+          const batch = await this.deps.index.searchPage(repo.id, req.match, req.filter, { after, limit: REGEX_BATCH, caseInsensitive: req.caseInsensitive });
+          for (let k = 0; k < batch.length; k += TEXT_BATCH) {
+            const texts = await this.deps.index.contents(repo.id, batch.slice(k, k + TEXT_BATCH).map((r) => r.id));
+            for (let j = k; j < Math.min(k + TEXT_BATCH, batch.length); j++) {
+              const row = batch[j]!;
+              const text = texts.get(row.id) ?? '';
+              scanned++;
+              const lines = regexLines(regex, text, budget);
+              if (lines.length) data.push(this.hit(run, repo, row, lines, text));
+              if (data.length === req.limit || scanned >= REGEX_PAGE_SCAN) {
+                const more = j < batch.length - 1 || batch.length === REGEX_BATCH || i < repos.length - 1;
+                const next = more ? this.cursorOf(run, repo, row, data.length < req.limit) : null;
+                return { data, next_cursor: next, indexed: await this.indexed(repos), total: data.length };
+              }
             }
           }
           if (batch.length < REGEX_BATCH) break;
@@ -267,8 +274,12 @@ export class NotesSearch {
           // The index cannot run the expression: every candidate is scanned, under the request's budget.
           let after: PageKey | undefined;
           for (;;) {
-            const batch = await this.deps.index.searchPage(repo.id, req.match, req.filter, { after, limit: REGEX_BATCH, withContent: true, caseInsensitive: req.caseInsensitive });
-            for (const row of batch) if (regexMatches(req.regex, row.content ?? '', budget!)) for (const k of rowKeys(row, by)) add(k, 1);
+            const batch = await this.deps.index.searchPage(repo.id, req.match, req.filter, { after, limit: REGEX_BATCH, caseInsensitive: req.caseInsensitive });
+            for (let k = 0; k < batch.length; k += TEXT_BATCH) {
+              const part = batch.slice(k, k + TEXT_BATCH);
+              const texts = await this.deps.index.contents(repo.id, part.map((r) => r.id));
+              for (const row of part) if (regexMatches(req.regex, texts.get(row.id) ?? '', budget!)) for (const key of rowKeys(row, by)) add(key, 1);
+            }
             if (batch.length < REGEX_BATCH) break;
             after = { id: batch[batch.length - 1]!.id };
           }
