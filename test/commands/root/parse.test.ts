@@ -28,16 +28,25 @@ function leaves(): Leaf[] {
 }
 
 /** Values for the leaf's arguments: one per argument, so every required one is there (one of its choices, if it has them). */
-function args(cmd: Command): string[] {
-  return cmd.registeredArguments.map((a, i) => (a.argChoices ? a.argChoices[a.argChoices.length - 1]! : `arg${i}`));
+function args(cmd: Command, requiredOnly = false): string[] {
+  return cmd.registeredArguments.filter((a) => a.required || !requiredOnly).map((a, i) => (a.argChoices ? a.argChoices[a.argChoices.length - 1]! : `arg${i}`));
 }
 
+/** Flags whose parser checks a syntax (it would refuse `v-name`), by verb and flag: a value it accepts. */
+const SAMPLES: Record<string, string> = {
+  'notes search --field': 'Reviewed-by~alice',
+  'notes search --since': '2026-11-01',
+  'notes search --until': '2026-11-29T13:00:00Z',
+  'notes search --count-by': 'field:Code-Review',
+};
+
 /** A value the option accepts, the argv that gives it, and what the verb should then receive. */
-function given(o: Option): { argv: string[]; value: unknown } {
+function given(o: Option, path: string[] = []): { argv: string[]; value: unknown } {
   if (!o.required && !o.optional) return { argv: [o.long!], value: true };
-  const raw = o.argChoices ? o.argChoices[o.argChoices.length - 1] : `v-${o.attributeName()}`;
-  // A parser without choices is a repeatable flag's collect(): one occurrence, one element.
-  return { argv: [o.long!, raw], value: o.parseArg && !o.argChoices ? [raw] : raw };
+  const raw = o.argChoices ? o.argChoices[o.argChoices.length - 1]! : (SAMPLES[`${path.join(' ')} ${o.long}`] ?? `v-${o.attributeName()}`);
+  // A parser without choices (a repeatable flag's collect(), a syntax check): what commander
+  // hands the verb is the parser's answer for one occurrence, from the option's default.
+  return { argv: [o.long!, raw], value: o.parseArg && !o.argChoices ? o.parseArg(raw, o.defaultValue) : raw };
 }
 
 /** The options `o` excludes (`.conflicts(...)`): commander keeps them at run time, its types do not declare them. */
@@ -61,12 +70,13 @@ describe('parse: every leaf command of the tree', () => {
 
   it('each flag reaches the verb under its own name with its value', async () => {
     for (const { path, cmd } of all) {
-      const argv = [...path, ...args(cmd)];
+      // Required arguments only: an optional one may exclude a flag (`notes search` words and --literal).
+      const argv = [...path, ...args(cmd, true)];
       const expected: Record<string, unknown> = {};
       for (const o of cmd.options) {
         // Flags that exclude each other (`tickets update --tag` and `--add-tag`): the first one given stands.
         if (cmd.options.some((x) => x !== o && x.attributeName() in expected && (conflicts(x).includes(o.attributeName()) || conflicts(o).includes(x.attributeName())))) continue;
-        const g = given(o);
+        const g = given(o, path);
         argv.push(...g.argv);
         expected[o.attributeName()] = g.value;
       }
