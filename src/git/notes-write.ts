@@ -144,5 +144,7 @@ export async function writeNote(gitDir: string, input: WriteInput): Promise<stri
     return commit!;
   } finally {
     repo.close();
+    // Nothing of this call outlives it (a caller may remove the repository next).
+    await repo.settled();
   }
 }

@@ -101,6 +101,7 @@ describe.each(['sha1', 'sha256'] as const)('objects written by mkt in a %s repos
       expect(git(['log', '-1', '--format=%an <%ae> %at', 'refs/notes/commits'])).toBe('Writer 1 <w1@example.com> 1700000004');
     } finally {
       r.close();
+      await r.settled(); // a background repack may still write into the repository
     }
   });
 
@@ -121,6 +122,7 @@ describe.each(['sha1', 'sha256'] as const)('objects written by mkt in a %s repos
       expect(await listNotes(gitDir, 'refs/notes/commits')).toHaveLength(45);
     } finally {
       r.close();
+      await r.settled(); // a background repack may still write into the repository
     }
   });
 });
