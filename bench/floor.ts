@@ -1,4 +1,4 @@
-// The framework floor against bare node:http (issue 37's guard): bench/_floor-server.ts (buildServer
+// The framework floor against bare node:http (issue 37's guard): bench/_floor-server.mjs (buildServer
 // with every shared plugin, the request line at info, no work of its own) and plain fastify (one
 // route with a response schema, no plugins, no logger) beside a bare node:http server answering the
 // same bytes, for a GET and for a POST with a JSON body. Rounds are interleaved (bare, fastify,
@@ -24,9 +24,9 @@ const BODY = JSON.stringify({ id: 'T-1', title: 'printer on floor 3 is offline',
 const POST_BODY = JSON.stringify({ title: 'printer on floor 3 is offline', body: 'since this morning', priority: 'normal' });
 const GOALS = { GET: 0.8, POST: 0.65 } as const;
 
-/** Plain fastify (bench/_fastify-server.ts): what the framework costs before any plugin of ours. */
+/** Plain fastify (bench/_fastify-server.mjs): what the framework costs before any plugin of ours. */
 function servePlainFastify(body: string): Promise<ServerProcess> {
-  return spawnListening('plain fastify', ['--import', 'tsx', join(import.meta.dirname, '_fastify-server.ts')], { FLOOR_BODY: body });
+  return spawnListening('plain fastify', [join(import.meta.dirname, '_fastify-server.mjs')], { FLOOR_BODY: body });
 }
 
 /** CPU time (user + system) in µs a process has used so far; this process's own for `undefined`. */

@@ -1,0 +1,54 @@
+// The node:http server under fastify (its `serverFactory`): the timeouts fastify would set, and
+// `Connection: close` on an answer sent while the request's body is still arriving. That check
+// was a fastify onSend hook, run for every request; here a request without a body costs two
+// header reads and one with a body one wrapped `writeHead` (bench/README.md, "The floor on the build").
+import { createServer, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type WriteHeadArgs = [statusCode: number, statusMessage?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]];
+
+/** Whether the headers given to `writeHead` (an object or a flat name/value list) name `connection`. */
+function namesConnection(headers: unknown): boolean {
+  if (headers === undefined || headers === null || typeof headers !== 'object') return false;
+  if (!Array.isArray(headers)) return Object.keys(headers).some((k) => k.toLowerCase() === 'connection');
+  for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'connection') return true;
+  return false;
+}
+
+/**
+ * A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep the
+ * connection open for as long as the client drips it: the answer closes the connection instead,
+ * unless it names its own `Connection`.
+ */
+function closeIfUnread(req: IncomingMessage, res: ServerResponse): void {
+  const writeHead = res.writeHead;
+  res.writeHead = function (this: ServerResponse, ...args: WriteHeadArgs) {
+    if (!req.complete && !this.hasHeader('connection') && !namesConnection(args[1]) && !namesConnection(args[2])) this.setHeader('connection', 'close');
+    return (writeHead as (...a: WriteHeadArgs) => ServerResponse).apply(this, args);
+  } as ServerResponse['writeHead'];
+}
+
+/** Whether a request announces a body (chunked, or a length above zero). */
+function hasBody(req: IncomingMessage): boolean {
+  const h = req.headers;
+  if (h['transfer-encoding'] !== undefined) return true;
+  const length = h['content-length'];
+  return length !== undefined && Number(length) > 0;
+}
+
+/** fastify's `serverFactory`: a node:http server with `timeouts`, answering through `handler`. */
+export function httpServerFactory(timeouts: ServerTimeouts): (handler: Handler) => Server {
+  const t = fastifyTimeoutOptions(timeouts);
+  return (handler) => {
+    const server = createServer(t.http, (req, res) => {
+      if (hasBody(req)) closeIfUnread(req, res);
+      handler(req, res);
+    });
+    // What fastify sets on a server it makes itself.
+    server.keepAliveTimeout = t.keepAliveTimeout;
+    server.requestTimeout = t.requestTimeout;
+    server.setTimeout(t.connectionTimeout);
+    return server;
+  };
+}
