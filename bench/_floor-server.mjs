@@ -9,6 +9,8 @@
 // read's three listeners cost 2 µs a request that way; bench/README.md, "The floor on the build").
 import { existsSync } from 'node:fs';
 
+import { URL } from 'node:url';
+
 const dist = new URL('../dist/', import.meta.url);
 if (!existsSync(new URL('daemon/server.js', dist))) {
   console.error('the floor runs on the build: run `npm run build` first');
