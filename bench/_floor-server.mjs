@@ -8,7 +8,6 @@
 // sources, whose `keepNames` adds an `Object.defineProperty` for every closure made (a body
 // read's three listeners cost 2 µs a request that way; bench/README.md, "The floor on the build").
 import { existsSync } from 'node:fs';
-
 import { URL } from 'node:url';
 
 const dist = new URL('../dist/', import.meta.url);
