@@ -65,7 +65,8 @@ export async function autocannon(url: string, opts: { method?: string; body?: st
   if (opts.body !== undefined) args.push('-b', opts.body);
   args.push(url);
   const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    const pin = process.env.MKT_BENCH_PIN_CLIENT;
+    const child = pin ? spawn('taskset', ['-c', pin, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'ignore'] }) : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
     child.on('error', reject);

@@ -1,8 +1,8 @@
 // The node:http server under fastify (its `serverFactory`): the timeouts fastify would set, and
 // `Connection: close` on an answer sent while the request's body is still arriving. That check
-// was a fastify onSend hook, run for every request; here a request without a body costs two
-// header reads and one with a body one wrapped `writeHead` (bench/README.md, "The floor on the build").
-import { createServer, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+// was a fastify onSend hook, run for every request; here it is a few reads in `writeHead` of the
+// server's response class (bench/README.md, "The floor on the build").
+import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -16,19 +16,6 @@ function namesConnection(headers: unknown): boolean {
   return false;
 }
 
-/**
- * A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep the
- * connection open for as long as the client drips it: the answer closes the connection instead,
- * unless it names its own `Connection`.
- */
-function closeIfUnread(req: IncomingMessage, res: ServerResponse): void {
-  const writeHead = res.writeHead;
-  res.writeHead = function (this: ServerResponse, ...args: WriteHeadArgs) {
-    if (!req.complete && !this.hasHeader('connection') && !namesConnection(args[1]) && !namesConnection(args[2])) this.setHeader('connection', 'close');
-    return (writeHead as (...a: WriteHeadArgs) => ServerResponse).apply(this, args);
-  } as ServerResponse['writeHead'];
-}
-
 /** Whether a request announces a body (chunked, or a length above zero). */
 function hasBody(req: IncomingMessage): boolean {
   const h = req.headers;
@@ -37,14 +24,25 @@ function hasBody(req: IncomingMessage): boolean {
   return length !== undefined && Number(length) > 0;
 }
 
+/**
+ * A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep the
+ * connection open for as long as the client drips it: the answer closes the connection instead,
+ * unless it names its own `Connection`. A class, not a `writeHead` wrapped per request: a closure
+ * stored on each response made every POST's scavenges 20 times dearer (bench/README.md).
+ */
+export class ClosingResponse<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {
+  override writeHead(...args: WriteHeadArgs): this {
+    const req = this.req;
+    if (!req.complete && hasBody(req) && !this.hasHeader('connection') && !namesConnection(args[1]) && !namesConnection(args[2])) this.setHeader('connection', 'close');
+    return (super.writeHead as (...a: WriteHeadArgs) => this).apply(this, args);
+  }
+}
+
 /** fastify's `serverFactory`: a node:http server with `timeouts`, answering through `handler`. */
 export function httpServerFactory(timeouts: ServerTimeouts): (handler: Handler) => Server {
   const t = fastifyTimeoutOptions(timeouts);
   return (handler) => {
-    const server = createServer(t.http, (req, res) => {
-      if (hasBody(req)) closeIfUnread(req, res);
-      handler(req, res);
-    });
+    const server = createServer({ ...t.http, ServerResponse: ClosingResponse }, handler);
     // What fastify sets on a server it makes itself.
     server.keepAliveTimeout = t.keepAliveTimeout;
     server.requestTimeout = t.requestTimeout;
