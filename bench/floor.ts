@@ -5,7 +5,8 @@
 // floor, then again, each round starting one further on) and each ratio is the median of the
 // rounds' ratios, so a machine whose speed drifts between windows moves all three alike. A change that adds a hook or a log field shows its
 // price here at once. `MKT_BENCH_FLOOR_ROUNDS` (default 6), `MKT_BENCH_FLOOR_SECONDS` (default 3).
-// Then the server rows of issue 37 on the built daemons (`npm run build` first; small seeds, so
+// The floor itself runs on the build, as the rows do (`npm run build` first). Then the server
+// rows of issue 37 on the built daemons (small seeds, so
 // they take seconds to set up), each beside bare node:http and the floor answering its bytes:
 // `MKT_BENCH_FLOOR_ROWS=0` skips them. The notes rows need a hosted repository of 100,000 notes:
 // `npm run bench -- notes`.
