@@ -1,5 +1,5 @@
-// Where the floor's time goes beside plain fastify's: each (bench/_floor-server.ts and
-// bench/_fastify-server.ts, started with --perf-basic-prof) runs under a GET or POST load while
+// Where the floor's time goes beside plain fastify's: each (bench/_floor-server.mjs and
+// bench/_fastify-server.mjs, started with --perf-basic-prof) runs under a GET or POST load while
 // `perf record` samples it, and the recordings are split by part (bench/_perf-split.ts) in µs a
 // request. `node --import tsx bench/_perf-floor.ts GET|POST` (needs perf).
 import { spawn } from 'node:child_process';
@@ -30,7 +30,7 @@ async function record(server: ServerProcess, name: string): Promise<{ rps: numbe
 }
 
 const servers: [string, () => Promise<ServerProcess>][] = [
-  ['fastify', () => spawnListening('plain fastify', ['--perf-basic-prof', '--import', 'tsx', join(import.meta.dirname, '_fastify-server.ts')], { FLOOR_BODY: BODY })],
+  ['fastify', () => spawnListening('plain fastify', ['--perf-basic-prof', join(import.meta.dirname, '_fastify-server.mjs')], { FLOOR_BODY: BODY })],
   ['floor', () => serveFloor(BODY, undefined, ['--perf-basic-prof'])],
 ];
 const results = new Map<string, Awaited<ReturnType<typeof record>>>();

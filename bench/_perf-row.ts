@@ -1,5 +1,5 @@
 // Where one server row's own time goes: the row (the built daemon) and its framework floor
-// (bench/_floor-server.ts, answering the same bytes) each run under the bench's load while
+// (bench/_floor-server.mjs, answering the same bytes) each run under the bench's load while
 // `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
 // by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
 //

@@ -4,7 +4,7 @@
 // native time lands where it is spent, not in the JS frame that called it (V8's --cpu-prof does
 // that). Used to compare a row with its framework floor (bench/README.md, "Where a row's own time goes").
 //
-//   node --perf-basic-prof bin/mkt serve marketplace ...   (or bench/_floor-server.ts)
+//   node --perf-basic-prof bin/mkt serve marketplace ...   (or bench/_floor-server.mjs)
 //   perf record -F 999 -g -p <pid> -o row.data -- sleep 5   (while the load runs)
 //   node --import tsx bench/_perf-split.ts row.data <requests/s during the recording>
 //

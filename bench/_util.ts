@@ -65,7 +65,8 @@ export async function autocannon(url: string, opts: { method?: string; body?: st
   if (opts.body !== undefined) args.push('-b', opts.body);
   args.push(url);
   const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+    const pin = process.env.MKT_BENCH_PIN_CLIENT;
+    const child = pin ? spawn('taskset', ['-c', pin, process.execPath, ...args], { stdio: ['ignore', 'pipe', 'ignore'] }) : spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
     child.on('error', reject);
@@ -116,12 +117,12 @@ export function serveBuilt(service: string, dataDir: string, env: NodeJS.Process
 }
 
 /**
- * The framework floor (bench/_floor-server.ts): our server with every shared plugin, answering
+ * The framework floor (bench/_floor-server.mjs): our server with every shared plugin, answering
  * `body` at GET /floor/{id} and POST /floor with no work of its own; bearer auth when `token` is given.
  * `nodeFlags` go to node before the script (a profiler's `--perf-basic-prof`), as for serveBuilt.
  */
 export function serveFloor(body: string, token?: string, nodeFlags: string[] = []): Promise<ServerProcess> {
-  const args = [...nodeFlags, '--import', 'tsx', join(import.meta.dirname, '_floor-server.ts')];
+  const args = [...nodeFlags, join(import.meta.dirname, '_floor-server.mjs')];
   return spawnListening('the floor server', args, { FLOOR_BODY: body, ...(token ? { FLOOR_TOKEN: token } : {}) });
 }
 

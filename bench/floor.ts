@@ -1,11 +1,12 @@
-// The framework floor against bare node:http (issue 37's guard): bench/_floor-server.ts (buildServer
+// The framework floor against bare node:http (issue 37's guard): bench/_floor-server.mjs (buildServer
 // with every shared plugin, the request line at info, no work of its own) and plain fastify (one
 // route with a response schema, no plugins, no logger) beside a bare node:http server answering the
 // same bytes, for a GET and for a POST with a JSON body. Rounds are interleaved (bare, fastify,
 // floor, then again, each round starting one further on) and each ratio is the median of the
 // rounds' ratios, so a machine whose speed drifts between windows moves all three alike. A change that adds a hook or a log field shows its
 // price here at once. `MKT_BENCH_FLOOR_ROUNDS` (default 6), `MKT_BENCH_FLOOR_SECONDS` (default 3).
-// Then the server rows of issue 37 on the built daemons (`npm run build` first; small seeds, so
+// The floor itself runs on the build, as the rows do (`npm run build` first). Then the server
+// rows of issue 37 on the built daemons (small seeds, so
 // they take seconds to set up), each beside bare node:http and the floor answering its bytes:
 // `MKT_BENCH_FLOOR_ROWS=0` skips them. The notes rows need a hosted repository of 100,000 notes:
 // `npm run bench -- notes`.
@@ -24,9 +25,9 @@ const BODY = JSON.stringify({ id: 'T-1', title: 'printer on floor 3 is offline',
 const POST_BODY = JSON.stringify({ title: 'printer on floor 3 is offline', body: 'since this morning', priority: 'normal' });
 const GOALS = { GET: 0.8, POST: 0.65 } as const;
 
-/** Plain fastify (bench/_fastify-server.ts): what the framework costs before any plugin of ours. */
+/** Plain fastify (bench/_fastify-server.mjs): what the framework costs before any plugin of ours. */
 function servePlainFastify(body: string): Promise<ServerProcess> {
-  return spawnListening('plain fastify', ['--import', 'tsx', join(import.meta.dirname, '_fastify-server.ts')], { FLOOR_BODY: body });
+  return spawnListening('plain fastify', [join(import.meta.dirname, '_fastify-server.mjs')], { FLOOR_BODY: body });
 }
 
 /** CPU time (user + system) in µs a process has used so far; this process's own for `undefined`. */

@@ -8,7 +8,7 @@
 // license_verify requests/s as ratios to a bare node:http server answering the same body in the
 // same run (goals >= 0.6 for status, >= 0.5 for verify of a known machine, >= 0.3 with a new
 // machine per request, which activates and signs every time), beside the framework floor
-// (bench/_floor-server.ts); and `mkt license check` (offline) wall time as a ratio to `node -e 0`
+// (bench/_floor-server.mjs); and `mkt license check` (offline) wall time as a ratio to `node -e 0`
 // (<= 1.6).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

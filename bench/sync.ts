@@ -83,7 +83,7 @@ async function changelog(api: Api): Promise<void> {
 /**
  * Requests/s of a small pull page of the real daemon (the built binary on the same data dir,
  * logging at info to a pipe) against a bare server answering the same bytes (goal >= 0.5), beside
- * the framework floor with a bearer token (bench/_floor-server.ts).
+ * the framework floor with a bearer token (bench/_floor-server.mjs).
  */
 async function pullRate(dir: string, token: string): Promise<void> {
   const svc = await serveBuilt('marketplace', dir);

@@ -10,6 +10,7 @@ import { installRequestLog } from './plugins/request-log.js';
 import { installOpenApi } from './plugins/openapi.js';
 import { installBodyParsers } from './plugins/body.js';
 import { fastifyTimeoutOptions, resolveTimeouts, type ServerTimeouts } from './timeouts.js';
+import { httpServerFactory } from './http-server.js';
 
 export interface BuildServerOptions {
   service: ServiceRuntime;
@@ -38,6 +39,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   const bodyLimit = opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024;
   const app: FastifyInstance = Fastify({
     ...fastifyTimeoutOptions(timeouts),
+    // The server fastify would make, with the check for answers sent before their body arrived.
+    serverFactory: httpServerFactory(timeouts),
     // pino's Logger is a superset of fastify's base logger; widen to the default instance type.
     loggerInstance: opts.logger as FastifyBaseLogger,
     // Our request-log plugin logs route patterns only (never raw URLs, which can carry secrets).

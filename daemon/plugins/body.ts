@@ -155,11 +155,5 @@ export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutM
   app.addContentTypeParser('text/plain', (req, payload, done: Done) => {
     readText(req, limitOf(req), payload, deadlines, (err, text) => (err ? done(err) : done(null, text)));
   });
-  // A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep
-  // the connection open for as long as the client drips it: close instead.
-  app.addHook('onSend', (req, reply, payload, done) => {
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody && !req.raw.complete && !reply.hasHeader('connection')) void reply.header('connection', 'close');
-    done(null, payload);
-  });
+  // A body left unread when the answer goes out closes the connection: daemon/http-server.ts.
 }

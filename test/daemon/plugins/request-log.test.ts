@@ -6,7 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { Writable } from 'node:stream';
 import { buildServer } from '../../../daemon/server.js';
 import { createLogger, type Logger } from '../../../daemon/logger.js';
-import { RequestLines } from '../../../daemon/plugins/request-log.js';
+import fc from 'fast-check';
+import { RequestLines, tenths } from '../../../daemon/plugins/request-log.js';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
   let text = '';
@@ -102,5 +103,13 @@ describe('the request log of a server', () => {
     }
     expect(ownHookRuns).toBe(1);
     expect(out.text()).not.toContain('SECRET');
+  });
+});
+
+describe('the request line\'s ms', () => {
+  it('is written as JSON writes the duration rounded to a tenth, from integers', () => {
+    const json = (ms: number) => JSON.stringify(Math.round(ms * 10) / 10);
+    for (const ms of [0, 0.04, 0.05, 0.95, 1, 9.96, 12.25, 1e9, 1e12]) expect(tenths(ms)).toBe(json(ms));
+    fc.assert(fc.property(fc.double({ min: 0, max: 1e7, noNaN: true }), (ms) => tenths(ms) === json(ms)), { numRuns: 20_000 });
   });
 });

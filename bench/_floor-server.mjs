@@ -3,10 +3,21 @@
 // auth on the root when FLOOR_TOKEN is set) and two routes that answer FLOOR_BODY without any
 // work of their own. No route of ours can be faster than this, so its ratio to a bare node:http
 // server is the highest any row can reach with the stack ARCHITECTURE.md prescribes.
-// Started by serveFloor (bench/_util.ts) as `node --import tsx bench/_floor-server.ts`.
-import { buildServer } from '../daemon/server.js';
-import { createLogger } from '../daemon/logger.js';
-import { installTokenCheck } from '../daemon/services/tickets/routes.js';
+// Started by serveFloor (bench/_util.ts) as `node bench/_floor-server.mjs`, on the build
+// (`npm run build`) as the rows' daemons are: the code users run, not tsx's transform of the
+// sources, whose `keepNames` adds an `Object.defineProperty` for every closure made (a body
+// read's three listeners cost 2 µs a request that way; bench/README.md, "The floor on the build").
+import { existsSync } from 'node:fs';
+import { URL } from 'node:url';
+
+const dist = new URL('../dist/', import.meta.url);
+if (!existsSync(new URL('daemon/server.js', dist))) {
+  console.error('the floor runs on the build: run `npm run build` first');
+  process.exit(2);
+}
+const { buildServer } = await import(new URL('daemon/server.js', dist).href);
+const { createLogger } = await import(new URL('daemon/logger.js', dist).href);
+const { installTokenCheck } = await import(new URL('daemon/services/tickets/routes.js', dist).href);
 
 const body = process.env.FLOOR_BODY ?? '{}';
 const token = process.env.FLOOR_TOKEN;
@@ -16,6 +27,7 @@ const app = await buildServer({
   logger,
   service: {
     openapi: { title: 'floor', version: '0' },
+    /** @param {import('fastify').FastifyInstance} scope */
     async register(scope) {
       // The tickets service's own check: a shared token, hashed and compared in constant time.
       if (token) installTokenCheck(scope, token);

@@ -1,5 +1,6 @@
 // Plain fastify for bench/floor.ts: one GET and one POST route with a response schema answering
-// FLOOR_BODY, no plugin of ours and no logger, so the floor's excess over it is ours alone.
+// FLOOR_BODY, no plugin of ours and no logger, so the floor's excess over it is ours alone. Plain node, as
+// the floor runs (bench/_floor-server.mjs).
 import Fastify from 'fastify';
 
 const body = process.env.FLOOR_BODY ?? '{}';

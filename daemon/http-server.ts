@@ -1,0 +1,52 @@
+// The node:http server under fastify (its `serverFactory`): the timeouts fastify would set, and
+// `Connection: close` on an answer sent while the request's body is still arriving. That check
+// was a fastify onSend hook, run for every request; here it is a few reads in `writeHead` of the
+// server's response class (bench/README.md, "The floor on the build").
+import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
+import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type WriteHeadArgs = [statusCode: number, statusMessage?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]];
+
+/** Whether the headers given to `writeHead` (an object or a flat name/value list) name `connection`. */
+function namesConnection(headers: unknown): boolean {
+  if (headers === undefined || headers === null || typeof headers !== 'object') return false;
+  if (!Array.isArray(headers)) return Object.keys(headers).some((k) => k.toLowerCase() === 'connection');
+  for (let i = 0; i < headers.length; i += 2) if (String(headers[i]).toLowerCase() === 'connection') return true;
+  return false;
+}
+
+/** Whether a request announces a body (chunked, or a length above zero). */
+function hasBody(req: IncomingMessage): boolean {
+  const h = req.headers;
+  if (h['transfer-encoding'] !== undefined) return true;
+  const length = h['content-length'];
+  return length !== undefined && Number(length) > 0;
+}
+
+/**
+ * A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep the
+ * connection open for as long as the client drips it: the answer closes the connection instead,
+ * unless it names its own `Connection`. A class, not a `writeHead` wrapped per request: a closure
+ * stored on each response made every POST's scavenges 20 times dearer (bench/README.md).
+ */
+export class ClosingResponse<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {
+  override writeHead(...args: WriteHeadArgs): this {
+    const req = this.req;
+    if (!req.complete && hasBody(req) && !this.hasHeader('connection') && !namesConnection(args[1]) && !namesConnection(args[2])) this.setHeader('connection', 'close');
+    return (super.writeHead as (...a: WriteHeadArgs) => this).apply(this, args);
+  }
+}
+
+/** fastify's `serverFactory`: a node:http server with `timeouts`, answering through `handler`. */
+export function httpServerFactory(timeouts: ServerTimeouts): (handler: Handler) => Server {
+  const t = fastifyTimeoutOptions(timeouts);
+  return (handler) => {
+    const server = createServer({ ...t.http, ServerResponse: ClosingResponse }, handler);
+    // What fastify sets on a server it makes itself.
+    server.keepAliveTimeout = t.keepAliveTimeout;
+    server.requestTimeout = t.requestTimeout;
+    server.setTimeout(t.connectionTimeout);
+    return server;
+  };
+}
