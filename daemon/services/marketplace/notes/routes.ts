@@ -44,106 +44,104 @@ const SEARCH_DESCRIPTION = [
   '`count_by` answers groups with counts over every matching note instead of hits.',
 ].join('\n\n');
 
+/** What a read route's schema says beyond the shared parts. */
+interface ReadSchema {
+  operationId: string;
+  summary: string;
+  description?: string;
+  params: object;
+  querystring?: object;
+  ok: object;
+  /** Whether the route answers 400 for a bad parameter (all but list_namespaces do); default true. */
+  bad?: boolean;
+}
+
+/**
+ * A read route's schema: the notes tag, optional credentials (spec Authentication), its 200 and
+ * `{"error"}` for 400 (unless `bad` is false), 401 and 404.
+ */
+function read(s: ReadSchema) {
+  const { ok, bad = true, ...rest } = s;
+  return { schema: { ...rest, tags: TAGS, security: OPTIONAL, response: { 200: ok, ...(bad ? { 400: ErrorSchema } : {}), 401: ErrorSchema, 404: ErrorSchema } } };
+}
+
 export async function notesRoutes(app: FastifyInstance, deps: { api: NotesApi; search: NotesSearch; callers: Callers }): Promise<void> {
   const { api, search, callers } = deps;
 
   app.get<{ Params: RepoParams }>(
     '/api/git/:owner/:repo/notes',
-    {
-      schema: {
-        operationId: 'list_namespaces',
-        summary: 'List the notes namespaces of a repository, with a note count each',
-        tags: TAGS,
-        security: OPTIONAL,
-        params: RepoParamsSchema,
-        response: { 200: NamespacesResponseSchema, 401: ErrorSchema, 404: ErrorSchema },
-      },
-    },
+    read({
+      operationId: 'list_namespaces',
+      summary: 'List the notes namespaces of a repository, with a note count each',
+      params: RepoParamsSchema,
+      ok: NamespacesResponseSchema,
+      bad: false,
+    }),
     async (req) => answer(await api.listNamespaces(await callers.caller(req), req.params.owner, req.params.repo)),
   );
 
   app.get<{ Params: RepoParams; Querystring: SearchQuery }>(
     '/api/git/:owner/:repo/notes/search',
-    {
-      schema: {
-        operationId: 'search_notes',
-        summary: 'Search the notes of a repository (words, literal or regex; filters; paged by cursor)',
-        description: SEARCH_DESCRIPTION,
-        tags: TAGS,
-        security: OPTIONAL,
-        params: RepoParamsSchema,
-        querystring: SearchQuerySchema,
-        response: { 200: SearchOrCountResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
-      },
-    },
+    read({
+      operationId: 'search_notes',
+      summary: 'Search the notes of a repository (words, literal or regex; filters; paged by cursor)',
+      description: SEARCH_DESCRIPTION,
+      params: RepoParamsSchema,
+      querystring: SearchQuerySchema,
+      ok: SearchOrCountResponseSchema,
+    }),
     async (req) => answer(await search.search(await callers.caller(req), req.params.owner, req.params.repo, req.query)),
   );
 
   app.get<{ Params: { owner: string }; Querystring: SearchQuery }>(
     '/api/git/:owner/notes/search',
-    {
-      schema: {
-        operationId: 'search_owner_notes',
-        summary: 'Search the notes of every repository of an owner the caller can see',
-        description: `${SEARCH_DESCRIPTION}\n\nRepositories are searched in name order, each one's hits in its own order; each hit names its \`repo\`. 404 when the owner has no repository the caller can see.`,
-        tags: TAGS,
-        security: OPTIONAL,
-        params: OwnerParamsSchema,
-        querystring: SearchQuerySchema,
-        response: { 200: SearchOrCountResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
-      },
-    },
+    read({
+      operationId: 'search_owner_notes',
+      summary: 'Search the notes of every repository of an owner the caller can see',
+      description: `${SEARCH_DESCRIPTION}\n\nRepositories are searched in name order, each one's hits in its own order; each hit names its \`repo\`. 404 when the owner has no repository the caller can see.`,
+      params: OwnerParamsSchema,
+      querystring: SearchQuerySchema,
+      ok: SearchOrCountResponseSchema,
+    }),
     async (req) => answer(await search.searchOwner(await callers.caller(req), req.params.owner, req.query)),
   );
 
   // A static segment: the router prefers it to `:target`, and `missing` is no object id anyway.
   app.get<{ Params: RepoParams; Querystring: MissingQuery }>(
     '/api/git/:owner/:repo/notes/missing',
-    {
-      schema: {
-        operationId: 'list_missing_notes',
-        summary: 'Which of the given commits have no note in a namespace, in the order given',
-        description: 'Read from the search index (caught up first). A namespace that has no notes yet lacks them all.',
-        tags: TAGS,
-        security: OPTIONAL,
-        params: RepoParamsSchema,
-        querystring: MissingQuerySchema,
-        response: { 200: MissingResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
-      },
-    },
+    read({
+      operationId: 'list_missing_notes',
+      summary: 'Which of the given commits have no note in a namespace, in the order given',
+      description: 'Read from the search index (caught up first). A namespace that has no notes yet lacks them all.',
+      params: RepoParamsSchema,
+      querystring: MissingQuerySchema,
+      ok: MissingResponseSchema,
+    }),
     async (req) => answer(await search.missing(await callers.caller(req), req.params.owner, req.params.repo, req.query)),
   );
 
   app.get<{ Params: NoteParams; Querystring: { namespace?: string; attribution?: boolean } }>(
     '/api/git/:owner/:repo/notes/:target',
-    {
-      schema: {
-        operationId: 'get_note',
-        summary: 'Read the note attached to a git object',
-        tags: TAGS,
-        security: OPTIONAL,
-        params: NoteParamsSchema,
-        querystring: GetNoteQuerySchema,
-        response: { 200: NoteResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
-      },
-    },
+    read({
+      operationId: 'get_note',
+      summary: 'Read the note attached to a git object',
+      params: NoteParamsSchema,
+      querystring: GetNoteQuerySchema,
+      ok: NoteResponseSchema,
+    }),
     async (req) => answer(await api.get(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.query)),
   );
 
   app.get<{ Params: NoteParams; Querystring: { namespace?: string; limit?: number } }>(
     '/api/git/:owner/:repo/notes/:target/history',
-    {
-      schema: {
-        operationId: 'note_history',
-        summary: 'The versions of the note on a git object, newest first (removals too)',
-        description: 'Read from the notes ref\'s history with a bounded walk, as attribution: `complete` is false when older versions may exist. The same 404s as get_note, except that a note removed since still has its history.',
-        tags: TAGS,
-        security: OPTIONAL,
-        params: NoteParamsSchema,
-        querystring: HistoryQuerySchema,
-        response: { 200: NoteHistoryResponseSchema, 400: ErrorSchema, 401: ErrorSchema, 404: ErrorSchema },
-      },
-    },
+    read({
+      operationId: 'note_history',
+      summary: 'The versions of the note on a git object, newest first (removals too)',
+      description: 'Read from the notes ref\'s history with a bounded walk, as attribution: `complete` is false when older versions may exist. The same 404s as get_note, except that a note removed since still has its history.',
+      params: NoteParamsSchema,
+      querystring: HistoryQuerySchema,
+      ok: NoteHistoryResponseSchema,
+    }),
     async (req) => answer(await api.history(await callers.caller(req), req.params.owner, req.params.repo, req.params.target, req.query)),
   );
 
