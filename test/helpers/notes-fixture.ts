@@ -8,6 +8,7 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SearchHit } from '../../src/schemas/notes.js';
+import { gitUrl, type NotesServer } from './notes-server.js';
 
 /** A field a note carries, as the contract's parser should find it: key as written, value trimmed. */
 export interface FixtureField {
@@ -424,6 +425,17 @@ export async function waitForFixtureIndexed(baseUrl: string, repo: string, fixtu
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${repo}'s notes index: last answer ${last.slice(0, 500)}`);
+}
+
+/**
+ * Hosts a built fixture on a running marketplace: creates `repo`, pushes the fixture with `token`
+ * (ana's push token by default) and waits until the index holds every note, reading as that token.
+ */
+export async function hostFixture(server: NotesServer, repo: string, fixture: NotesFixture, opts: { private?: boolean; token?: string } = {}): Promise<void> {
+  const token = opts.token ?? server.tokens.anaPush;
+  await server.admin.createRepo(repo, { private: opts.private ?? false, objectFormat: 'sha1' });
+  await pushNotesFixture(fixture, gitUrl(server, repo, token));
+  await waitForFixtureIndexed(server.url, repo, fixture, token);
 }
 
 /** Fields as an API hit carries them: key -> values in order (the reference's own grouping). */

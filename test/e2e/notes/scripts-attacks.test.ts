@@ -13,6 +13,7 @@ import {
   buildNotesFixture,
   fixtureGit,
   getJson,
+  hostFixture,
   pushNotesFixture,
   searchAll,
   waitForFixtureIndexed,
@@ -54,7 +55,6 @@ beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-notes-attacks-');
   await s.admin.createRepo('ana/attack', { private: false, objectFormat: 'sha1' });
-  await s.admin.createRepo('ana/distinct', { private: false, objectFormat: 'sha1' });
   fx = await buildNotesFixture(work.path, { commits: 300, name: 'attack' });
   keys = await buildNotesFixture(work.path, {
     name: 'distinct',
@@ -79,8 +79,7 @@ beforeAll(async () => {
   await pushNotesFixture(fx, gitUrl(s, 'ana/attack', s.tokens.anaPush));
   await fixtureGit(fx.dir, ['push', '-q', gitUrl(s, 'ana/attack', s.tokens.anaPush), 'refs/notes/big', 'refs/notes/aaa']);
   await waitForFixtureIndexed(s.url, 'ana/attack', fx);
-  await pushNotesFixture(keys, gitUrl(s, 'ana/distinct', s.tokens.anaPush));
-  await waitForFixtureIndexed(s.url, 'ana/distinct', keys);
+  await hostFixture(s, 'ana/distinct', keys);
 });
 
 afterAll(async () => {

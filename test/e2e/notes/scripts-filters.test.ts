@@ -4,17 +4,16 @@
 // message ids and URLs whole (where words split them); regular expressions per line against a
 // reference computed here with JavaScript's RegExp. Every reference comes from the fixture.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitUrl, type NotesServer } from '../../helpers/notes-server.js';
+import { startNotesServer, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { MAX_COMMITS } from '../../../src/schemas/notes.js';
 import {
   NOTES_BASE_TIME,
   buildNotesFixture,
   getJson,
+  hostFixture,
   hasField,
-  pushNotesFixture,
   searchAll,
-  waitForFixtureIndexed,
   type ApiHit,
   type FixtureCommit,
   type NotesFixture,
@@ -39,10 +38,8 @@ const linesOf = (text: string): string[] => text.replace(/\n$/, '').split('\n');
 beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-notes-filters-');
-  await s.admin.createRepo(REPO, { private: false, objectFormat: 'sha1' });
   fx = await buildNotesFixture(work.path, { seed: 7 });
-  await pushNotesFixture(fx, gitUrl(s, REPO, s.tokens.anaPush));
-  await waitForFixtureIndexed(s.url, REPO, fx);
+  await hostFixture(s, REPO, fx);
 });
 
 afterAll(async () => {

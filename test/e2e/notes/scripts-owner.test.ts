@@ -4,17 +4,16 @@
 // repository the caller can see answers 404 with the same error as an unknown repository. Hits
 // name their repository, repositories come in name order, and a cursor crosses from one to the next.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitUrl, type NotesServer } from '../../helpers/notes-server.js';
+import { startNotesServer, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import {
   buildNotesFixture,
   fixtureGit,
   getJson,
+  hostFixture,
   hasField,
-  pushNotesFixture,
   runMkt,
   searchAll,
-  waitForFixtureIndexed,
   type ApiHit,
   type NotesFixture,
   type Params,
@@ -46,7 +45,6 @@ beforeAll(async () => {
     ['bo/hidden', true, 20],
   ];
   for (const [full, priv, n] of layout) {
-    await s.admin.createRepo(full, { private: priv, objectFormat: 'sha1' });
     const fx = await buildNotesFixture(work.path, { commits: n, seed: n, name: full.replace('/', '-') });
     const owner = full.startsWith('bo/') ? s.tokens.boPush : s.tokens.anaPush;
     if (full === 'ana/secret') {
@@ -56,8 +54,7 @@ beforeAll(async () => {
       fx.commits[3]!.note.text += `Message-Id: ${SECRET_ID}\n`;
       fx.commits[3]!.note.fields.push({ key: 'Message-Id', value: SECRET_ID });
     }
-    await pushNotesFixture(fx, gitUrl(s, full, owner));
-    await waitForFixtureIndexed(s.url, full, fx, owner);
+    await hostFixture(s, full, fx, { private: priv, token: owner });
     repos.set(full, fx);
   }
   await s.admin.grant('ana/granted', 'bo', 'read');

@@ -5,7 +5,7 @@
 // `mkt notes export` parsed back (JSON lines and CSV) equal to the notes git holds. The CLI is the
 // built binary: needs `npm run build`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitUrl, type NotesServer } from '../../helpers/notes-server.js';
+import { startNotesServer, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { MAX_COMMITS } from '../../../src/schemas/notes.js';
 import {
@@ -13,13 +13,12 @@ import {
   fieldsByKey,
   fixtureGit,
   getJson,
+  hostFixture,
   gitNotesList,
   gitNotesText,
   hasField,
-  pushNotesFixture,
   runMkt,
   searchAll,
-  waitForFixtureIndexed,
   type ApiHit,
   type FixtureCommit,
   type NotesFixture,
@@ -131,11 +130,9 @@ beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-notes-scripts-');
   home = work.path;
-  await s.admin.createRepo(REPO, { private: false, objectFormat: 'sha1' });
   fx = await buildNotesFixture(work.path);
   for (const c of fx.commits) bySha.set(c.sha, c);
-  await pushNotesFixture(fx, gitUrl(s, REPO, s.tokens.anaPush));
-  await waitForFixtureIndexed(s.url, REPO, fx);
+  await hostFixture(s, REPO, fx);
   // OWNER/REPO for the CLI comes from the clone's origin.
   await fixtureGit(fx.dir, ['remote', 'add', 'origin', `${s.url}/${REPO}.git`]);
   gitKeys = [];
