@@ -100,6 +100,8 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
 
   const port = opts.port !== undefined ? parsePort(opts.port) : undefined;
   const { startService, runUntilSignalled, trapStopSignals, checkPortFree } = await import('../../daemon/start.js');
+  // Before any service allocates: RSS flat after warm-up, not V8's young generation doubling for minutes.
+  (await import('../../daemon/young-generation.js')).holdYoungGeneration();
   const stopSignal = trapStopSignals();
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: io.env.MKT_LOG_LEVEL ?? 'info' });
