@@ -15,11 +15,11 @@ if (!existsSync(new URL('daemon/server.js', dist))) {
   console.error('the floor runs on the build: run `npm run build` first');
   process.exit(2);
 }
+// As bin/mkt does for `serve`, before the server's modules load: the floor's heap is sized like the daemon's.
+(await import(new URL('daemon/young-generation.js', dist).href)).holdYoungGeneration();
 const { buildServer } = await import(new URL('daemon/server.js', dist).href);
 const { createLogger } = await import(new URL('daemon/logger.js', dist).href);
 const { installTokenCheck } = await import(new URL('daemon/services/tickets/routes.js', dist).href);
-// As `mkt serve` does before it starts a service: the floor's heap is sized like the daemon's.
-(await import(new URL('daemon/young-generation.js', dist).href)).holdYoungGeneration();
 
 const body = process.env.FLOOR_BODY ?? '{}';
 const token = process.env.FLOOR_TOKEN;

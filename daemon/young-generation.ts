@@ -7,7 +7,8 @@
 // themselves are fixed at start-up (`v8.setFlagsFromString` of them later changes nothing) and
 // `NODE_OPTIONS` refuses `--min-semi-space-size`; but V8 reads its growth factor at each growth,
 // so a factor of 1 stops the growth from inside the process. A daemon started with a size of its
-// own (`node --min-semi-space-size=N`) keeps that size.
+// own (`node --min-semi-space-size=N`) keeps that size. bin/mkt sets the same flag for `serve`
+// before the daemon's modules load, which would otherwise grow the new space first.
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 
 /** Stops the new space from growing; safe to call more than once. */

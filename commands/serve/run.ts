@@ -100,7 +100,8 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
 
   const port = opts.port !== undefined ? parsePort(opts.port) : undefined;
   const { startService, runUntilSignalled, trapStopSignals, checkPortFree } = await import('../../daemon/start.js');
-  // Before any service allocates: RSS flat after warm-up, not V8's young generation doubling for minutes.
+  // RSS flat after warm-up, not V8's young generation doubling for minutes. bin/mkt has done this
+  // already, before the daemon's modules loaded; this covers every other way in (a test, `node dist/…`).
   (await import('../../daemon/young-generation.js')).holdYoungGeneration();
   const stopSignal = trapStopSignals();
   const { createLogger } = await import('../../daemon/logger.js');
