@@ -7,7 +7,7 @@
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
-// MKT_PERF_KEEP=1 keeps the recordings.
+// MKT_PERF_KEEP=1 keeps the recordings (row.data, floor.data) for `perf report` or a closer split.
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
 import { spawn } from 'node:child_process';
@@ -129,7 +129,6 @@ try {
   for (const n of names) console.log(`${n.padEnd(34)} ${us(mine, n).toFixed(1).padStart(7)} ${us(floor, n).toFixed(1).padStart(7)} ${(us(mine, n) - us(floor, n)).toFixed(1).padStart(7)}`);
   console.log(`${'total'.padEnd(34)} ${(1e6 / mine.rps).toFixed(1).padStart(7)} ${(1e6 / floor.rps).toFixed(1).padStart(7)} ${(1e6 / mine.rps - 1e6 / floor.rps).toFixed(1).padStart(7)}`);
 } finally {
-  // MKT_PERF_KEEP=1 keeps the recordings (row.data, floor.data) for `perf report` or a closer split.
   if (process.env.MKT_PERF_KEEP === '1') console.log(`recordings kept in ${dir}`);
   else rmSync(dir, { recursive: true, force: true });
 }

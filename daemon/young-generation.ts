@@ -9,14 +9,10 @@
 // so a factor of 1 stops the growth from inside the process. A daemon started with a size of its
 // own (`node --min-semi-space-size=N`) keeps that size. bin/mkt sets the same flag for `serve`
 // before the daemon's modules load, which would otherwise grow the new space first.
-import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
+import { setFlagsFromString } from 'node:v8';
 
 /** Stops the new space from growing; safe to call more than once. */
 export function holdYoungGeneration(): void {
   setFlagsFromString('--semi-space-growth-factor=1');
 }
 
-/** Bytes V8 has reserved for the new space now (both semi-spaces' current capacity). */
-export function youngGenerationBytes(): number {
-  return getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')?.space_size ?? 0;
-}

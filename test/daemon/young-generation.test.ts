@@ -7,7 +7,9 @@ import { describe, expect, it } from 'vitest';
 /** The new space's size before and after a workload that keeps 30,000 objects alive in a ring. */
 function newSpace(hold: boolean): { before: number; after: number } {
   const mod = JSON.stringify(join(import.meta.dirname, '../../daemon/young-generation.ts'));
-  const script = `const { holdYoungGeneration, youngGenerationBytes } = await import(${mod});
+  const script = `const { holdYoungGeneration } = await import(${mod});
+const { getHeapSpaceStatistics } = await import('node:v8');
+const youngGenerationBytes = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;
 ${hold ? 'holdYoungGeneration();' : ''}
 const before = youngGenerationBytes();
 const ring = new Array(30000);

@@ -1,18 +1,16 @@
 // `mkt serve` holds V8's young generation at its starting size from before the daemon's modules
 // load (bin/mkt, daemon/young-generation.ts): the monitor's own /metrics shows the new space, which
 // loading alone grows to 16 MiB when nothing holds it, still at a few MiB after start-up and load.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { serveBinary, type Served } from '../helpers/serve-binary.js';
+import { tempDir } from '../helpers/tmp.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'mkt-serve-memory-'));
+const dir = tempDir('mkt-serve-memory-');
 let served: Served | undefined;
 afterAll(async () => {
   served?.child.kill('SIGTERM');
   await served?.exited;
-  rmSync(dir, { recursive: true, force: true });
+  dir.remove();
 });
 
 async function newSpaceBytes(url: string): Promise<number> {
@@ -24,7 +22,7 @@ async function newSpaceBytes(url: string): Promise<number> {
 
 describe('mkt serve and the young generation', () => {
   it('the new space stays at its starting few MiB through start-up and a thousand requests', async () => {
-    served = await serveBinary('monitor', dir);
+    served = await serveBinary('monitor', dir.path);
     const first = await newSpaceBytes(served.url);
     expect(first).toBeLessThanOrEqual(4 * 1024 * 1024);
     const statuses = new Set<number>();
