@@ -97,11 +97,15 @@ export class TicketsClient {
   /**
    * One pull page. `split` asks our peers for pages that may end inside a group sharing one
    * stamp (continued by `cursor`), so that a page stays near 8 MiB of text and under the cap;
-   * a peer that does not know it ignores it and sends whole groups.
+   * a peer that does not know it ignores it and sends whole groups. `sinceCursor` and
+   * `lateAfter` let our peers narrow the overlap (`since` is the cursor less it) to the copies
+   * that arrived late; a peer that does not know them reads from `since`. `sender`, this node's
+   * id, so that copies it sent itself do not count as late for it.
    */
-  pull(since: string, limit?: number, page: { split?: boolean; cursor?: string } = {}): Promise<PullResponse> {
-    const query = { since, ...(limit !== undefined ? { limit: String(limit) } : {}), ...(page.split ? { split: 'true' } : {}), ...(page.cursor !== undefined ? { cursor: page.cursor } : {}) };
-    return this.http.json('GET', '/sync/pull', { query, maxResponseBytes: TICKETS_ANSWER_BYTES.pull });
+  pull(since: string, limit?: number, page: { split?: boolean; cursor?: string; sinceCursor?: string; lateAfter?: number; sender?: string } = {}): Promise<PullResponse> {
+    const narrow = page.sinceCursor !== undefined && page.lateAfter !== undefined ? { since_cursor: page.sinceCursor, late_after: String(page.lateAfter) } : {};
+    const query = { since, ...(limit !== undefined ? { limit: String(limit) } : {}), ...(page.split ? { split: 'true' } : {}), ...(page.cursor !== undefined ? { cursor: page.cursor } : {}), ...narrow };
+    return this.http.json('GET', '/sync/pull', { query, maxResponseBytes: TICKETS_ANSWER_BYTES.pull, ...(page.sender !== undefined ? { headers: { [SENDER_HEADER]: page.sender } } : {}) });
   }
   /** Live tickets and tombstones; `sender`: this node's id, so that the receiver does not push the same copies back. */
   push(tickets: readonly SyncItem[], sender?: string): Promise<PushResponse> {

@@ -258,6 +258,8 @@ export const PullQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: PULL_LIMIT.max, description: `tickets per page (default ${PULL_LIMIT.default}); a page never splits tickets sharing one updated_at, unless split` })),
   split: Type.Optional(Type.Boolean({ description: 'our extension: the page may end inside a group sharing one updated_at (next_cursor continues it), so no page passes about 8 MiB of ticket text' })),
   cursor: Type.Optional(Type.String({ maxLength: 100, description: 'with split: start after this next_cursor of an earlier page instead of after since' })),
+  since_cursor: Type.Optional(Type.String({ maxLength: 40, description: 'our extension, with late_after: the puller\'s cursor, later than since by its overlap; the node starts after it, or before it only as far as the oldest copy that arrived here since late_after' })),
+  late_after: Type.Optional(Type.Integer({ minimum: 0, description: 'our extension, with since_cursor: arrivals_at of the puller\'s previous round with this node' })),
 });
 export const PullResponseSchema = Type.Object({
   tickets: Type.Array(SyncTicketSchema),
@@ -266,6 +268,7 @@ export const PullResponseSchema = Type.Object({
   has_more: Type.Boolean({ description: 'true when tickets updated after next_since remain' }),
   next_since: Type.Union([Type.String(), Type.Null()], { description: 'the greatest updated_at on this page (the spec cursor); null when the page is empty' }),
   next_cursor: Type.Optional(Type.String({ description: 'with split and has_more: where the next page starts (pass it as cursor)' })),
+  arrivals_at: Type.Optional(Type.Integer({ description: 'our extension: this node\'s clock (epoch ms) as it read the page; pass it as late_after in the next round' })),
 });
 export type PullResponse = Static<typeof PullResponseSchema>;
 

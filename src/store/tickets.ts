@@ -18,6 +18,7 @@ import {
   type Tombstone,
 } from '../schemas/tickets.js';
 import { historyTag, lostEntries } from './ticket-sets.js';
+import { LateArrivals } from './late-arrivals.js';
 import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
 import { ftsTokens } from '../notes/fts-tokens.js';
@@ -147,6 +148,8 @@ export interface TicketStore {
    * items stored exactly as it sent them.
    */
   merge(incoming: SyncItem[], combine: Combine, from?: string): Promise<MergeResult>;
+  /** The stamps merge() stored, by the minute they arrived: how far back a peer's next round re-reads. */
+  readonly arrivals: LateArrivals;
   /** Adds a local comment: 'missing' without a live ticket, 'full' at MAX_COMMENTS. Advances the ticket's stamp. */
   addComment(ticketId: string, c: PeerComment): Promise<'added' | 'missing' | 'full'>;
   /** The comments of a live ticket, oldest first (created_at, then id). */
@@ -593,6 +596,7 @@ export class SqliteTicketStore implements TicketStore {
    */
   private readonly cache = new Map<string, Ticket>();
   private readonly ftsQueue: FtsOp[] = [];
+  readonly arrivals = new LateArrivals();
 
   constructor(private readonly file: string) {
     this.db = openDatabase(file);
@@ -631,6 +635,7 @@ export class SqliteTicketStore implements TicketStore {
     this.stmts = statements(this.db);
     this.prepared.clear();
     this.cache.clear();
+    this.arrivals.forget();
     return true;
   }
 
@@ -970,6 +975,8 @@ export class SqliteTicketStore implements TicketStore {
         else {
           try {
             this.writeItem(outcome.ticket, outcome.asSent ? (from ?? null) : null, stored);
+            // Recorded even if the transaction then rolls back: a round re-reading too much loses nothing.
+            this.arrivals.record(outcome.ticket.updated_at, outcome.asSent ? from : undefined);
             result.accepted++;
           } catch {
             result.rejected++;

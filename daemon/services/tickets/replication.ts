@@ -10,7 +10,7 @@ import type { HybridClock } from './hybrid-clock.js';
 import { offerCopies } from './offer.js';
 import { PULL_LIMIT, PUSH_LIMIT, isTombstone, type PullResponse, type SyncItem } from '../../../src/schemas/tickets.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
-import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, normalizeStamp, parseStamp } from './stamp.js';
+import { DEFAULT_MAX_SKEW_MS, aheadOf, compareStamps, formatStamp, narrowedSince, normalizeStamp, parseStamp, stampMinus } from './stamp.js';
 import { bootstrapFromSnapshot } from './bootstrap.js';
 import { DEFAULT_TOMBSTONE_MAX_AGE_MS } from './config.js';
 import { comparePositions, decodeCursor } from './list-cursor.js';
@@ -146,10 +146,6 @@ function requestWritten(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
-function minus(stamp: string, ms: number): string {
-  const t = parseStamp(stamp) ?? 0;
-  return formatStamp(Math.max(0, t - ms));
-}
 
 /**
  * Where the saved cursor may move after a page is stored: to its newest stamp, unless the page
@@ -159,7 +155,7 @@ function minus(stamp: string, ms: number): string {
  */
 export function cursorAfterPage(newest: string | undefined, next: ListPosition | undefined): string | undefined {
   if (newest === undefined || next === undefined || compareStamps(newest, next.updated_at) < 0) return newest;
-  return minus(next.updated_at, 1);
+  return stampMinus(next.updated_at, 1);
 }
 
 export class Replicator {
@@ -169,6 +165,10 @@ export class Replicator {
   /** Aborted by stop(): requests to peers and a snapshot being taken end at once. */
   private readonly halt = new AbortController();
   private peers: string[];
+  /** Per peer: its clock as it read our last round's first pull page (its `arrivals_at`). */
+  private readonly pulledAt = new Map<string, number>();
+  /** Per peer: our store's clock as our last round's push began. */
+  private readonly pushedAt = new Map<string, number>();
 
   constructor(private readonly opts: ReplicatorOptions) {
     this.peers = [...opts.peers];
@@ -254,7 +254,13 @@ export class Replicator {
       }
       // After a snapshot, both directions resume from its newest stamp: every ticket in it
       // came from this peer.
-      const since = cursor === EPOCH ? EPOCH : minus(cursor, overlap);
+      const since = cursor === EPOCH ? EPOCH : stampMinus(cursor, overlap);
+      // The overlap is for copies that reach the peer late with an older stamp: our peers say
+      // which arrived since our last round (late-arrivals.ts) and re-read only from there.
+      const startCursor = cursor;
+      const lateAfter = since === cursor ? undefined : this.pulledAt.get(peer);
+      let arrivalsAt: number | undefined;
+      let firstPage = true;
 
       // Pull page after page until caught up. The next page is asked for as soon as a page
       // says more follow, so the peer reads and sends it while this one is merged (waiting
@@ -263,13 +269,16 @@ export class Replicator {
       // held: the one merging and the one arriving.
       let peerNode: string | undefined;
       const limit = this.opts.pullLimit ?? PULL_LIMIT.max;
-      let ahead: Promise<PullResponse> | undefined = this.stopped ? undefined : client.pull(since, limit, { split: true });
+      let ahead: Promise<PullResponse> | undefined = this.stopped ? undefined : client.pull(since, limit, { split: true, sender: this.opts.nodeId, ...(lateAfter !== undefined ? { sinceCursor: startCursor, lateAfter } : {}) });
       try {
         for (let from = since, at: ListPosition | undefined; ahead !== undefined && !this.stopped; ) {
           const page = await ahead;
           ahead = undefined;
           if (!Array.isArray(page.tickets)) throw new Error('the peer answered a pull without a tickets array');
           peerNode = typeof page.node_id === 'string' && page.node_id.length <= 100 ? page.node_id : undefined;
+          // The first page's clock: what arrives at the peer from then on is asked for next round.
+          if (firstPage) arrivalsAt = Number.isSafeInteger(page.arrivals_at) ? page.arrivals_at : undefined;
+          firstPage = false;
           // A peer that follows only the spec sends everything at once and no has_more. Pages
           // are oldest first, so once the last stamp is past the skew all later ones are too.
           const next = page.has_more === true ? normalizeStamp(page.next_since) : undefined;
@@ -304,8 +313,12 @@ export class Replicator {
       }
 
       // Push local changes since the cursor as it was at the start of the round, page by
-      // page, less the tickets stored exactly as this peer sent them.
-      for (let from = since; !this.stopped; ) {
+      // page, less the tickets stored exactly as this peer sent them; before it only as far
+      // back as copies that arrived here late since the last push.
+      const pushedAt = store.arrivals.now();
+      const lastPush = since === startCursor ? undefined : this.pushedAt.get(peer);
+      const pushFrom = narrowedSince(since, startCursor, lastPush === undefined ? undefined : store.arrivals.oldestSince(lastPush, peerNode));
+      for (let from = pushFrom; !this.stopped; ) {
         const page = await store.changedSince(from, { limit: PUSH_BATCH, maxBytes: PUSH_BATCH_BYTES, notFrom: peerNode });
         const fits = page.tickets.filter((t) => fitsPush(t, logger, peer));
         for (const batch of pushBatches(fits.filter((t) => !isTombstone(t)))) await client.push(batch, this.opts.nodeId);
@@ -322,6 +335,10 @@ export class Replicator {
         from = last.updated_at;
       }
       round.ok = true;
+      // Only after a whole round: a round cut short leaves the earlier instants, which ask for more.
+      if (arrivalsAt !== undefined) this.pulledAt.set(peer, arrivalsAt);
+      else this.pulledAt.delete(peer);
+      this.pushedAt.set(peer, pushedAt);
       if (round.pulled > 0 || round.pushed > 0) logger.info({ peer, pulled: round.pulled, accepted: round.accepted, rejected: round.rejected, pushed: round.pushed }, 'synced with peer');
       else logger.debug({ peer }, 'synced with peer; nothing new');
     } catch (err) {

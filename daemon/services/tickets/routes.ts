@@ -51,7 +51,7 @@ import { applyEdit, normalize, withHistory } from './field-merge.js';
 import { offerCopies } from './offer.js';
 import { decodeCursor, decodeHistoryCursor, encodeCursor, encodeHistoryCursor } from './list-cursor.js';
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
-import { normalizeStamp } from './stamp.js';
+import { narrowedSince, normalizeStamp } from './stamp.js';
 import { quoteForError } from '../../../src/util/quote.js';
 
 export interface TicketRoutesDeps {
@@ -340,18 +340,34 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     },
   );
 
-  app.get<{ Querystring: { since: string; limit?: number; split?: boolean; cursor?: string } }>(
+  /**
+   * A first page's `since` (the puller's cursor less its overlap) narrowed to the copies that
+   * arrived here since the puller's previous round (late-arrivals.ts); as asked when the puller
+   * did not say, the page continues a group (`cursor`), or what arrived is not known.
+   */
+  const narrowPull = (since: string, q: { cursor?: string; since_cursor?: string; late_after?: number }, asker: unknown): string => {
+    if (q.cursor !== undefined || q.since_cursor === undefined || q.late_after === undefined) return since;
+    const cursor = normalizeStamp(q.since_cursor);
+    if (cursor === undefined) throw new HttpError(400, `since_cursor is not an RFC 3339 timestamp: ${JSON.stringify(q.since_cursor)}`);
+    // Copies the asking node sent us itself are not late for it (a claim of another's id only narrows its own answer).
+    return narrowedSince(since, cursor, store.arrivals.oldestSince(q.late_after, typeof asker === 'string' && asker.length <= 100 ? asker : undefined));
+  };
+
+  app.get<{ Querystring: { since: string; limit?: number; split?: boolean; cursor?: string; since_cursor?: string; late_after?: number } }>(
     '/sync/pull',
     { schema: { operationId: 'syncPull', summary: 'Tickets updated after `since`, oldest first, one page', querystring: PullQuerySchema, response: { 200: PullResponseSchema, ...errors } } },
     async (req) => {
-      const since = normalizeStamp(req.query.since);
-      if (since === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
+      const asked = normalizeStamp(req.query.since);
+      if (asked === undefined) throw new HttpError(400, `since is not an RFC 3339 timestamp: ${JSON.stringify(req.query.since)}`);
       const split = req.query.split === true;
       const after = split && req.query.cursor !== undefined ? decodeCursor(req.query.cursor) : undefined;
       if (split && req.query.cursor !== undefined && after === undefined) throw new HttpError(400, 'invalid cursor');
+      // Read before the page, so that whatever arrives while it is read counts in the next round.
+      const arrivalsAt = store.arrivals.now();
+      const since = narrowPull(asked, req.query, req.headers[SENDER_HEADER]);
       const page = await storage(() => store.changedSince(since, { limit: pageLimit(req.query.limit, PULL_LIMIT), maxBytes: PULL_PAGE_BYTES, split, after }));
       const tickets = page.tickets;
-      return { tickets, count: tickets.length, node_id: nodeId, has_more: page.more, next_since: tickets[tickets.length - 1]?.updated_at ?? null, ...(page.next ? { next_cursor: encodeCursor(page.next) } : {}) };
+      return { tickets, count: tickets.length, node_id: nodeId, has_more: page.more, next_since: tickets[tickets.length - 1]?.updated_at ?? null, ...(page.next ? { next_cursor: encodeCursor(page.next) } : {}), arrivals_at: arrivalsAt };
     },
   );
 

@@ -53,3 +53,21 @@ export function compareStamps(a: string, b: string): number {
 export function aheadOf(stamp: string, now: number): number {
   return (parseStamp(stamp) ?? MIN_STAMP_MS) - now;
 }
+
+/** `ms` before `stamp`, not before the epoch. */
+export function stampMinus(stamp: string, ms: number): string {
+  const t = parseStamp(stamp) ?? 0;
+  return formatStamp(Math.max(0, t - ms));
+}
+
+/**
+ * Where a sync read starts that would re-read from `since` (a cursor less the overlap), now that
+ * `oldest` tells what arrived late since the reader's last round (late-arrivals.ts): after
+ * `cursor` when nothing did (null), else just before the oldest such stamp, never earlier than
+ * `since`; from `since` itself when that is not known (undefined).
+ */
+export function narrowedSince(since: string, cursor: string, oldest: string | null | undefined): string {
+  if (oldest === undefined || compareStamps(cursor, since) < 0) return since;
+  const start = oldest === null || compareStamps(oldest, cursor) > 0 ? cursor : stampMinus(oldest, 1);
+  return compareStamps(start, since) > 0 ? start : since;
+}

@@ -136,6 +136,10 @@ describe('peer sync', () => {
     const without = await node({ peers: [p.url], syncOverlapMs: 0 });
     const x = (await p.req('POST', '/tickets', { title: 'x' })).body as T;
     for (const n of [withOverlap, without]) await waitFor(async () => (await n.req('GET', `/tickets/${x.id}`)).status === 200, 'x to arrive');
+    // Rounds that re-read nothing: the overlap is narrowed to what arrived late (none yet), so
+    // what follows shows the late copy found by that narrowing, not by re-reading everything.
+    const quiet = withOverlap.logs.length;
+    await waitFor(async () => withOverlap.logs.slice(quiet).some((l) => l.includes('nothing new')), 'a round with nothing new');
 
     // A node with a slow clock delivers a ticket stamped two minutes before x, after x was pulled.
     const late = { id: '1a7e0000-0000-4000-8000-000000000001', title: 'late arrival', status: 'open', priority: 'high', channel: 'email', updated_at: new Date(Date.parse(x.updated_at) - 120_000).toISOString() };
@@ -147,5 +151,28 @@ describe('peer sync', () => {
     const start = rounds();
     await waitFor(async () => rounds() >= start + 3, 'three more rounds');
     expect((await without.req('GET', `/tickets/${late.id}`)).status).toBe(404);
+  });
+
+  it('re-reads the overlap only for copies that arrived late: a caught-up pair sends nothing again, yet a late copy still reaches the other node', async () => {
+    const p = await node();
+    const q = await node({ peers: [p.url] });
+    for (let i = 0; i < 5; i++) expect((await p.req('POST', '/tickets', { title: `p ${i}` })).status).toBe(201);
+    for (let i = 0; i < 3; i++) expect((await q.req('POST', '/tickets', { title: `q ${i}` })).status).toBe(201);
+    await waitFor(async () => (await converged([p, q], 8)) !== undefined, 'the pair to converge');
+
+    // With the whole 10-minute overlap every round pulled p's five and pushed q's three again,
+    // and no round was ever "nothing new"; now, once one is, all that follow are.
+    await waitFor(async () => q.logs.some((l) => l.includes('nothing new')), 'a round with nothing new');
+    const rounds = (from: number): string[] => q.logs.slice(from).filter((l) => l.includes('synced with peer'));
+    const start = q.logs.length;
+    await waitFor(async () => rounds(start).length >= 3, 'three more rounds');
+    expect(rounds(start).filter((l) => !l.includes('nothing new'))).toEqual([]);
+
+    // A third node delivers to q a ticket stamped before q's cursor for p: q's next push takes it to p.
+    const newest = (await everything(p)).map((t) => t.updated_at).sort().at(-1)!;
+    const late = { id: '1a7e0000-0000-4000-8000-000000000002', title: 'relayed late', status: 'open', priority: 'low', channel: 'web', updated_at: new Date(Date.parse(newest) - 120_000).toISOString() };
+    expect((await q.req('POST', '/sync/push', [late])).body).toEqual({ accepted: 1, rejected: 0 });
+    await waitFor(async () => (await p.req('GET', `/tickets/${late.id}`)).status === 200, 'the late copy to reach p');
+    await waitFor(async () => (await converged([p, q], 9)) !== undefined, 'the pair to converge again');
   });
 });

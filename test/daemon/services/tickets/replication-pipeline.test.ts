@@ -15,6 +15,7 @@ import { HybridClock } from '../../../../daemon/services/tickets/hybrid-clock.js
 import { EPOCH, Replicator } from '../../../../daemon/services/tickets/replication.js';
 import type { Ticket } from '../../../../src/schemas/tickets.js';
 import type { Combine, MergeResult, TicketStore } from '../../../../src/store/tickets.js';
+import { LateArrivals } from '../../../../src/store/late-arrivals.js';
 import { systemClock } from '../../../../src/util/clock.js';
 
 const PEER_NODE = 'peer-node-0000';
@@ -82,6 +83,7 @@ function fakeStore(pages: Ticket[][], events: string[], during: (k: number) => P
   const held = new Map<string, Ticket>();
   const store = {
     cursor: undefined as string | undefined,
+    arrivals: new LateArrivals(),
     async nodeId() {
       return 'this-node';
     },

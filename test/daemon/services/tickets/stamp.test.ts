@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../../src/util/clock.js';
 import { HybridClock } from '../../../../daemon/services/tickets/hybrid-clock.js';
 import { decide } from '../../../../daemon/services/tickets/lww.js';
-import { compareStamps, formatStamp, MAX_STAMP_MS, normalizeStamp, parseStamp } from '../../../../daemon/services/tickets/stamp.js';
+import { compareStamps, formatStamp, MAX_STAMP_MS, narrowedSince, normalizeStamp, parseStamp } from '../../../../daemon/services/tickets/stamp.js';
 import type { Ticket } from '../../../../src/schemas/tickets.js';
 
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -113,5 +113,25 @@ describe('last-writer-wins', () => {
     expect(decide(copy('2026-03-01T10:00:00.000Z', 'honest'), copy('9999-12-31T23:59:59.999Z', 'future'), ceiling)).toBe('take');
     expect(decide(copy('2026-03-01T10:00:00.000Z', 'honest'), copy('2026-03-01T10:04:00.000Z', 'ahead'), ceiling)).toBe('keep');
     expect(decide(copy('2026-03-01T10:00:00.000Z'), copy('2026-03-01T10:00:00.000Z'), ceiling)).toBe('same');
+  });
+});
+
+describe('narrowedSince: where a sync read starts once late arrivals are known', () => {
+  const since = '2026-11-29T11:50:00.000Z';
+  const cursor = '2026-11-29T12:00:00.000Z';
+  it('re-reads the whole overlap when what arrived is not known', () => {
+    expect(narrowedSince(since, cursor, undefined)).toBe(since);
+  });
+  it('starts at the cursor when nothing arrived late, or only copies newer than it', () => {
+    expect(narrowedSince(since, cursor, null)).toBe(cursor);
+    expect(narrowedSince(since, cursor, '2026-11-29T12:00:05.000Z')).toBe(cursor);
+  });
+  it('starts just before the oldest late copy, so a read strictly after the start takes it', () => {
+    expect(narrowedSince(since, cursor, '2026-11-29T11:57:00.000Z')).toBe('2026-11-29T11:56:59.999Z');
+    expect(narrowedSince(since, cursor, cursor)).toBe('2026-11-29T11:59:59.999Z');
+  });
+  it('never starts before the overlap, nor after a cursor that is not past it', () => {
+    expect(narrowedSince(since, cursor, '2026-11-29T08:00:00.000Z')).toBe(since);
+    expect(narrowedSince(cursor, since, null)).toBe(cursor);
   });
 });
