@@ -69,6 +69,27 @@ describe('GET /tickets?search= with control characters and query syntax', () => 
     expect(pull.body.error).toMatch(/since/);
   });
 
+  it('a pull narrowed by a forged or odd since_cursor, late_after or node id answers 400 or from since, never less', async () => {
+    const since = '1970-01-01T00:00:00Z';
+    const all = (await node.req('GET', `/sync/pull?since=${since}`)).body.count as number;
+    expect(all).toBeGreaterThan(0);
+    for (const q of ['since_cursor=yesterday&late_after=1', 'since_cursor=2026-01-01T00:00:00Z%00&late_after=1', 'since_cursor=2026-01-01T00:00:00Z&late_after=-5', 'since_cursor=2026-01-01T00:00:00Z&late_after=abc']) {
+      const r = await node.req('GET', `/sync/pull?since=${since}&${q}`);
+      expect(r.status, q).toBe(400);
+      expect(typeof r.body.error, q).toBe('string');
+    }
+    // What arrived since an instant the node cannot vouch for (before it started, far in the
+    // future, past its window) is not known: the whole page from since.
+    for (const lateAfter of [1, 8_640_000_000_000_000, Date.now() - 11 * 60_000]) {
+      const r = await node.req('GET', `/sync/pull?since=${since}&since_cursor=9999-12-31T23:59:59.999Z&late_after=${lateAfter}`);
+      expect(r.status, String(lateAfter)).toBe(200);
+      expect(r.body.count, String(lateAfter)).toBe(all);
+    }
+    // A cursor before since narrows nothing.
+    const before = await node.req('GET', `/sync/pull?since=2000-01-01T00:00:00Z&since_cursor=${since}&late_after=${(await node.req('GET', `/sync/pull?since=${since}`)).body.arrivals_at}`);
+    expect(before.body.count).toBe(all);
+  });
+
   it('an over-long search or source is 400 with an error body', async () => {
     for (const q of [`search=${'a '.repeat(600)}`, `source=${'s'.repeat(201)}`, `status=${'x'.repeat(101)}`]) {
       const r = await node.req('GET', `/tickets?${q}`);
