@@ -148,7 +148,7 @@ export interface TicketStore {
    * items stored exactly as it sent them.
    */
   merge(incoming: SyncItem[], combine: Combine, from?: string): Promise<MergeResult>;
-  /** The stamps merge() stored, by the minute they arrived: how far back a peer's next round re-reads. */
+  /** The stamps merge() stored, by the second they arrived: how far back a peer's next round re-reads. */
   readonly arrivals: LateArrivals;
   /** Adds a local comment: 'missing' without a live ticket, 'full' at MAX_COMMENTS. Advances the ticket's stamp. */
   addComment(ticketId: string, c: PeerComment): Promise<'added' | 'missing' | 'full'>;

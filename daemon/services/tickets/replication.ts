@@ -146,7 +146,6 @@ function requestWritten(): Promise<void> {
   return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
 }
 
-
 /**
  * Where the saved cursor may move after a page is stored: to its newest stamp, unless the page
  * may have ended inside a group sharing one stamp (a split page, `next` where the next starts):
@@ -176,6 +175,8 @@ export class Replicator {
 
   setPeers(peers: string[]): void {
     this.peers = [...peers];
+    // A peer dropped from the list (SIGHUP) takes its instants along; one added back re-reads the whole overlap once.
+    for (const seen of [this.pulledAt, this.pushedAt]) for (const peer of seen.keys()) if (!peers.includes(peer)) seen.delete(peer);
   }
 
   start(): void {
