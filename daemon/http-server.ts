@@ -1,9 +1,11 @@
 // The node:http server under fastify (its `serverFactory`): the timeouts fastify would set, and
 // `Connection: close` on an answer sent while the request's body is still arriving. That check
 // was a fastify onSend hook, run for every request; here it is a few reads in `writeHead` of the
-// server's response class (bench/README.md, "The floor on the build").
+// server's response class (bench/README.md, "The floor on the build"). The direct routes
+// (direct-routes.ts) take their few requests here, before fastify sees them.
 import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
+import type { DirectRoutes } from './direct-routes.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type WriteHeadArgs = [statusCode: number, statusMessage?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]];
@@ -38,11 +40,15 @@ export class ClosingResponse<Req extends IncomingMessage = IncomingMessage> exte
   }
 }
 
-/** fastify's `serverFactory`: a node:http server with `timeouts`, answering through `handler`. */
-export function httpServerFactory(timeouts: ServerTimeouts): (handler: Handler) => Server {
+/**
+ * fastify's `serverFactory`: a node:http server with `timeouts`, answering through `handler`
+ * (fastify's) what no direct route takes.
+ */
+export function httpServerFactory(timeouts: ServerTimeouts, direct?: DirectRoutes): (handler: Handler) => Server {
   const t = fastifyTimeoutOptions(timeouts);
   return (handler) => {
-    const server = createServer({ ...t.http, ServerResponse: ClosingResponse }, handler);
+    const listener: Handler = direct ? (req, res) => void (direct.take(req, res) || handler(req, res)) : handler;
+    const server = createServer({ ...t.http, ServerResponse: ClosingResponse }, listener);
     // What fastify sets on a server it makes itself.
     server.keepAliveTimeout = t.keepAliveTimeout;
     server.requestTimeout = t.requestTimeout;

@@ -11,6 +11,14 @@ import { installOpenApi } from './plugins/openapi.js';
 import { installBodyParsers } from './plugins/body.js';
 import { fastifyTimeoutOptions, resolveTimeouts, type ServerTimeouts } from './timeouts.js';
 import { httpServerFactory } from './http-server.js';
+import { DirectRoutes, RequestIds } from './direct-routes.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The server's direct routes (daemon/direct-routes.ts): a service adds its hot lanes here. */
+    directRoutes: DirectRoutes;
+  }
+}
 
 export interface BuildServerOptions {
   service: ServiceRuntime;
@@ -37,10 +45,14 @@ const partValidators: BuildCompilerFromPool = (externalSchemas, serverOptions) =
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
   const timeouts = resolveTimeouts(opts.timeouts);
   const bodyLimit = opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024;
+  const ids = new RequestIds();
+  const direct = new DirectRoutes(opts.logger, ids);
   const app: FastifyInstance = Fastify({
     ...fastifyTimeoutOptions(timeouts),
     // The server fastify would make, with the check for answers sent before their body arrived.
-    serverFactory: httpServerFactory(timeouts),
+    serverFactory: httpServerFactory(timeouts, direct),
+    // fastify's own id format, from one counter with the direct routes': ids stay unique in the log.
+    genReqId: ids.next,
     // pino's Logger is a superset of fastify's base logger; widen to the default instance type.
     loggerInstance: opts.logger as FastifyBaseLogger,
     // Our request-log plugin logs route patterns only (never raw URLs, which can carry secrets).
@@ -61,6 +73,12 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
       const text = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'a path segment is longer than 1024 characters' : err.code === 'FST_ERR_BAD_URL' ? 'the URL is malformed (a bad %-escape)' : 'bad request';
       void reply.code(status).send({ error: text });
     },
+  });
+  app.decorate('directRoutes', direct);
+  // From the start of closing, fastify answers everything (503 while it drains).
+  app.addHook('preClose', (done) => {
+    direct.closing = true;
+    done();
   });
   installErrorHandling(app);
   installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit });

@@ -65,27 +65,51 @@ export function installErrorHandling(app: FastifyInstance): void {
     if (err.validation) {
       return reply.code(400).send({ error: capErrorText(validationText(err)) });
     }
-    // Before the generic 5xx: a raw SQLITE_FULL or ENOSPC would otherwise be a bare "internal
-    // server error", and the operator would not learn that freeing space is the fix.
-    // Only a server-side failure: a 4xx's text may quote the caller's own input, which could say anything.
-    if (err instanceof DiskFullError || (!(err.statusCode && err.statusCode < 500) && isDiskFull(err))) {
-      const full = err instanceof DiskFullError ? err : new DiskFullError(`${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`, { cause: err });
-      const cause = (full.cause ?? full) as Error & { code?: unknown };
-      req.log.error({ err: { message: capErrorText(cause.message), code: cause.code, stack: cause.stack?.slice(0, 4000) }, what: full.what }, full.message);
-      return reply.code(full.statusCode).send({ error: capErrorText(full.message) });
-    }
-    const status = err.statusCode && err.statusCode >= 400 && err.statusCode <= 599 ? err.statusCode : 500;
-    if (err.headers) for (const [k, v] of Object.entries(err.headers)) void reply.header(k, v);
-    if (status >= 500 && !err.expose) {
-      req.log.error({ err: { message: capErrorText(err.message), stack: err.stack?.slice(0, 4000), code: err.code } }, 'request failed');
-      return reply.code(status).send({ error: 'internal server error' });
-    }
-    // A database outage is logged once by the store when it begins and ends (src/store/sql-pg.ts);
-    // each request it refuses is in the request log with its 503, so its reason is at debug.
-    if (status >= 500) req.log[err.name === 'StoreUnavailableError' ? 'debug' : 'error']({ err: { message: capErrorText(err.message), code: err.code } }, 'request failed');
-    let text = err.message;
-    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) text = `malformed JSON body: ${err.message}`;
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') text = 'request body is empty but content-type is application/json';
-    return reply.code(status).send({ error: capErrorText(text) });
+    const a = errorAnswer(err, `${req.method} ${req.routeOptions.url ?? req.url.split('?')[0]}`, req.log);
+    if (a.headers) for (const [k, v] of Object.entries(a.headers)) void reply.header(k, v);
+    return reply.code(a.status).send({ error: a.error });
   });
+}
+
+/** What an error log needs of a logger (a request's own, so the line carries its `reqId`). */
+interface ErrorLog {
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+/** A failed request's answer: its status, headers and `error` text. */
+export interface ErrorAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  error: string;
+}
+
+/**
+ * The answer to an error thrown by a route (`what` names the route, "POST /ping/:key"), logged as
+ * its status calls for. fastify's error handler and the direct routes (daemon/direct-routes.ts)
+ * both answer through it, so an error reads alike whichever took the request.
+ */
+export function errorAnswer(err: Error & { statusCode?: number; expose?: boolean; code?: string; headers?: Record<string, string> }, what: string, log: ErrorLog): ErrorAnswer {
+  // Before the generic 5xx: a raw SQLITE_FULL or ENOSPC would otherwise be a bare "internal
+  // server error", and the operator would not learn that freeing space is the fix.
+  // Only a server-side failure: a 4xx's text may quote the caller's own input, which could say anything.
+  if (err instanceof DiskFullError || (!(err.statusCode && err.statusCode < 500) && isDiskFull(err))) {
+    const full = err instanceof DiskFullError ? err : new DiskFullError(what, { cause: err });
+    const cause = (full.cause ?? full) as Error & { code?: unknown };
+    log.error({ err: { message: capErrorText(cause.message), code: cause.code, stack: cause.stack?.slice(0, 4000) }, what: full.what }, full.message);
+    return { status: full.statusCode, error: capErrorText(full.message) };
+  }
+  const status = err.statusCode && err.statusCode >= 400 && err.statusCode <= 599 ? err.statusCode : 500;
+  const headers = err.headers;
+  if (status >= 500 && !err.expose) {
+    log.error({ err: { message: capErrorText(err.message), stack: err.stack?.slice(0, 4000), code: err.code } }, 'request failed');
+    return { status, headers, error: 'internal server error' };
+  }
+  // A database outage is logged once by the store when it begins and ends (src/store/sql-pg.ts);
+  // each request it refuses is in the request log with its 503, so its reason is at debug.
+  if (status >= 500) log[err.name === 'StoreUnavailableError' ? 'debug' : 'error']({ err: { message: capErrorText(err.message), code: err.code } }, 'request failed');
+  let text = err.message;
+  if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) text = `malformed JSON body: ${err.message}`;
+  if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') text = 'request body is empty but content-type is application/json';
+  return { status, headers, error: capErrorText(text) };
 }

@@ -1,7 +1,9 @@
 // Ping URLs of heartbeat targets: `/ping/{key}` and its `/start`, `/fail` and `/{0-255}`
 // signals, by GET or POST, without the API token or rate limit (cron jobs call them with curl).
 // A POST body is the run's log; the key is the only secret, so it is never logged, and an
-// address guessing keys is refused for a while (ping-guard.ts).
+// address guessing keys is refused for a while (ping-guard.ts). A ping that can be answered at
+// once is taken by a direct route, before fastify (pingLane); every other goes through fastify.
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../plugins/errors.js';
 import type { CheckEngine } from './engine.js';
@@ -10,6 +12,7 @@ import { PingGuard } from './ping-guard.js';
 import { parseSignal, signalName, type PingSignal } from './checks/heartbeat.js';
 import { ErrorSchema } from '../../../src/schemas/monitor.js';
 import { tailBytes } from '../../../src/util/utf8-tail.js';
+import type { DirectRoutes, DirectRequest, Lane } from '../../direct-routes.js';
 
 /** The largest ping body taken (a bigger one is 413, the signal not recorded). */
 export const MAX_PING_BODY = 100 * 1024;
@@ -54,10 +57,7 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
     throw err;
   });
 
-  // The answer, `{"ok":true,"target":…,"signal":…}` as its response schema has it, is made from a
-  // template and sent as text: no serializer and no preSerialization hook on the hot path.
-  const answer = (reply: FastifyReply, target: string, signal: string): void =>
-    void reply.type('application/json; charset=utf-8').send(`{"ok":true,"target":${JSON.stringify(target)},"signal":${JSON.stringify(signal)}}`);
+  const answer = (reply: FastifyReply, target: string, signal: string): void => void reply.type('application/json; charset=utf-8').send(answerText(target, signal));
   const record = (req: PingRequest, reply: FastifyReply, address: string, signal: PingSignal | undefined, target: string | undefined): void => {
     if (!signal || target === undefined) {
       guard.failed(address);
@@ -100,4 +100,100 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
       app.route({ method, url, config: { public: true }, schema: { ...schema, params, operationId }, handler: handle });
     }
   }
+  app.directRoutes.add('/ping/', pingLane(app.directRoutes, deps, guard));
 }
+
+/**
+ * The answer, `{"ok":true,"target":…,"signal":…}` as its response schema has it, made from a
+ * template and sent as text: no serializer and no preSerialization hook on the hot path.
+ */
+const answerText = (target: string, signal: string): string => `{"ok":true,"target":${JSON.stringify(target)},"signal":${JSON.stringify(signal)}}`;
+
+/**
+ * The ping taken before fastify (daemon/direct-routes.ts): a GET, or a POST whose body has a
+ * length within the limit, with a known key, a valid signal, no empty segment and an address the
+ * guard lets through. Its answer and request line are those of the fastify route above, which
+ * answers every ping this declines (each refusal, the 413, a HEAD, a chunked log, a key read
+ * while the configuration is applied again).
+ */
+export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard): Lane {
+  const routes = {
+    GET: direct.route('GET', '/ping/:key'),
+    GETSignal: direct.route('GET', '/ping/:key/:signal'),
+    POST: direct.route('POST', '/ping/:key'),
+    POSTSignal: direct.route('POST', '/ping/:key/:signal'),
+  };
+  const PREFIX = '/ping/'.length;
+  return (req, res, url) => {
+    const method = req.method;
+    const post = method === 'POST';
+    if (!post && method !== 'GET') return false;
+    let end = url.indexOf('?');
+    if (end < 0) end = url.length;
+    const slash = url.indexOf('/', PREFIX);
+    const keyEnd = slash < 0 || slash > end ? end : slash;
+    // fastify's router refuses a segment over 1024 characters: left to it. An escaped key or
+    // signal matches none (keys are URL-safe), so fastify decodes it and answers.
+    if (keyEnd === PREFIX || keyEnd - PREFIX > 1024) return false;
+    let signalText: string | undefined;
+    if (keyEnd < end) {
+      signalText = url.slice(keyEnd + 1, end);
+      if (signalText === '' || signalText.includes('/')) return false;
+    }
+    const signal = parseSignal(signalText);
+    const address = req.socket.remoteAddress;
+    if (!signal || address === undefined || guard.blockedFor(address) > 0) return false;
+    const target = deps.keys.targetNow(url.slice(PREFIX, keyEnd));
+    if (target === PENDING || target === undefined) return false;
+    const h = req.headers;
+    if (h['transfer-encoding'] !== undefined) return false;
+    const length = h['content-length'];
+    // A GET's body is never read (fastify's rule); a POST's is its log, taken up to the limit.
+    if (!post && length !== undefined && length !== '0') return false;
+    if (post && !(length === undefined || Number(length) <= MAX_PING_BODY)) return false;
+    const route = post ? (signalText === undefined ? routes.POST : routes.POSTSignal) : signalText === undefined ? routes.GET : routes.GETSignal;
+    const ping = direct.begin(res, route);
+    if (!post || length === undefined || length === '0') {
+      record(ping, deps, target, signal, undefined);
+      return true;
+    }
+    readLog(req, Number(length), (err, body) => {
+      if (err) return ping.fail(err);
+      record(ping, deps, target, signal, body!.length > 0 ? logTail(body!) : undefined);
+    });
+    return true;
+  };
+}
+
+/** Records a ping a lane took and answers it, as the fastify route's `record` does. */
+function record(ping: DirectRequest, deps: PingDeps, target: string, signal: PingSignal, log: { text: string; truncated: boolean } | undefined): void {
+  deps.engine.pingThen(target, signal, log, (err) => {
+    if (err) return ping.fail(err);
+    const name = signalName(signal);
+    ping.debug({ target, signal: name }, 'ping');
+    ping.send(200, answerText(target, name));
+  });
+}
+
+/** Reads a body of `length` bytes (its content-length, within the limit) as fastify's raw reader would. */
+function readLog(req: IncomingMessage, length: number, done: (err: Error | null, body?: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  let received = 0;
+  const onData = (chunk: Buffer): void => {
+    received += chunk.length;
+    chunks.push(chunk);
+  };
+  const onEnd = (err?: Error): void => {
+    req.removeListener('data', onData);
+    req.removeListener('end', onEnd);
+    req.removeListener('error', onEnd);
+    if (err) return done(Object.assign(err, { statusCode: 400 }));
+    // node's parser holds a body to its content-length; a shorter one ends in an error above.
+    if (received !== length) return done(new HttpError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH: Request body size did not match Content-Length'));
+    done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+  };
+  req.on('data', onData);
+  req.on('end', onEnd);
+  req.on('error', onEnd);
+}
+

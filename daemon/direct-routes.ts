@@ -1,0 +1,116 @@
+// Direct routes: the few hot requests (a cron job's ping) answered by the node:http server itself,
+// before fastify. fastify's routing, hooks and reply cost a ping more than its own work does
+// (bench/README.md, "The ping taken before fastify"). A lane takes a request only when it can
+// answer exactly as its fastify route would: same status, headers, body and request line. Any
+// other request (an error to answer, a HEAD, an escaped URL, a chunked body, a server closing) it
+// declines untouched, and fastify answers it as before; `inject()` never reaches a lane.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from './logger.js';
+import { RequestLines } from './plugins/request-log.js';
+import { errorAnswer } from './plugins/errors.js';
+import { requestLogger, type RequestLogger } from './request-logger.js';
+
+/**
+ * Takes `req` and answers it (true), or declines it (false) before reading its body or writing a
+ * byte; `url` is `req.url`, known to start with the lane's prefix.
+ */
+export type Lane = (req: IncomingMessage, res: ServerResponse, url: string) => boolean;
+
+/** fastify's own request ids (`req-1`, `req-2`, … in base 36), shared by fastify and the lanes. */
+export class RequestIds {
+  private last = 0;
+
+  readonly next = (): string => {
+    // fastify's bound: past 2^31 - 1 the counter would leave V8's small integers.
+    this.last = (this.last + 1) & 0x7fffffff;
+    return `req-${this.last.toString(36)}`;
+  };
+}
+
+/** A route a lane answers: its method and pattern as fastify's route has them, and its request line's part. */
+export interface DirectRoute {
+  method: string;
+  pattern: string;
+  /** The request line's method and route (RequestLines.routePart), made once. */
+  part: string;
+}
+
+/** One request a lane has taken: its id and start, and how it is answered and logged. */
+export class DirectRequest {
+  readonly id: string;
+  private readonly start = performance.now();
+
+  constructor(
+    private readonly routes: DirectRoutes,
+    private readonly res: ServerResponse,
+    private readonly route: DirectRoute,
+  ) {
+    this.id = routes.ids.next();
+  }
+
+  /** Answers `json` (already JSON text) with `status`, then writes the request line. */
+  send(status: number, json: string, headers?: Record<string, string>): void {
+    const res = this.res;
+    res.statusCode = status;
+    if (headers) for (const k in headers) res.setHeader(k, headers[k]!);
+    res.setHeader('content-type', 'application/json; charset=utf-8');
+    res.setHeader('content-length', Buffer.byteLength(json));
+    res.end(json);
+    this.routes.lines.write(this.id, this.route.part, status, performance.now() - this.start);
+  }
+
+  /** Answers an error as fastify's error handler would (daemon/plugins/errors.ts), logged alike. */
+  fail(err: Error): void {
+    const a = errorAnswer(err, `${this.route.method} ${this.route.pattern}`, this.log());
+    this.send(a.status, JSON.stringify({ error: a.error }), a.headers);
+  }
+
+  /** A debug line bound to this request's id, as `req.log.debug` writes it; nothing made below debug. */
+  debug(obj: object, msg: string): void {
+    if (this.routes.logger.isLevelEnabled('debug')) this.log().debug(obj, msg);
+  }
+
+  /** A logger bound to this request's id, as fastify's `req.log` is. */
+  private log(): RequestLogger {
+    return requestLogger(this.routes.logger, { reqId: this.id }, {});
+  }
+}
+
+/** The lanes of one server, by URL prefix. */
+export class DirectRoutes {
+  private readonly lanes: { prefix: string; take: Lane }[] = [];
+  /** Set when the server starts closing: fastify then answers every request (503). */
+  closing = false;
+  readonly lines: RequestLines;
+
+  constructor(
+    readonly logger: Logger,
+    readonly ids: RequestIds,
+  ) {
+    this.lines = new RequestLines(logger);
+  }
+
+  /** Adds a lane for URLs starting with `prefix` (a fixed path segment, such as `/ping/`). */
+  add(prefix: string, take: Lane): void {
+    if (this.lanes.some((l) => l.prefix.startsWith(prefix) || prefix.startsWith(l.prefix))) throw new Error(`a direct route for ${prefix} overlaps another`);
+    this.lanes.push({ prefix, take });
+  }
+
+  /** Whether a lane took the request; when not, nothing of it was read or written. */
+  take(req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.closing || this.lanes.length === 0) return false;
+    const url = req.url ?? '';
+    for (const lane of this.lanes) if (url.startsWith(lane.prefix)) return lane.take(req, res, url);
+    return false;
+  }
+
+  /** A route of a lane, made once when the lane is. */
+  route(method: string, pattern: string): DirectRoute {
+    return { method, pattern, part: RequestLines.routePart(method, pattern) };
+  }
+
+  /** A request a lane takes, answered through `send` or `fail`. */
+  begin(res: ServerResponse, route: DirectRoute): DirectRequest {
+    return new DirectRequest(this, res, route);
+  }
+}
