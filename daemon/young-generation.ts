@@ -1,18 +1,93 @@
-// Holds V8's young generation at the size it started with, for the life of a daemon.
+// Sizes V8's young generation for a daemon: held at the size it started with while the load is
+// modest, let grow while its collections are a large share of the time.
 //
-// V8 doubles its new space (up to 32 MiB on 64-bit Node) each time enough objects survive its
-// scavenges, and under a steady, modest load a server's new space reaches that maximum only after
-// minutes: RSS then climbs in steps of 4-16 MiB long after warm-up, which reads as a leak to the
-// sysadmin watching it and to a `MemoryMax=` (bench/README.md, "Soak, issue 35"). The size flags
-// themselves are fixed at start-up (`v8.setFlagsFromString` of them later changes nothing) and
-// `NODE_OPTIONS` refuses `--min-semi-space-size`; but V8 reads its growth factor at each growth,
-// so a factor of 1 stops the growth from inside the process. A daemon started with a size of its
-// own (`node --min-semi-space-size=N`) keeps that size. bin/mkt sets the same flag for `serve`
-// before the daemon's modules load, which would otherwise grow the new space first.
+// V8 doubles its new space (up to 16 MiB a semi-space on 64-bit Node 20) each time enough objects
+// survive its scavenges. Under a steady, modest load a server's new space reaches that maximum
+// only after minutes: RSS then climbs in steps of 4-16 MiB long after warm-up, which reads as a
+// leak to the sysadmin watching it and to a `MemoryMax=` (bench/README.md, "Soak, issue 35"). Held
+// at 1 MiB under a heavy load, though, the scavenges run a hundred times a second and a ping cost
+// a quarter more CPU than with the new space grown (bench/README.md, "The ping taken before
+// fastify"). So the growth is allowed only while scavenges take at least GROW_SHARE of the time,
+// for GROW_AFTER intervals in a row (a burst such as one large push does not grow it), and held
+// again, at whatever size it reached, as soon as they take less.
+//
+// The size flags themselves are fixed at start-up (`v8.setFlagsFromString` of them later changes
+// nothing) and `NODE_OPTIONS` refuses `--min-semi-space-size`; but V8 reads its growth factor at
+// each growth, so a factor of 1 stops the growth from inside the process and 2 (V8's default)
+// allows it again. bin/mkt holds it for `serve` before the daemon's modules load, which would
+// otherwise grow the young generation to 16 MiB before `serve` itself could hold it.
 import { setFlagsFromString } from 'node:v8';
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+
+const HOLD = '--semi-space-growth-factor=1';
+const GROW = '--semi-space-growth-factor=2';
 
 /** Stops the new space from growing; safe to call more than once. */
 export function holdYoungGeneration(): void {
-  setFlagsFromString('--semi-space-growth-factor=1');
+  setFlagsFromString(HOLD);
 }
 
+export interface YoungGenerationOptions {
+  /** The share of wall time in scavenges from which the new space may grow (default 0.02). */
+  growShare?: number;
+  /** Intervals in a row at or above that share before it may (default 3). */
+  growAfter?: number;
+  /** How often the share is read (default 1 s). */
+  intervalMs?: number;
+  /** Told when the policy changes, with the last interval's share. */
+  onChange?(growing: boolean, share: number): void;
+}
+
+/**
+ * When the new space may grow, from the share of each interval spent in scavenges: from
+ * `growAfter` intervals in a row at or above `growShare`, until the first one below.
+ */
+export class GrowthPolicy {
+  private busy = 0;
+  growing = false;
+
+  constructor(
+    private readonly growShare = 0.02,
+    private readonly growAfter = 3,
+  ) {}
+
+  /** Takes one interval's share; true when the policy changed. */
+  next(share: number): boolean {
+    this.busy = share >= this.growShare ? this.busy + 1 : 0;
+    const grow = this.busy >= this.growAfter;
+    if (grow === this.growing) return false;
+    this.growing = grow;
+    return true;
+  }
+}
+
+/**
+ * Holds the young generation now, and from then on lets it grow only under a load whose scavenges
+ * take a large share of the time. Returns a function that stops watching (and holds it again).
+ */
+export function governYoungGeneration(opts: YoungGenerationOptions = {}): () => void {
+  const policy = new GrowthPolicy(opts.growShare, opts.growAfter);
+  holdYoungGeneration();
+  let scavengeMs = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const e of list.getEntries() as (PerformanceEntry & { detail?: { kind?: number } })[]) if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR) scavengeMs += e.duration;
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  let since = performance.now();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    const share = scavengeMs / Math.max(1, now - since);
+    scavengeMs = 0;
+    since = now;
+    if (!policy.next(share)) return;
+    setFlagsFromString(policy.growing ? GROW : HOLD);
+    opts.onChange?.(policy.growing, share);
+  }, opts.intervalMs ?? 1000);
+  // Nothing waits on this but the daemon's own work: it must not hold a stopping process open.
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    observer.disconnect();
+    holdYoungGeneration();
+  };
+}

@@ -100,14 +100,17 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
 
   const port = opts.port !== undefined ? parsePort(opts.port) : undefined;
   const { startService, runUntilSignalled, trapStopSignals, checkPortFree } = await import('../../daemon/start.js');
-  // RSS flat after warm-up, not V8's young generation doubling for minutes. bin/mkt has done this
-  // already, before the daemon's modules loaded; this covers every other way in (a test, `node dist/…`).
-  (await import('../../daemon/young-generation.js')).holdYoungGeneration();
   const stopSignal = trapStopSignals();
   const { createLogger } = await import('../../daemon/logger.js');
   const logger = createLogger({ level: io.env.MKT_LOG_LEVEL ?? 'info' });
   const dir = dataDir(opts.dataDir, io.env, io.cwd);
   const options = serviceOptions(opts, interval === undefined ? undefined : interval * 1000, tombstoneMaxAgeMs);
+  // RSS flat after warm-up under a modest load, not V8's young generation doubling for minutes;
+  // grown under a heavy one (daemon/young-generation.ts). bin/mkt has held it already, before the
+  // daemon's modules loaded; this covers every other way in (a test, `node dist/…`).
+  const stopGoverning = (await import('../../daemon/young-generation.js')).governYoungGeneration({
+    onChange: (growing, share) => logger.debug({ scavenges: `${(share * 100).toFixed(1)} %` }, growing ? 'young generation may grow' : 'young generation held'),
+  });
   const started = [];
   try {
     // Every port first: one that is taken stops `serve all` before any service has started.
@@ -129,6 +132,7 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
       else started.push(await startService(name, { ...place, options: options.tickets }));
     }
   } catch (err) {
+    stopGoverning();
     await Promise.allSettled(started.map((s) => s.close()));
     const e = err as NodeJS.ErrnoException;
     if (e.name === 'ListenError') throw listenFailure(e as NodeJS.ErrnoException & { code: string }, opts.service === 'all');
@@ -136,5 +140,5 @@ export async function serveRun(opts: ServeRunOptions): Promise<void> {
     if (e.name === 'ConfigError' || e.name === 'OptionsError') throw new UsageError(e.message);
     throw err;
   }
-  await runUntilSignalled(started, logger, stopSignal);
+  await runUntilSignalled(started, logger, stopSignal).finally(stopGoverning);
 }
