@@ -6,6 +6,17 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** CPU (user + system, ms) and memory (VmRSS, VmHWM, KiB) of a process so far, from Linux's /proc. */
+export function procStats(pid: number): { cpuMs: number; rssKb: number; hwmKb: number } {
+  // Fields 14 and 15 of /proc/PID/stat (after the command's closing parenthesis), in clock ticks.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { cpuMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / CLK_TCK, rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
+}
+
 /** Median wall time in ms of running a command `runs` times (after one warm-up). */
 export function timeCommand(cmd: string, args: string[], runs = 15, env: NodeJS.ProcessEnv = process.env): number {
   const times: number[] = [];

@@ -7,28 +7,24 @@
 // (e.g. 300 targets at 5 s). Needs `npm run build`. PostgreSQL: MKT_TEST_DATABASE_URL, else an
 // embedded server of its own (with pg_stat_statements, for a breakdown of the statements).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { serveBinary, type Served } from '../test/helpers/serve-binary.js';
-import { ratio } from './_util.js';
+import { procStats, ratio } from './_util.js';
 
 const INSTANCES = 3;
 const TOKEN = 'bench-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const goal = (met: boolean, text: string): string => `(goal ${text}: ${met ? 'met' : 'NOT met'})`;
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-function procStats(pid: number): { cpuMs: number; hwmKb: number } {
+/** The process's CPU and peak memory, or NaN once it has gone. */
+function procStatsOrNaN(pid: number): { cpuMs: number; hwmKb: number } {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return { cpuMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / CLK_TCK, hwmKb: Number(hwm?.[1] ?? 0) };
+    return procStats(pid);
   } catch {
     return { cpuMs: NaN, hwmKb: NaN };
   }
@@ -217,11 +213,11 @@ export async function run(): Promise<void> {
     const s0 = performance.now();
     const f0 = await Promise.all(urls.map(figures));
     const t0 = performance.now();
-    const p0 = pids.map(procStats);
+    const p0 = pids.map(procStatsOrNaN);
     await stats?.reset();
     await sleep(intervals * intervalMs);
     const t1 = performance.now();
-    const p1 = pids.map(procStats);
+    const p1 = pids.map(procStatsOrNaN);
     const byStatement = await stats?.read(); // before the closing scrapes, which build every status
     const f1 = await Promise.all(urls.map(figures));
     const s1 = performance.now();

@@ -5,26 +5,15 @@
 // snapshot (goal p99 <= 1 s), and the daemon's CPU and RSS. Needs `npm run build` (the real binary).
 // MKT_BENCH_PING_SECONDS (default 5), MKT_BENCH_PING_WARM (4) and MKT_BENCH_HB_TARGETS (10,000) shorten it;
 // BENCH_PROFILE=1 runs the deadlines daemon under --cpu-prof and prints its hottest frames.
-import { readdirSync, readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
+import { readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { autocannon, bareServer, hottest, ratio, serveBuilt, warmLoad, type LoadResult } from './_util.js';
+import { autocannon, bareServer, procStats, hottest, ratio, serveBuilt, warmLoad, type LoadResult } from './_util.js';
 
 const TOKEN = 'bench-token';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const goal = (met: boolean, text: string): string => `(goal ${text}: ${met ? 'met' : 'NOT met'})`;
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-/** CPU (user + system, ms) and memory (VmRSS, VmHWM, KiB) of a child process, from /proc. */
-function proc(pid: number): { cpuMs: number; rssKb: number; hwmKb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { cpuMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / CLK_TCK, rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
-}
-
 /** Ping keys from the configuration, so the bench knows them without asking the API. */
 const keyOf = (i: number): string => `bench-ping-key-${String(i).padStart(6, '0')}`;
 const nameOf = (i: number): string => `hb-${String(i).padStart(5, '0')}`;
@@ -69,16 +58,16 @@ async function pings(dir: string): Promise<void> {
     let rows = { get: 0, post: 0 };
     for (let i = 0; i < rounds; i++) {
       const bareGet = await warmLoad(`${bare.url}/ping/x`, { seconds });
-      const s0 = proc(mon.pid);
+      const s0 = procStats(mon.pid);
       const n0 = count.get(nameOf(0)) as number;
       const get = await warmLoad(url, { seconds });
-      const s1 = proc(mon.pid);
+      const s1 = procStats(mon.pid);
       const n1 = count.get(nameOf(0)) as number;
       const barePost = await warmLoad(`${bare.url}/ping/x`, post);
-      const s2 = proc(mon.pid);
+      const s2 = procStats(mon.pid);
       const n2 = count.get(nameOf(0)) as number;
       const ours = await warmLoad(`${url}/0`, post);
-      const s3 = proc(mon.pid);
+      const s3 = procStats(mon.pid);
       const n3 = count.get(nameOf(0)) as number;
       results.push({ bareGet, get, barePost, post: ours });
       cpu = { get: cpu.get + s1.cpuMs - s0.cpuMs, post: cpu.post + s3.cpuMs - s2.cpuMs };
@@ -122,11 +111,11 @@ async function deadlines(dir: string): Promise<void> {
   const db = new Database(join(dir, 'monitor.db'), { readonly: true });
   let window: [number, number] = [0, 0];
   try {
-    const afterStart = proc(mon.pid);
+    const afterStart = procStats(mon.pid);
     console.log(`${n} heartbeat targets (period 39-49 s, grace 1 s, interval 10m, incident_threshold 1): listening ${((listening - spawned) / 1000).toFixed(1)} s after spawn, RSS ${(afterStart.rssKb / 1024).toFixed(0)} MiB`);
     // Every target pinged once, 20 at a time over keep-alive connections (undici under fetch).
     const p0 = performance.now();
-    const cpuP0 = proc(mon.pid).cpuMs;
+    const cpuP0 = procStats(mon.pid).cpuMs;
     let next = 0;
     let failed = 0;
     await Promise.all(
@@ -142,7 +131,7 @@ async function deadlines(dir: string): Promise<void> {
     const pingS = (performance.now() - p0) / 1000;
     if (failed) throw new Error(`${failed} of ${n} first pings failed`);
     const pingsEnd = Date.now();
-    console.log(`  first pings: ${n} in ${pingS.toFixed(1)} s (${(n / pingS).toFixed(0)}/s), daemon CPU ${((proc(mon.pid).cpuMs - cpuP0) / n).toFixed(2)} ms a ping (it warms its status cache meanwhile)`);
+    console.log(`  first pings: ${n} in ${pingS.toFixed(1)} s (${(n / pingS).toFixed(0)}/s), daemon CPU ${((procStats(mon.pid).cpuMs - cpuP0) / n).toFixed(2)} ms a ping (it warms its status cache meanwhile)`);
 
     // Each target's deadline, as the engine computes it: one millisecond past its last ping + period + grace.
     const states = db.prepare('SELECT target, last_end FROM heartbeats').raw().all() as [string, number | null][];
@@ -162,14 +151,14 @@ async function deadlines(dir: string): Promise<void> {
     // CPU from just before the first deadline; then bounded by what is checked: until every target
     // is down, or 30 s past the last deadline.
     await sleep(Math.max(0, firstDue - 200 - Date.now()));
-    const c0 = proc(mon.pid);
+    const c0 = procStats(mon.pid);
     const w0 = performance.now();
     let rssMax = c0.rssKb;
     while ((decided.get() as number) < n && Date.now() < lastDue + 30_000) {
       await sleep(500);
-      rssMax = Math.max(rssMax, proc(mon.pid).rssKb);
+      rssMax = Math.max(rssMax, procStats(mon.pid).rssKb);
     }
-    const c1 = proc(mon.pid);
+    const c1 = procStats(mon.pid);
     const w1 = performance.now();
     window = [w0 - spawned, w1 - spawned];
 

@@ -7,8 +7,7 @@
 // (monitor-heartbeat.ts). BENCH_SECONDS shortens part 2; BENCH_ONLY=health|history|scheduling|
 // pings|deadlines runs one part; BENCH_PROFILE=1 runs the history
 // daemon under --cpu-prof and prints its hottest frames while it serves /api/status.
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -17,7 +16,7 @@ import { LatencyHistogram } from '../src/store/latency-histogram.js';
 import { parseMonitorConfig } from '../src/config/monitor.js';
 import { StatusCache } from '../daemon/services/monitor/status-cache.js';
 import { run as heartbeat } from './monitor-heartbeat.js';
-import { autocannon, bareServer, hottest, mulberry32, ratio, serveBuilt, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, hottest, mulberry32, procStats, ratio, serveBuilt, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token';
 const AUTH = { authorization: `Bearer ${TOKEN}` };
@@ -37,15 +36,6 @@ function config(names: string[], targetUrl: string, interval: string): string {
   const lines = [`name: bench`, `token: ${TOKEN}`, `rate_limit: { requests: 1000000 }`, `targets:`];
   for (const n of names) lines.push(`  ${n}:`, `    url: ${targetUrl}`, `    interval: ${interval}`, `    timeout: 5s`);
   return lines.join('\n') + '\n';
-}
-
-const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-
-function procStats(pid: number): { cpuMs: number; hwmKb: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  const ticks = Number(stat[11]) + Number(stat[12]); // utime + stime
-  const hwm = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return { cpuMs: (ticks * 1000) / CLK_TCK, hwmKb: Number(hwm?.[1] ?? 0) };
 }
 
 /** Health checks counted by /metrics; label order and spacing may vary (prom-client or hand-written). */
