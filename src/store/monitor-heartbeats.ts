@@ -99,9 +99,12 @@ export class SqlHeartbeats {
       before.push(s);
       if (signal.kind === 'start') s = { ...s, lastStart: at };
       else {
-        s = { ...s, lastEnd: at, lastOk: signal.ok };
-        if (signal.ok) delete s.lastError;
-        else s.lastError = signal.error ?? 'failed';
+        // Made field by field, not spread then `delete`d: a deleted field turns V8's object into
+        // a slow dictionary, once a ping.
+        const next: HeartbeatState = { target: s.target, key: s.key, since: s.since, lastEnd: at, lastOk: signal.ok };
+        if (s.lastStart !== undefined) next.lastStart = s.lastStart;
+        if (!signal.ok) next.lastError = signal.error ?? 'failed';
+        s = next;
       }
     }
     await tx.run('UPDATE heartbeats SET last_start = ?, last_end = ?, last_ok = ?, last_error = ? WHERE target = ?', [s.lastStart ?? null, s.lastEnd ?? null, s.lastOk === undefined ? null : s.lastOk ? 1 : 0, s.lastError ?? null, target]);

@@ -179,21 +179,21 @@ function record(ping: DirectRequest, deps: PingDeps, target: string, signal: Pin
 function readLog(req: IncomingMessage, length: number, done: (err: Error | null, body?: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let received = 0;
-  const onData = (chunk: Buffer): void => {
+  let settled = false;
+  // The listeners stay on the request, which is dropped once answered: removing them cost more
+  // than the read itself (a socket error after the end is what `settled` is for).
+  req.on('data', (chunk: Buffer): void => {
     received += chunk.length;
     chunks.push(chunk);
-  };
+  });
   const onEnd = (err?: Error): void => {
-    req.removeListener('data', onData);
-    req.removeListener('end', onEnd);
-    req.removeListener('error', onEnd);
+    if (settled) return;
+    settled = true;
     if (err) return done(Object.assign(err, { statusCode: 400 }));
     // node's parser holds a body to its content-length; a shorter one ends in an error above.
     if (received !== length) return done(new HttpError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH: Request body size did not match Content-Length'));
     done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
   };
-  req.on('data', onData);
   req.on('end', onEnd);
   req.on('error', onEnd);
 }
-
