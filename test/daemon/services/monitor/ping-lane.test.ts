@@ -7,7 +7,9 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../../daemon/logger.js';
 import { DirectRoutes, RequestIds } from '../../../../daemon/direct-routes.js';
-import { MAX_PING_BODY, pingLane, type PingDeps } from '../../../../daemon/services/monitor/ping-routes.js';
+import { createRequire } from 'node:module';
+import fc from 'fast-check';
+import { MAX_PING_BODY, MediaTypes, pingLane, type PingDeps } from '../../../../daemon/services/monitor/ping-routes.js';
 import { PingGuard } from '../../../../daemon/services/monitor/ping-guard.js';
 import { PENDING } from '../../../../daemon/services/monitor/ping-keys.js';
 import type { PingSignal } from '../../../../daemon/services/monitor/checks/heartbeat.js';
@@ -166,6 +168,18 @@ describe('the ping lane leaves to fastify, untouched, what fastify answers other
     expect(pings).toEqual([]);
   });
 
+  it('a content type fastify refuses (415): not type/subtype, or characters outside a token', async () => {
+    for (const type of ['bogus', '', 'text/', '/plain', 'text/pl ain', 'te@xt/plain', 'undefined']) {
+      expect((await send('POST', `/ping/${KEY}`, { body: 'log', headers: { 'content-type': type } })).status).toBe(599);
+    }
+    expect(pings).toEqual([]);
+    // What fastify takes as a media type, the lane takes too (parameters do not matter).
+    for (const type of ['text/plain', ' text/plain ', 'application/x-www-form-urlencoded', 'text/plain; charset=utf-8', 'Text/Plain;x']) {
+      expect((await send('POST', `/ping/${KEY}`, { body: 'log', headers: { 'content-type': type } })).status).toBe(200);
+    }
+    expect(pings).toHaveLength(5);
+  });
+
   it('while the keys are read again, and while the server closes', async () => {
     pending = true;
     expect((await send('GET', `/ping/${KEY}`)).status).toBe(599);
@@ -180,6 +194,20 @@ describe('the ping lane leaves to fastify, untouched, what fastify answers other
     guard.failed('127.0.0.1');
     expect((await send('GET', `/ping/${KEY}`)).status).toBe(599);
     expect(pings).toEqual([]);
+  });
+});
+
+describe('MediaTypes', () => {
+  // fastify's own parser of content types (not exported; its file is the reference).
+  const FastifyContentType = createRequire(import.meta.url)('fastify/lib/content-type.js') as new (value: string) => { isValid: boolean };
+  const agrees = (value: string): void => void expect({ value, valid: new MediaTypes().valid(value) }).toEqual({ value, valid: new FastifyContentType(value).isValid });
+
+  it('takes as valid exactly what fastify takes', () => {
+    for (const v of ['bogus', '', 'text/', '/plain', 'text/pl ain', 'te@xt/plain', ' text/plain', 'text/plain ', 'a/b;', 'a/b; c', ';a/b', 'a /b', 'a/ b', 'text/plain; charset="x"', 'a/b/c', 'x-y/z+json']) agrees(v);
+    const chars = fc.constantFrom(...'ab/; =-+"@'.split(''), '\t');
+    fc.assert(fc.property(fc.array(chars, { maxLength: 12 }).map((a) => a.join('')), (v) => {
+      agrees(v);
+    }), { numRuns: 2000 });
   });
 });
 
