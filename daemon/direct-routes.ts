@@ -3,7 +3,8 @@
 // (bench/README.md, "The ping taken before fastify"). A lane takes a request only when it can
 // answer exactly as its fastify route would: same status, headers, body and request line. Any
 // other request (an error to answer, a HEAD, an escaped URL, a chunked body, a server closing) it
-// declines untouched, and fastify answers it as before; `inject()` never reaches a lane.
+// declines untouched, and fastify answers it as before; `inject()` never reaches a lane. MediaTypes
+// is fastify's rule for a content type, so a lane never takes a body fastify would refuse (415).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import { RequestLines } from './plugins/request-log.js';
@@ -76,19 +77,40 @@ export class DirectRequest {
   }
 }
 
+/** A media type's name part: RFC 9110's token characters, as fastify checks them. */
+const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
+
+/**
+ * Whether fastify takes a `content-type` as a media type (its ContentType class): `type/subtype`
+ * of token characters, space allowed before the type and after the subtype, any parameters after
+ * a `;` (they do not make it invalid). The last valid value is remembered: a cron job's curl sends
+ * the same one every time.
+ */
+export class MediaTypes {
+  private last: string | undefined;
+
+  valid(value: string): boolean {
+    if (value === this.last) return true;
+    const semi = value.indexOf(';');
+    const media = semi < 0 ? value : value.slice(0, semi);
+    const slash = media.indexOf('/');
+    const ok = slash >= 0 && TOKEN.test(media.slice(0, slash).trimStart()) && TOKEN.test(media.slice(slash + 1).trimEnd());
+    if (ok) this.last = value;
+    return ok;
+  }
+}
+
 /** The lanes of one server, by URL prefix. */
 export class DirectRoutes {
   private readonly lanes: { prefix: string; take: Lane }[] = [];
   /** Set when the server starts closing: fastify then answers every request (503). */
   closing = false;
-  readonly lines: RequestLines;
-
   constructor(
     readonly logger: Logger,
     readonly ids: RequestIds,
-  ) {
-    this.lines = new RequestLines(logger);
-  }
+    /** The server's request lines, shared with fastify's routes (plugins/request-log.ts). */
+    readonly lines: RequestLines = new RequestLines(logger),
+  ) {}
 
   /** Adds a lane for URLs starting with `prefix` (a fixed path segment, such as `/ping/`). */
   add(prefix: string, take: Lane): void {

@@ -82,7 +82,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   });
   installErrorHandling(app);
   installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit });
-  installRequestLog(app);
+  installRequestLog(app, direct.lines);
   const { openapi: info, securitySchemes, operationSecurity: security, publicUrl } = opts.service;
   const documentRoute = installOpenApi(app, { info, securitySchemes, security, publicUrl });
   await opts.service.register(app);

@@ -68,8 +68,8 @@ export function tenths(ms: number): string {
   return rest === 0 ? String(whole) : `${whole}.${rest}`;
 }
 
-export function installRequestLog(app: FastifyInstance): void {
-  const lines = new RequestLines(app.log as Logger);
+/** The request line of every route, written through `lines` (the server's, shared with its direct routes). */
+export function installRequestLog(app: FastifyInstance, lines = new RequestLines(app.log as Logger)): void {
   const line = (req: FastifyRequest, reply: FastifyReply, routePart: string): void => lines.write(String(req.id), routePart, reply.statusCode, reply.elapsedTime);
   // Each route logs through its own hook, its method and pattern formatted once at registration:
   // reading them per request (`req.routeOptions`) builds an object of a dozen fields each time.

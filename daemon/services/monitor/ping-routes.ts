@@ -12,7 +12,7 @@ import { PingGuard } from './ping-guard.js';
 import { parseSignal, signalName, type PingSignal } from './checks/heartbeat.js';
 import { ErrorSchema } from '../../../src/schemas/monitor.js';
 import { tailBytes } from '../../../src/util/utf8-tail.js';
-import type { DirectRoutes, DirectRequest, Lane } from '../../direct-routes.js';
+import { MediaTypes, type DirectRoutes, type Lane } from '../../direct-routes.js';
 
 /** The largest ping body taken (a bigger one is 413, the signal not recorded). */
 export const MAX_PING_BODY = 100 * 1024;
@@ -57,7 +57,6 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
     throw err;
   });
 
-  const answer = (reply: FastifyReply, target: string, signal: string): void => void reply.type('application/json; charset=utf-8').send(answerText(target, signal));
   const record = (req: PingRequest, reply: FastifyReply, address: string, signal: PingSignal | undefined, target: string | undefined): void => {
     if (!signal || target === undefined) {
       guard.failed(address);
@@ -65,11 +64,10 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
       throw new HttpError(404, 'no heartbeat target has this ping URL (signals: /ping/KEY, /start, /fail, /0-255)');
     }
     const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
-    deps.engine.pingThen(target, signal, body ? logTail(body) : undefined, (err) => {
-      if (err) return void reply.send(err);
-      const name = signalName(signal);
-      req.log.debug({ target, signal: name }, 'ping');
-      answer(reply, target, name);
+    recordPing(deps, target, signal, body ? logTail(body) : undefined, {
+      fail: (err) => void reply.send(err),
+      debug: (obj, msg) => req.log.debug(obj, msg),
+      send: (_status, json) => void reply.type('application/json; charset=utf-8').send(json),
     });
   };
   // Not an async function, and no promise of its own: a ping whose key is known at once goes to
@@ -158,47 +156,31 @@ export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard)
     const route = post ? (signalText === undefined ? routes.POST : routes.POSTSignal) : signalText === undefined ? routes.GET : routes.GETSignal;
     const ping = direct.begin(res, route);
     if (!post || length === undefined || length === '0') {
-      record(ping, deps, target, signal, undefined);
+      recordPing(deps, target, signal, undefined, ping);
       return true;
     }
     readLog(req, Number(length), (err, body) => {
       if (err) return ping.fail(err);
-      record(ping, deps, target, signal, body!.length > 0 ? logTail(body!) : undefined);
+      recordPing(deps, target, signal, body!.length > 0 ? logTail(body!) : undefined, ping);
     });
     return true;
   };
 }
 
-/** A media type's name part: RFC 9110's token characters, as fastify checks them. */
-const TOKEN = /^[\w!#$%&'*+.^`|~-]+$/;
-
-/**
- * Whether fastify takes a `content-type` as a media type (its ContentType class): `type/subtype`
- * of token characters, space allowed before the type and after the subtype, any parameters after
- * a `;` (they do not make it invalid). The last valid value is remembered: a cron job's curl sends
- * the same one every time.
- */
-export class MediaTypes {
-  private last: string | undefined;
-
-  valid(value: string): boolean {
-    if (value === this.last) return true;
-    const semi = value.indexOf(';');
-    const media = semi < 0 ? value : value.slice(0, semi);
-    const slash = media.indexOf('/');
-    const ok = slash >= 0 && TOKEN.test(media.slice(0, slash).trimStart()) && TOKEN.test(media.slice(slash + 1).trimEnd());
-    if (ok) this.last = value;
-    return ok;
-  }
+/** How a recorded ping is answered: by fastify's reply, or by a lane's DirectRequest. */
+interface PingAnswer {
+  fail(err: Error): void;
+  debug(obj: object, msg: string): void;
+  send(status: 200, json: string): void;
 }
 
-/** Records a ping a lane took and answers it, as the fastify route's `record` does. */
-function record(ping: DirectRequest, deps: PingDeps, target: string, signal: PingSignal, log: { text: string; truncated: boolean } | undefined): void {
+/** Records a ping and answers it once the engine has (the fastify route and the lane alike). */
+function recordPing(deps: PingDeps, target: string, signal: PingSignal, log: { text: string; truncated: boolean } | undefined, answer: PingAnswer): void {
   deps.engine.pingThen(target, signal, log, (err) => {
-    if (err) return ping.fail(err);
+    if (err) return answer.fail(err);
     const name = signalName(signal);
-    ping.debug({ target, signal: name }, 'ping');
-    ping.send(200, answerText(target, name));
+    answer.debug({ target, signal: name }, 'ping');
+    answer.send(200, answerText(target, name));
   });
 }
 
