@@ -328,8 +328,8 @@ export class ConfirmGate implements IncidentGate {
   }
 
   /** A result that is not down ends the outage: the next one logs its reason again. */
-  observe(target: string, snap: Snapshot | undefined): void {
-    if (snap && snap.status !== 'down') this.logged.delete(target);
+  observe(target: string, snaps: readonly Snapshot[]): void {
+    if (snaps.some((s) => s.status !== 'down')) this.logged.delete(target);
   }
 
   /**

@@ -64,8 +64,11 @@ export interface EngineOptions {
    * does not own keeps its timer and skips its turn; without it every target is checked here.
    */
   owns?: (target: string) => boolean;
-  /** Called after every recorded result, so status caches can drop the target. */
-  onResult?: (target: string, snapshot: Snapshot | undefined, kind: Kind) => void;
+  /**
+   * Called after every recorded result, so status caches can drop the target: a check's snapshot
+   * (none for a TLS, WHOIS or test result), or a group of pings' snapshots in one call.
+   */
+  onResult?: (target: string, snapshots: readonly Snapshot[], kind: Kind) => void;
 }
 
 /** Decides, when a target's down streak reaches its threshold, whether an incident opens and who alerts. */
@@ -294,7 +297,7 @@ export class CheckEngine {
       if (this.stopped) return;
       await store.recordTestRun(t.name, run);
     }
-    this.opts.onResult?.(t.name, recorded, job.kind);
+    this.opts.onResult?.(t.name, recorded ? [recorded] : [], job.kind);
   }
 
   /**
@@ -395,8 +398,8 @@ export class CheckEngine {
         if (snap.status === 'down' || snap.status !== last) await this.trackIncident(t, snap);
         last = snap.status;
       }
-      this.opts.onResult?.(t.name, snap, 'health');
     }
+    this.opts.onResult?.(t.name, snapshots, 'health');
     // Answered after every write of the group: a callback that throws must not fail the group
     // (its pings are recorded) nor answer anyone twice.
     for (let i = 0; i < pings.length; i++) {

@@ -74,10 +74,10 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   const metrics = new MonitorMetrics(() => cache.all(config));
   // Mesh confirmation reads the mesh poller's cache (the mesh is built below).
   const confirm = new ConfirmGate({ config: () => config, mesh: () => mesh, logger: logger.child({ component: 'confirm' }), now });
-  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts: gated, tlsCa: options.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snap, kind) => {
-    cache.invalidate(t, snap);
-    metrics.observe(t, kind, snap);
-    confirm.observe(t, snap);
+  const engine = new CheckEngine({ store, logger: logger.child({ component: 'checks' }), clock, alerts: gated, tlsCa: options.tlsCa, maintenance: () => schedule, gate: confirm, owns: opened.cluster ? (t: string): boolean => cluster?.owns(t) ?? false : undefined, onResult: (t, snaps, kind) => {
+    cache.invalidate(t, snaps);
+    metrics.observe(t, kind, snaps);
+    confirm.observe(t, snaps);
   } });
   engine.apply(config);
   const pingKeys = new PingKeys(store.heartbeats, now);
@@ -94,7 +94,7 @@ export async function open(ctx: ServiceContext<MonitorOptions>): Promise<Service
   // Checks the other instances record reach this one's status cache.
   await opened.cluster?.pg.onChecks((notices) => {
     for (const n of notices) {
-      cache.invalidate(n.target, n.snapshot, false);
+      cache.invalidate(n.target, n.snapshot ? [n.snapshot] : [], false);
       // A ping another instance took may move a heartbeat deadline this one keeps.
       engine.signalled(n.target);
     }

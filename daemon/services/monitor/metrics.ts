@@ -131,16 +131,33 @@ export class MonitorMetrics {
     return this.registry.contentType;
   }
 
-  /** A recorded result of one of the target's checks; a health snapshot also feeds the per-target families. */
-  observe(target: string, kind: string, snapshot?: Snapshot): void {
-    this.checks.inc({ kind });
-    if (!snapshot || (this.keep && !this.keep.has(target))) return;
-    this.targetChecks.inc({ target, status: snapshot.status });
-    const statuses = this.seen.get(target) ?? new Set<string>();
-    statuses.add(snapshot.status);
-    this.seen.set(target, statuses);
-    if (snapshot.response_time_ms > 0) this.duration.observe({ target }, snapshot.response_time_ms / 1000);
-    if (snapshot.maintenance === true) this.maintenanceChecks.inc({ target });
+  /**
+   * Recorded results of one of the target's checks (one check's, or a group of pings'); health
+   * snapshots also feed the per-target families. Counted once a status of the group, not once a
+   * snapshot: a burst of pings pays for one label lookup.
+   */
+  observe(target: string, kind: string, snapshots: readonly Snapshot[]): void {
+    this.checks.inc({ kind }, snapshots.length || 1);
+    if (!snapshots.length || (this.keep && !this.keep.has(target))) return;
+    let statuses = this.seen.get(target);
+    if (!statuses) this.seen.set(target, (statuses = new Set<string>()));
+    let status = snapshots[0]!.status;
+    let run = 0;
+    let maintenance = 0;
+    for (const s of snapshots) {
+      if (s.status !== status) {
+        this.targetChecks.inc({ target, status }, run);
+        statuses.add(status);
+        status = s.status;
+        run = 0;
+      }
+      run++;
+      if (s.response_time_ms > 0) this.duration.observe({ target }, s.response_time_ms / 1000);
+      if (s.maintenance === true) maintenance++;
+    }
+    this.targetChecks.inc({ target, status }, run);
+    statuses.add(status);
+    if (maintenance) this.maintenanceChecks.inc({ target }, maintenance);
   }
 
   /** Drops the counters and histogram of every target not in `keep` (the configuration after a reload). */

@@ -45,16 +45,32 @@ function stored(s: Snapshot): Snapshot {
   return out;
 }
 
+/** Whether a is an ISO time of toISOString's 24-character form (YYYY-MM-DDTHH:mm:ss.sssZ). */
+const isoForm = (a: string): boolean => a.length === 24 && a.charCodeAt(23) === 90 /* Z */ && a.charCodeAt(10) === 84; /* T */
+
 /**
- * `recent` with a new snapshot in the store's order (newest check first; of equal times, the
- * later recorded first), as a new array: statuses already built keep theirs.
+ * Whether the time `a` is at or before `b`. Two ISO times of toISOString's form order as their
+ * text does, which spares a Date.parse of each (ten a ping, when every ping compared itself with
+ * each recent snapshot); any other form is parsed.
  */
-export function withRecent(recent: readonly Snapshot[], s: Snapshot): Snapshot[] {
-  const ts = Date.parse(s.checked_at);
-  const at = recent.findIndex((r) => Date.parse(r.checked_at) <= ts);
+function notAfter(a: string, b: string): boolean {
+  return isoForm(a) && isoForm(b) ? a <= b : Date.parse(a) <= Date.parse(b);
+}
+
+/**
+ * `recent` with new snapshots in the store's order (newest check first; of equal times, the
+ * later recorded first), as a new array: statuses already built keep theirs. The snapshots come
+ * in the order they were recorded (a group of pings, at once).
+ */
+export function withRecent(recent: readonly Snapshot[], added: readonly Snapshot[]): Snapshot[] {
   const out = [...recent];
-  out.splice(at < 0 ? out.length : at, 0, stored(s));
-  return out.slice(0, RECENT_LIMIT);
+  for (const s of added) {
+    // A new check is most often the newest: compared with the first, not searched for.
+    const at = out.length === 0 || notAfter(out[0]!.checked_at, s.checked_at) ? 0 : out.findIndex((r) => notAfter(r.checked_at, s.checked_at));
+    out.splice(at < 0 ? out.length : at, 0, stored(s));
+  }
+  if (out.length > RECENT_LIMIT) out.length = RECENT_LIMIT;
+  return out;
 }
 
 export class StatusCache {
@@ -78,21 +94,24 @@ export class StatusCache {
   ) {}
 
   /**
-   * A new result for the target: its status is rebuilt on the next read, and a health snapshot
-   * is counted into the cached uptime windows and recent snapshots at once, so neither lags a check.
-   * `whole` is false for a snapshot without its details (recorded by another cluster instance).
+   * New results for the target (a check's, or a group of pings'): its status is rebuilt on the
+   * next read, and health snapshots are counted into the cached uptime windows and recent
+   * snapshots at once, so neither lags a check. `whole` is false for snapshots without their
+   * details (recorded by another cluster instance).
    */
-  invalidate(target: string, snap?: Snapshot, whole = true): void {
+  invalidate(target: string, snaps: readonly Snapshot[] = [], whole = true): void {
     this.seq.set(target, (this.seq.get(target) ?? 0) + 1);
     this.entries.delete(target);
-    if (!snap) return;
+    if (!snaps.length) return;
     const ring = this.recent.get(target);
     // A check another cluster instance recorded arrives without its details: its snapshots are
     // read again from the store rather than kept short.
-    if (ring && whole) this.recent.set(target, withRecent(ring, snap));
+    if (ring && whole) this.recent.set(target, withRecent(ring, snaps));
     else this.recent.delete(target);
     const w = this.windows.get(target);
-    if (w && !snap.maintenance) {
+    if (!w) return;
+    for (const snap of snaps) {
+      if (snap.maintenance) continue;
       const outcome = outcomeOf(snap.status, false);
       for (const c of Object.values(w.value.uptime)) countCheck(c, outcome);
       if (snap.response_time_ms > 0) w.stale = true;

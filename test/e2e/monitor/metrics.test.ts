@@ -141,7 +141,7 @@ describe('MonitorMetrics', () => {
   it('escapes quotes, backslashes and newlines in label values, and promtool accepts the result', async () => {
     const odd = 'say "hi" \\ back\nnext';
     const m = new MonitorMetrics(async () => ({ [odd]: status({ uptime_24h: 99.5 }) }));
-    m.observe(odd, 'health', snap('operational', 120));
+    m.observe(odd, 'health', [snap('operational', 120)]);
     const body = await m.render();
     const label = 'target="say \\"hi\\" \\\\ back\\nnext"';
     expect(body).toContain(`mkt_monitor_target_up{${label}} 1`);
@@ -155,9 +155,9 @@ describe('MonitorMetrics', () => {
       a: status({ uptime_24h: 100, uptime_7d: 99, uptime_30d: 98.5, uptime_90d: 97, uptime_365d: null, tls: { not_after: '2030-01-02T00:00:00.000Z' }, whois: { expires_at: '2031-05-06T00:00:00.000Z' }, maintenance: { name: 'w', title: 'W', start: T, end: T }, current_incident: { id: 1 } }),
       b: status({ latest: snap('down', 0), tls: { not_after: null }, whois: { expires_at: 'not a date' } }),
     }));
-    m.observe('a', 'health', snap('operational', 250, true));
-    m.observe('b', 'health', snap('down', 0));
-    m.observe('a', 'tls');
+    m.observe('a', 'health', [snap('operational', 250, true)]);
+    m.observe('b', 'health', [snap('down', 0)]);
+    m.observe('a', 'tls', []);
     const body = await m.render();
     for (const [w, v] of [['24h', '1'], ['7d', '0.99'], ['30d', '0.985'], ['90d', '0.97']]) expect(body).toContain(`mkt_monitor_uptime_ratio{target="a",window="${w}"} ${v}\n`);
     expect(body).not.toContain('window="365d"');
@@ -180,14 +180,25 @@ describe('MonitorMetrics', () => {
     expect(await promtool(body)).toEqual({ code: 0, output: '' });
   });
 
+  it('counts a group of pings, recorded in one call, as many checks', async () => {
+    const m = new MonitorMetrics(async () => ({ job: status({}) }));
+    m.observe('job', 'health', [snap('operational', 0), snap('operational', 1500), snap('down', 0), snap('operational', 0, true), snap('operational', 0)]);
+    const body = await m.render();
+    expect(body).toContain('mkt_monitor_checks_total{kind="health"} 5\n');
+    expect(body).toContain('mkt_monitor_target_checks_total{target="job",status="operational"} 4\n');
+    expect(body).toContain('mkt_monitor_target_checks_total{target="job",status="down"} 1\n');
+    expect(body).toContain('mkt_monitor_maintenance_checks_total{target="job"} 1\n');
+    expect(body).toContain('mkt_monitor_check_duration_seconds_count{target="job"} 1\n');
+  });
+
   it('forget() removes the counters of targets no longer configured, also against a late check', async () => {
     let statuses: Record<string, TargetStatus> = { a: status({}), b: status({}) };
     const m = new MonitorMetrics(async () => statuses);
-    m.observe('a', 'health', snap('operational', 10));
-    m.observe('b', 'health', snap('down', 10, true));
+    m.observe('a', 'health', [snap('operational', 10)]);
+    m.observe('b', 'health', [snap('down', 10, true)]);
     statuses = { a: status({}) };
     m.forget(new Set(['a']));
-    m.observe('b', 'health', snap('down', 10));
+    m.observe('b', 'health', [snap('down', 10)]);
     const body = await m.render();
     expect(body).not.toContain('target="b"');
     expect(body).toContain('mkt_monitor_target_checks_total{target="a",status="operational"} 1\n');
@@ -197,7 +208,7 @@ describe('MonitorMetrics', () => {
   it('two instances in one process keep separate registries', async () => {
     const one = new MonitorMetrics(async () => ({}));
     const two = new MonitorMetrics(async () => ({}));
-    one.observe('a', 'health', snap('operational', 10));
+    one.observe('a', 'health', [snap('operational', 10)]);
     expect(await one.render()).toContain('mkt_monitor_checks_total{kind="health"} 1\n');
     expect(await two.render()).not.toContain('mkt_monitor_checks_total{kind="health"}');
   });

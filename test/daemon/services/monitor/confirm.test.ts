@@ -119,7 +119,7 @@ describe('the incident gate', () => {
     expect(await gate.decide(t, snap)).toEqual({ open: false, alert: false });
     expect(logs.filter((l) => l.includes('down not confirmed')).length).toBe(1);
     expect(logs.join('')).toContain('below the quorum of 2: a regional problem');
-    gate.observe('api', { ...snap, status: 'operational' });
+    gate.observe('api', [{ ...snap, status: 'operational' }]);
     await gate.decide(t, snap);
     expect(logs.filter((l) => l.includes('down not confirmed')).length).toBe(2);
   });

@@ -27,7 +27,7 @@ function setup(names = ['api', 'web']) {
   /** Records as the engine does: the store, then the cache. */
   const record = async (target: string, s: Snapshot): Promise<void> => {
     await store.recordSnapshot(target, s);
-    cache.invalidate(target, s);
+    cache.invalidate(target, [s]);
   };
   return { store, config, cache, record, tick: (ms: number) => (now += ms), now: () => now };
 }
@@ -35,14 +35,26 @@ function setup(names = ['api', 'web']) {
 describe('withRecent', () => {
   it('keeps the store order: newest first, a late check in its place, at most ten', () => {
     let r: Snapshot[] = [];
-    for (let i = 0; i < 12; i++) r = withRecent(r, snap(T0 + i * 1000));
+    for (let i = 0; i < 12; i++) r = withRecent(r, [snap(T0 + i * 1000)]);
     expect(r.map((s) => Date.parse(s.checked_at))).toEqual(Array.from({ length: 10 }, (_, i) => T0 + (11 - i) * 1000));
-    const late = withRecent(r, snap(T0 + 5500, 'down', 0));
+    const late = withRecent(r, [snap(T0 + 5500, 'down', 0)]);
     expect(late.map((s) => Date.parse(s.checked_at) - T0)).toEqual([11000, 10000, 9000, 8000, 7000, 6000, 5500, 5000, 4000, 3000]);
-    expect(withRecent(r, snap(T0 - 1))).toEqual(r); // older than all ten: not among the last ten
+    expect(withRecent(r, [snap(T0 - 1)])).toEqual(r); // older than all ten: not among the last ten
     expect(r).toHaveLength(10); // the input is left as it was
-    const tie = withRecent(r, { ...snap(T0 + 11000, 'down', 0), error: 'x', maintenance: true });
+    const tie = withRecent(r, [{ ...snap(T0 + 11000, 'down', 0), error: 'x', maintenance: true }]);
     expect(tie[0]).toEqual({ status: 'down', checked_at: new Date(T0 + 11000).toISOString(), response_time_ms: 0, error: 'x', maintenance: true });
+  });
+
+  it('takes a group in the order it was recorded, and a time of another form in its place', () => {
+    const r = [snap(T0 + 3000), snap(T0 + 2000), snap(T0 + 1000)];
+    const group = withRecent(r, [snap(T0 + 4000, 'down', 0), snap(T0 + 4000), snap(T0 + 1500, 'degraded', 5)]);
+    expect(group.map((s) => [Date.parse(s.checked_at) - T0, s.status])).toEqual([[4000, 'operational'], [4000, 'down'], [3000, 'operational'], [2000, 'operational'], [1500, 'degraded'], [1000, 'operational']]);
+    // Not toISOString's form: compared by the time it names, not by its text.
+    const offset = withRecent(r, [{ ...snap(0), checked_at: new Date(T0 + 2500).toISOString().replace('Z', '+00:00') }]);
+    expect(offset.map((s) => Date.parse(s.checked_at) - T0)).toEqual([3000, 2500, 2000, 1000]);
+    const big = withRecent(r, Array.from({ length: 12 }, (_, i) => snap(T0 + 10_000 + i)));
+    expect(big).toHaveLength(10);
+    expect(Date.parse(big[0]!.checked_at) - T0).toBe(10_011);
   });
 });
 
