@@ -110,10 +110,11 @@ export class StatusCache {
     else this.recent.delete(target);
     const w = this.windows.get(target);
     if (!w) return;
+    const windows = Object.values(w.value.uptime);
     for (const snap of snaps) {
       if (snap.maintenance) continue;
       const outcome = outcomeOf(snap.status, false);
-      for (const c of Object.values(w.value.uptime)) countCheck(c, outcome);
+      for (const c of windows) countCheck(c, outcome);
       if (snap.response_time_ms > 0) w.stale = true;
     }
   }
