@@ -76,6 +76,10 @@ targets:
   nightly:
     heartbeat: { schedule: "0 3 * * *", timezone: Europe/Berlin, grace: 30m }
     interval: 1h
+  flappy:
+    heartbeat: { period: 1h, grace: 1h }
+    interval: 1h
+    incident_threshold: 1
   patched:
     heartbeat: { period: 1s, grace: 1s }
     interval: 200ms
@@ -133,6 +137,25 @@ describe('heartbeat targets: on time, late, back (issue 31 "Snapshots")', () => 
     // One more turn recorded after the resolution: still one resolution of that incident.
     await snapshotsAfter('late', success.checked_at, 1, () => true, 'a turn of late after the success');
     expect(alertsOf('late', 'incident.resolved').filter((a) => a.incident.id === opened.incident.id)).toHaveLength(1);
+  });
+});
+
+describe('the incidents a status lists (spec: "recent incidents 10", TargetStatus.incidents)', () => {
+  it('twelve incidents, each opened by a failed run and resolved by the next: the status lists the ten newest, newest first', async () => {
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      // Each ping is answered once its snapshot and the incident it opens or resolves are stored.
+      expect((await ping('flappy', 'fail')).status).toBe(200);
+      const open = await status('flappy');
+      expect(open.current_incident, `incident ${i + 1} open`).toBeDefined();
+      ids.push(open.current_incident!.id);
+      expect((await ping('flappy')).status).toBe(200);
+      expect((await status('flappy')).current_incident, `incident ${i + 1} resolved`).toBeUndefined();
+    }
+    expect(new Set(ids).size).toBe(12);
+    const listed = (await status('flappy')).incidents as { id: number; status: string }[];
+    expect(listed.map((x) => x.id)).toEqual(ids.slice(2).reverse());
+    expect(listed.every((x) => x.status === 'resolved')).toBe(true);
   });
 });
 
