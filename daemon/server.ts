@@ -8,7 +8,7 @@ import type { ServiceRuntime } from './service.js';
 import { installErrorHandling } from './plugins/errors.js';
 import { installRequestLog } from './plugins/request-log.js';
 import { installOpenApi } from './plugins/openapi.js';
-import { installBodyParsers } from './plugins/body.js';
+import { installBodyParsers, type BodyDeadlines } from './plugins/body.js';
 import { fastifyTimeoutOptions, resolveTimeouts, type ServerTimeouts } from './timeouts.js';
 import { httpServerFactory } from './http-server.js';
 import { DirectRoutes, RequestIds } from './direct-routes.js';
@@ -17,6 +17,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The server's direct routes (daemon/direct-routes.ts): a service adds its hot lanes here. */
     directRoutes: DirectRoutes;
+    /** Deadlines of the buffered bodies being read (plugins/body.ts): a parser of a service's own reads within them. */
+    bodyDeadlines: BodyDeadlines;
   }
 }
 
@@ -81,7 +83,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     done();
   });
   installErrorHandling(app);
-  installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit });
+  app.decorate('bodyDeadlines', installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit }));
   installRequestLog(app, direct.lines);
   const { openapi: info, securitySchemes, operationSecurity: security, publicUrl } = opts.service;
   const documentRoute = installOpenApi(app, { info, securitySchemes, security, publicUrl });

@@ -1,6 +1,7 @@
-// Bodies the server buffers (JSON and plain text): read within the route's byte limit and the
-// request timeout, and JSON nested no deeper than MAX_JSON_DEPTH, all before any handler runs.
-// Streamed bodies (blob uploads, git packs) have their own parsers and are not buffered here.
+// Bodies the server buffers (JSON, plain text, a monitor ping's log): read within the route's byte
+// limit and the request timeout, and JSON nested no deeper than MAX_JSON_DEPTH, all before any
+// handler runs. Streamed bodies (blob uploads, git packs) have their own parsers and are not
+// buffered here.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { errorCodes } from 'fastify';
 import { HttpError } from './errors.js';
@@ -19,18 +20,24 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
 }
 
+/** A body being read, which its deadline ends with a 408 when it has not arrived in time. */
+export interface PendingBody {
+  readonly deadline: number;
+  finish(err: Error): void;
+}
+
 /**
  * Deadlines of the bodies being read, checked by one timer for the whole server rather than one
  * timer per request (a timer and its closures cost more than the small bodies most requests carry).
  * A deadline fires up to a quarter of the timeout (at most 1 s) late.
  */
-class BodyDeadlines {
-  private readonly pending = new Set<BodyRead>();
+export class BodyDeadlines {
+  private readonly pending = new Set<PendingBody>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly timeoutMs: number) {}
 
-  add(read: BodyRead): void {
+  add(read: PendingBody): void {
     this.pending.add(read);
     if (this.timer) return;
     this.timer = setInterval(() => this.sweep(), Math.min(1000, Math.max(10, Math.floor(this.timeoutMs / 4))));
@@ -38,7 +45,7 @@ class BodyDeadlines {
     this.timer.unref();
   }
 
-  delete(read: BodyRead): void {
+  delete(read: PendingBody): void {
     this.pending.delete(read);
   }
 
@@ -60,8 +67,8 @@ class BodyDeadlines {
   }
 }
 
-/** One buffered body being read as UTF-8 text, as fastify's own reader does, plus a deadline. */
-class BodyRead {
+/** One buffered body being read, as fastify's own reader does, plus a deadline. */
+class BodyRead implements PendingBody {
   private readonly chunks: Buffer[] = [];
   private received = 0;
   private settled = false;
@@ -72,7 +79,7 @@ class BodyRead {
     private readonly limit: number,
     private readonly declared: number,
     private readonly deadlines: BodyDeadlines,
-    private readonly done: (err: Error | null, text?: string) => void,
+    private readonly done: (err: Error | null, body?: Buffer) => void,
   ) {
     this.deadline = Date.now() + deadlines.timeoutMs;
     deadlines.add(this);
@@ -83,7 +90,7 @@ class BodyRead {
     payload.resume();
   }
 
-  finish(err: Error | null, text?: string): void {
+  finish(err: Error | null, body?: Buffer): void {
     if (this.settled) return;
     this.settled = true;
     this.deadlines.delete(this);
@@ -92,7 +99,7 @@ class BodyRead {
       this.payload.removeListener('data', this.onData);
       this.payload.removeListener('close', this.onClose);
     }
-    this.done(err, text);
+    this.done(err, body);
   }
 
   private readonly onData = (chunk: Buffer | string): void => {
@@ -109,9 +116,8 @@ class BodyRead {
       return this.finish(err);
     }
     if (!Number.isNaN(this.declared) && this.received !== this.declared) return this.finish(new errorCodes.FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    // Most bodies arrive in one chunk: decoded as it is, not copied into a new buffer first.
-    const whole = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received);
-    this.finish(null, whole.toString('utf8'));
+    // Most bodies arrive in one chunk: taken as it is, not copied into a new buffer first.
+    this.finish(null, this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.received));
   };
 
   // A client gone before its body ended (no 'end', and not always an 'error').
@@ -123,15 +129,24 @@ class BodyRead {
   };
 }
 
-/** Reads the whole body as UTF-8 text within the byte limit and the request timeout. */
-function readText(req: FastifyRequest, limit: number, payload: NodeJS.ReadableStream, deadlines: BodyDeadlines, done: (err: Error | null, text?: string) => void): void {
+/**
+ * Reads the whole body within the byte limit (FST_ERR_CTP_BODY_TOO_LARGE past it, before a byte
+ * when its content-length says so) and the request timeout (408, and the connection closed).
+ */
+export function readBody(req: { headers: { 'content-length'?: string } }, limit: number, payload: NodeJS.ReadableStream, deadlines: BodyDeadlines, done: (err: Error | null, body?: Buffer) => void): void {
   const declared = Number(req.headers['content-length']);
   if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
   new BodyRead(payload, limit, declared, deadlines, done);
 }
 
+/** Reads the whole body as UTF-8 text within the byte limit and the request timeout. */
+function readText(req: FastifyRequest, limit: number, payload: NodeJS.ReadableStream, deadlines: BodyDeadlines, done: (err: Error | null, text?: string) => void): void {
+  readBody(req, limit, payload, deadlines, (err, body) => (err ? done(err) : done(null, body!.toString('utf8'))));
+}
+
 /** Replaces fastify's JSON and text parsers (same texts, same prototype-poisoning errors). */
-export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutMs: number; bodyLimit: number; maxJsonDepth?: number }): void {
+/** Installs the JSON and text parsers; answers the deadlines they share, for other buffered bodies of the server. */
+export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutMs: number; bodyLimit: number; maxJsonDepth?: number }): BodyDeadlines {
   const maxDepth = opts.maxJsonDepth ?? MAX_JSON_DEPTH;
   // The server's limit, unless a route sets its own: then that route's, read per request
   // (`req.routeOptions` builds an object of a dozen fields at each read, so only then).
@@ -156,4 +171,5 @@ export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutM
     readText(req, limitOf(req), payload, deadlines, (err, text) => (err ? done(err) : done(null, text)));
   });
   // A body left unread when the answer goes out closes the connection: daemon/http-server.ts.
+  return deadlines;
 }

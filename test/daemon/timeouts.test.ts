@@ -4,6 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { startService, type RunningService } from '../../daemon/start.js';
@@ -26,6 +27,28 @@ async function tickets(timeouts: Partial<ServerTimeouts>): Promise<RunningServic
     port: 0,
     dataDir: dir.path,
     options: { token: TOKEN },
+    env: {},
+    timeouts,
+    logger: createLogger({ level: 'silent' }),
+    out: new Writable({ write: (_c, _e, cb) => cb() }),
+  });
+  cleanups.push(() => dir.remove(), () => svc.close());
+  return svc;
+}
+
+const PING_KEY = 'slow-log-ping-key-0123456789';
+
+/** A monitor with one heartbeat target whose ping key is PING_KEY. */
+async function monitor(timeouts: Partial<ServerTimeouts>): Promise<RunningService> {
+  const dir = tempDir('mkt-timeouts-mon-');
+  const configPath = join(dir.path, 'monitor.yaml');
+  writeFileSync(configPath, `token: ${TOKEN}\ntargets:\n  job:\n    heartbeat: { period: 1h, ping_key: ${PING_KEY} }\n    interval: 1h\n`);
+  const svc = await startService('monitor', {
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: dir.path,
+    configPath,
+    options: {},
     env: {},
     timeouts,
     logger: createLogger({ level: 'silent' }),
@@ -166,6 +189,37 @@ describe('server timeouts against slow clients', () => {
     expect(raw.socket.destroyed).toBe(false);
     const list = await fetch(`${svc.url}/tickets`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(JSON.stringify(await list.json())).toContain('slow but steady');
+  });
+});
+
+describe('a heartbeat ping whose log never finishes (issue 31 "a connection that never finishes")', () => {
+  // The ping taken before fastify (a content-length) and the one fastify reads (chunked) alike.
+  it.each([
+    ['a content-length (the direct route)', `Content-Type: text/plain\r\nContent-Length: 90000\r\n`, (b: string): string => b],
+    ['a chunked body (the fastify route)', `Content-Type: application/octet-stream\r\nTransfer-Encoding: chunked\r\n`, (b: string): string => `${b.length.toString(16)}\r\n${b}\r\n`],
+  ])('%s dripped a byte at a time, never idle: 408 at the request timeout, the connection closed, no ping recorded', async (_what, head, frame) => {
+    const svc = await monitor({ requestMs: 500, idleMs: 5_000 });
+    const raw = await open(svc);
+    raw.socket.write(`POST /ping/${PING_KEY}/0 HTTP/1.1\r\nHost: 127.0.0.1\r\n${head}\r\n`);
+    const closed = raw.closed();
+    let sent = 0;
+    // Drips for at most 20 s; a reader without a whole-body limit would wait for all of it.
+    for (; sent < 200 && !raw.socket.destroyed && !raw.received(); sent++) {
+      raw.socket.write(frame('x'));
+      await sleep(100);
+    }
+    const answer = await closed;
+    expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+    expect(answer).toMatch(/connection: close/i);
+    expect(answer).toContain('{"error":"request body not received within 500 ms"}');
+    expect(sent).toBeLessThan(200);
+    const status = await fetch(`${svc.url}/api/status/job`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    // A target never pinged shows no last ping (the field is left out).
+    const { heartbeat } = (await status.json()) as { heartbeat: { watching_since: string; last_ping_at?: string } };
+    expect(heartbeat.watching_since).toBeDefined();
+    expect(heartbeat).not.toHaveProperty('last_ping_at');
+    // The next ping, sent whole, is taken.
+    expect((await fetch(`${svc.url}/ping/${PING_KEY}/0`, { method: 'POST', body: 'done\n' })).status).toBe(200);
   });
 });
 

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../plugins/errors.js';
+import { readBody, type BodyDeadlines, type PendingBody } from '../../plugins/body.js';
 import type { CheckEngine } from './engine.js';
 import { PENDING, type PingKeys } from './ping-keys.js';
 import { PingGuard } from './ping-guard.js';
@@ -50,7 +51,9 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
   const guard = new PingGuard({ now: deps.now });
   // Any content type is a log (curl --data-binary sends form encoding); nothing is parsed.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_PING_BODY }, (_req, body, done) => done(null, body));
+  // Read within the request timeout as every buffered body is (408): a log dripped a byte a
+  // minute would otherwise hold its connection for as long as the idle timeout allows each byte.
+  app.addContentTypeParser('*', (req, payload, done) => readBody(req, MAX_PING_BODY, payload, app.bodyDeadlines, done));
   // Say what to do about a log too long; every other error goes on to the service's handler.
   app.setErrorHandler((err: { code?: string }) => {
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new HttpError(413, `the ping body is over ${MAX_PING_BODY / 1024} KiB; send the end of the log (the monitor keeps the last ${KEPT_LOG_BYTES / 1024} KiB; mkt monitor run sends just that)`);
@@ -98,7 +101,7 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
       app.route({ method, url, config: { public: true }, schema: { ...schema, params, operationId }, handler: handle });
     }
   }
-  app.directRoutes.add('/ping/', pingLane(app.directRoutes, deps, guard));
+  app.directRoutes.add('/ping/', pingLane(app.directRoutes, deps, guard, app.bodyDeadlines));
 }
 
 /**
@@ -114,7 +117,7 @@ const answerText = (target: string, signal: string): string => `{"ok":true,"targ
  * answers every ping this declines (each refusal, the 413, a HEAD, a chunked log, a key read
  * while the configuration is applied again).
  */
-export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard): Lane {
+export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard, deadlines: BodyDeadlines): Lane {
   const routes = {
     GET: direct.route('GET', '/ping/:key'),
     GETSignal: direct.route('GET', '/ping/:key/:signal'),
@@ -159,7 +162,7 @@ export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard)
       recordPing(deps, target, signal, undefined, ping);
       return true;
     }
-    readLog(req, Number(length), (err, body) => {
+    readLog(req, Number(length), deadlines, (err, body) => {
       if (err) return ping.fail(err);
       recordPing(deps, target, signal, body!.length > 0 ? logTail(body!) : undefined, ping);
     });
@@ -184,11 +187,16 @@ function recordPing(deps: PingDeps, target: string, signal: PingSignal, log: { t
   });
 }
 
-/** Reads a body of `length` bytes (its content-length, within the limit) as fastify's raw reader would. */
-function readLog(req: IncomingMessage, length: number, done: (err: Error | null, body?: Buffer) => void): void {
+/**
+ * Reads a body of `length` bytes (its content-length, within the limit) as the fastify route's
+ * reader (plugins/body.ts readBody) would, within the same request timeout (408).
+ */
+function readLog(req: IncomingMessage, length: number, deadlines: BodyDeadlines, done: (err: Error | null, body?: Buffer) => void): void {
   const chunks: Buffer[] = [];
   let received = 0;
   let settled = false;
+  const pending: PendingBody = { deadline: Date.now() + deadlines.timeoutMs, finish: (err) => onEnd(err) };
+  deadlines.add(pending);
   // The listeners stay on the request, which is dropped once answered: removing them cost more
   // than the read itself (a socket error after the end is what `settled` is for).
   req.on('data', (chunk: Buffer): void => {
@@ -198,7 +206,12 @@ function readLog(req: IncomingMessage, length: number, done: (err: Error | null,
   const onEnd = (err?: Error): void => {
     if (settled) return;
     settled = true;
-    if (err) return done(Object.assign(err, { statusCode: 400 }));
+    deadlines.delete(pending);
+    if (err) {
+      // The deadline's 408 stands; a socket's error is the client's (400).
+      const status = (err as { statusCode?: unknown }).statusCode;
+      return done(typeof status === 'number' && status >= 400 ? err : Object.assign(err, { statusCode: 400 }));
+    }
     // node's parser holds a body to its content-length; a shorter one ends in an error above.
     if (received !== length) return done(new HttpError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH: Request body size did not match Content-Length'));
     done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { MAX_PING_BODY, pingLane, type PingDeps } from '../../../../daemon/services/monitor/ping-routes.js';
 import { PingGuard } from '../../../../daemon/services/monitor/ping-guard.js';
+import { BodyDeadlines } from '../../../../daemon/plugins/body.js';
 import { PENDING } from '../../../../daemon/services/monitor/ping-keys.js';
 import type { PingSignal } from '../../../../daemon/services/monitor/checks/heartbeat.js';
 
@@ -67,7 +68,8 @@ beforeAll(async () => {
   });
   direct = new DirectRoutes(createLogger({ level: 'debug', stream: sink, pretty: false }), new RequestIds());
   guard = new PingGuard({ now: () => Date.now(), limit: 2 });
-  direct.add('/ping/', pingLane(direct, deps, guard));
+  // Deadlines of bodies read too slowly: test/daemon/timeouts.test.ts drips a ping's log past them.
+  direct.add('/ping/', pingLane(direct, deps, guard, new BodyDeadlines(60_000)));
   server = createServer((req, res) => {
     if (direct.take(req, res)) return;
     req.resume();
