@@ -5,6 +5,7 @@
 // one statement, and so are an activation's writes. Leases are read and written against the
 // database's clock (DB_NOW), never a process's, so instances with skewed clocks agree.
 import type { ComponentMigrations, Engine, SqlDatabase, SqlExecutor } from './sql.js';
+import { sqlText } from './sql-text.js';
 import type {
   ActivationPolicy,
   ActivationState,
@@ -249,7 +250,7 @@ class Rows implements LicenseRows {
   }
 
   async createItem(item: LicenseItem): Promise<boolean> {
-    const r = await this.x.run(`INSERT INTO license_items (${ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, [
+    const r = await this.x.run(sqlText`INSERT INTO license_items (${ITEM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, [
       item.id,
       item.name,
       item.license_template,
@@ -265,7 +266,7 @@ class Rows implements LicenseRows {
   }
 
   async getItem(id: string): Promise<LicenseItem | undefined> {
-    const r = await this.x.get<ItemRow>(`SELECT ${ITEM_COLUMNS} FROM license_items WHERE id = ?`, [id]);
+    const r = await this.x.get<ItemRow>(sqlText`SELECT ${ITEM_COLUMNS} FROM license_items WHERE id = ?`, [id]);
     return r ? toItem(r) : undefined;
   }
 
@@ -329,7 +330,7 @@ class Rows implements LicenseRows {
     // the statement waited), so locking and reading is one round trip. SQLite: BEGIN IMMEDIATE
     // has serialised the transaction already.
     const forUpdate = this.x.engine === 'postgres' ? ' FOR NO KEY UPDATE' : '';
-    return this.x.get<ActivationState>(`SELECT max_activations, activation_count FROM license_keys WHERE id = ?${forUpdate}`, [keyId]);
+    return this.x.get<ActivationState>(sqlText`SELECT max_activations, activation_count FROM license_keys WHERE id = ?${forUpdate}`, [keyId]);
   }
 
   async isActivated(keyId: string, machineId: string): Promise<boolean> {
@@ -394,14 +395,14 @@ class Rows implements LicenseRows {
   async tidyLeases(keyId: string): Promise<{ machine_id: string; lease_expires_ms: number }[]> {
     if (this.x.engine === 'postgres') {
       return this.x.all(
-        `WITH gone AS (DELETE FROM license_activations WHERE key_id = ? AND lease_expires_ms <= ${this.now} RETURNING machine_id, lease_expires_ms),
+        sqlText`WITH gone AS (DELETE FROM license_activations WHERE key_id = ? AND lease_expires_ms <= ${this.now} RETURNING machine_id, lease_expires_ms),
            uncounted AS (UPDATE license_keys SET activation_count = activation_count - (SELECT count(*) FROM gone) WHERE id = ? AND EXISTS (SELECT 1 FROM gone))
          SELECT machine_id, lease_expires_ms FROM gone`,
         [keyId, keyId],
       );
     }
     const gone = await this.x.all<{ machine_id: string; lease_expires_ms: number }>(
-      `DELETE FROM license_activations WHERE key_id = ? AND lease_expires_ms <= ${this.now} RETURNING machine_id, lease_expires_ms`,
+      sqlText`DELETE FROM license_activations WHERE key_id = ? AND lease_expires_ms <= ${this.now} RETURNING machine_id, lease_expires_ms`,
       [keyId],
     );
     if (gone.length > 0) await this.x.run('UPDATE license_keys SET activation_count = activation_count - ? WHERE id = ?', [gone.length, keyId]);
@@ -412,7 +413,7 @@ class Rows implements LicenseRows {
     // Every row left after tidyLeases counts, also one that lapsed since: a lease the count
     // included can then be renewed without ever making one seat too many.
     const r = await this.x.get<SeatState>(
-      `SELECT count(*) AS live, min(lease_expires_ms) AS earliest_ms, max(CASE WHEN machine_id = ? THEN lease_expires_ms END) AS mine_ms, ${this.now} AS now_ms
+      sqlText`SELECT count(*) AS live, min(lease_expires_ms) AS earliest_ms, max(CASE WHEN machine_id = ? THEN lease_expires_ms END) AS mine_ms, ${this.now} AS now_ms
        FROM license_activations WHERE key_id = ?`,
       [machineId, keyId],
     );
@@ -424,7 +425,7 @@ class Rows implements LicenseRows {
     if (this.x.engine === 'postgres') {
       // One statement; xmax = 0 tells a new row from the machine's lapsed one taken again (counted already).
       const r = await this.x.get<Lease>(
-        `WITH up AS (
+        sqlText`WITH up AS (
            INSERT INTO license_activations (key_id, machine_id, machine_name, created_at, lease_expires_ms) VALUES (?, ?, ?, ?, ${this.now} + CAST(? AS BIGINT))
            ON CONFLICT (key_id, machine_id) DO UPDATE SET machine_name = excluded.machine_name, created_at = excluded.created_at, lease_expires_ms = excluded.lease_expires_ms
            RETURNING lease_expires_ms, (xmax = 0) AS inserted),
@@ -436,7 +437,7 @@ class Rows implements LicenseRows {
     }
     const existed = await this.isActivated(keyId, machineId);
     const r = await this.x.get<Lease>(
-      `INSERT INTO license_activations (key_id, machine_id, machine_name, created_at, lease_expires_ms) VALUES (?, ?, ?, ?, ${this.now} + ?)
+      sqlText`INSERT INTO license_activations (key_id, machine_id, machine_name, created_at, lease_expires_ms) VALUES (?, ?, ?, ?, ${this.now} + ?)
        ON CONFLICT (key_id, machine_id) DO UPDATE SET machine_name = excluded.machine_name, created_at = excluded.created_at, lease_expires_ms = excluded.lease_expires_ms
        RETURNING lease_expires_ms, ${this.now} AS now_ms`,
       [keyId, machineId, machineName, at, leaseMs],
@@ -447,7 +448,7 @@ class Rows implements LicenseRows {
 
   async renewLease(keyId: string, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
     return this.x.get<Lease>(
-      `UPDATE license_activations SET lease_expires_ms = ${this.now} + CAST(? AS BIGINT)
+      sqlText`UPDATE license_activations SET lease_expires_ms = ${this.now} + CAST(? AS BIGINT)
        WHERE key_id = ? AND machine_id = ? AND lease_expires_ms > ${this.now}
          AND EXISTS (SELECT 1 FROM license_keys k WHERE k.id = ? AND k.revoked_at IS NULL AND k.suspended_at IS NULL)
        RETURNING lease_expires_ms, ${this.now} AS now_ms`,
@@ -461,13 +462,13 @@ class Rows implements LicenseRows {
     let r: Gone | undefined;
     if (this.x.engine === 'postgres') {
       r = await this.x.get<Gone>(
-        `WITH gone AS (DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING lease_expires_ms),
+        sqlText`WITH gone AS (DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING lease_expires_ms),
            uncounted AS (UPDATE license_keys SET activation_count = activation_count - 1 WHERE id = ? AND EXISTS (SELECT 1 FROM gone))
          SELECT lease_expires_ms, ${this.now} AS now_ms FROM gone`,
         [keyId, machineId, keyId],
       );
     } else {
-      r = await this.x.get<Gone>(`DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING lease_expires_ms, ${this.now} AS now_ms`, [keyId, machineId]);
+      r = await this.x.get<Gone>(sqlText`DELETE FROM license_activations WHERE key_id = ? AND machine_id = ? RETURNING lease_expires_ms, ${this.now} AS now_ms`, [keyId, machineId]);
       if (r) await this.x.run('UPDATE license_keys SET activation_count = activation_count - 1 WHERE id = ?', [keyId]);
     }
     if (!r) return undefined;
@@ -478,9 +479,9 @@ class Rows implements LicenseRows {
 
   async deactivationWindow(keyId: string, windowSeconds: number): Promise<DeactivationWindow> {
     const windowMs = windowSeconds * 1000;
-    await this.x.run(`DELETE FROM license_deactivations WHERE key_id = ? AND at_ms <= ${this.now} - CAST(? AS BIGINT)`, [keyId, windowMs]);
+    await this.x.run(sqlText`DELETE FROM license_deactivations WHERE key_id = ? AND at_ms <= ${this.now} - CAST(? AS BIGINT)`, [keyId, windowMs]);
     const r = await this.x.get<{ count: number; earliest_ms: number | null; now_ms: number }>(
-      `WITH t AS (SELECT ${this.now} AS now_ms)
+      sqlText`WITH t AS (SELECT ${this.now} AS now_ms)
        SELECT count(d.at_ms) AS count, min(d.at_ms) AS earliest_ms, t.now_ms AS now_ms
        FROM t LEFT JOIN license_deactivations d ON d.key_id = ? AND d.at_ms > t.now_ms - CAST(? AS BIGINT) GROUP BY t.now_ms`,
       [keyId, windowMs],
@@ -489,7 +490,7 @@ class Rows implements LicenseRows {
   }
 
   async addDeactivation(keyId: string): Promise<void> {
-    await this.x.run(`INSERT INTO license_deactivations (key_id, at_ms) VALUES (?, ${this.now})`, [keyId]);
+    await this.x.run(sqlText`INSERT INTO license_deactivations (key_id, at_ms) VALUES (?, ${this.now})`, [keyId]);
   }
 
   async recordEvent(e: LicenseEventInput): Promise<void> {
