@@ -12,6 +12,7 @@ import {
   type TokenScope,
   type User,
 } from './accounts.js';
+import { sqlText } from './sql-text.js';
 
 // SQLite: append only, databases in the field are at some version of this list. PostgreSQL: the
 // schema SQLite reaches, in one step; names and emails unique ignoring case through lower(), and
@@ -108,7 +109,7 @@ class Rows implements AccountsRows {
   }
   async getUser(id: string): Promise<User | undefined> {
     if (id.includes('\0')) return undefined;
-    return this.x.get<User>(`SELECT ${USER} FROM users WHERE id = ?`, [id]);
+    return this.x.get<User>(sqlText`SELECT ${USER} FROM users WHERE id = ?`, [id]);
   }
   async getPasswordHash(userId: string): Promise<string | undefined> {
     return (await this.x.value<string | null>('SELECT password_hash FROM users WHERE id = ?', [userId])) ?? undefined;
@@ -151,7 +152,7 @@ class Rows implements AccountsRows {
     return this.x.all<TokenInfo>('SELECT id, user_id, name, scope, created_at, revoked_at FROM tokens WHERE user_id = ? ORDER BY created_at, id', [userId]);
   }
   listUsers(): Promise<User[]> {
-    return this.x.all<User>(`SELECT ${USER} FROM users ORDER BY lower(name), id`);
+    return this.x.all<User>(sqlText`SELECT ${USER} FROM users ORDER BY lower(name), id`);
   }
   listAllTokens(): Promise<(TokenInfo & { user: string })[]> {
     return this.x.all<TokenInfo & { user: string }>(

@@ -4,6 +4,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ComponentMigrations, Engine, SqlDatabase, SqlExecutor } from './sql.js';
 import type { LicenseEvent, LicenseEventInput, LicenseWebhook, LicenseWebhookWithSecret, OutboxDelivery } from './license-events.js';
+import { sqlText } from './sql-text.js';
 
 /**
  * The database's clock in ms since the epoch, as SQL: leases and the outbox's schedule are read
@@ -218,7 +219,7 @@ export class SqlLicenseAuditStore {
 
   /** One key's events whose latest occurrence is at or after `sinceMs`, oldest first. */
   async events(keyId: string, sinceMs = 0): Promise<LicenseEvent[]> {
-    const rows = await this.sql.all<EventRow>(`SELECT ${EVENT_COLUMNS} FROM license_events WHERE key_id = ? AND last_ms >= ? ORDER BY at_ms, seq`, [keyId, sinceMs]);
+    const rows = await this.sql.all<EventRow>(sqlText`SELECT ${EVENT_COLUMNS} FROM license_events WHERE key_id = ? AND last_ms >= ? ORDER BY at_ms, seq`, [keyId, sinceMs]);
     return rows.map(toEvent);
   }
 

@@ -3,6 +3,7 @@
 // snapshots of each signal go to the history like any check's (monitor-sql.ts).
 import { randomBytes } from 'node:crypto';
 import type { SqlDatabase, SqlExecutor } from './sql.js';
+import { sqlText } from './sql-text.js';
 
 export interface HeartbeatState {
   target: string;
@@ -57,7 +58,7 @@ export class SqlHeartbeats {
    */
   async ensure(target: string, nowMs: number): Promise<HeartbeatState> {
     await this.sql.run('INSERT INTO heartbeats (target, ping_key, since) VALUES (?, ?, ?) ON CONFLICT (target) DO NOTHING', [target, newPingKey(), nowMs]);
-    const row = await this.sql.get<Row>(`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
+    const row = await this.sql.get<Row>(sqlText`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
     if (!row) throw new Error(`the heartbeat state of ${target} vanished as it was made`);
     return state(row);
   }
@@ -75,7 +76,7 @@ export class SqlHeartbeats {
   }
 
   async get(target: string): Promise<HeartbeatState | undefined> {
-    const row = await this.sql.get<Row>(`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
+    const row = await this.sql.get<Row>(sqlText`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
     return row ? state(row) : undefined;
   }
 
@@ -91,7 +92,7 @@ export class SqlHeartbeats {
   async signalAll(tx: SqlExecutor, target: string, signals: readonly { signal: HeartbeatSignal; at: number }[]): Promise<{ before: (HeartbeatState | undefined)[]; state: HeartbeatState | undefined }> {
     // Read, then written whole: under the target's lock, so instances of a cluster take turns.
     await tx.lockWithNext(`monitor:${target}`);
-    const row = await tx.get<Row>(`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
+    const row = await tx.get<Row>(sqlText`SELECT ${COLS} FROM heartbeats WHERE target = ?`, [target]);
     if (!row) return { before: signals.map(() => undefined), state: undefined };
     let s = state(row);
     const before: HeartbeatState[] = [];

@@ -3,6 +3,7 @@
 // heartbeat row per instance. Statements only; the policy (fair share, renewal, hand-over) is
 // daemon/services/monitor/cluster.ts.
 import type { SqlDatabase } from './sql.js';
+import { sqlText } from './sql-text.js';
 
 /** The database's clock in ms: every lease time is read and written against it, never a host's. */
 const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
@@ -37,16 +38,16 @@ export class MonitorLeases {
   /** Records this instance as live now and answers every instance seen within `ttlMs`, this one included. */
   async heartbeat(me: InstanceInfo, ttlMs: number): Promise<InstanceRow[]> {
     await this.sql.run(
-      `INSERT INTO monitor_instances (id, name, config_hash, targets, version, started_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ${NOW_MS})
+      sqlText`INSERT INTO monitor_instances (id, name, config_hash, targets, version, started_at, seen_at) VALUES (?, ?, ?, ?, ?, ?, ${NOW_MS})
        ON CONFLICT (id) DO UPDATE SET name = excluded.name, config_hash = excluded.config_hash, targets = excluded.targets, seen_at = excluded.seen_at`,
       [this.instanceId, me.name, me.configHash, me.targets, me.version, me.startedAt],
     );
-    return this.sql.all<InstanceRow>(`SELECT id, name, config_hash, targets, version, started_at, seen_at FROM monitor_instances WHERE seen_at > ${NOW_MS} - ? ORDER BY id`, [ttlMs]);
+    return this.sql.all<InstanceRow>(sqlText`SELECT id, name, config_hash, targets, version, started_at, seen_at FROM monitor_instances WHERE seen_at > ${NOW_MS} - ? ORDER BY id`, [ttlMs]);
   }
 
   /** Deletes the heartbeat rows of instances long gone. */
   async forgetDead(): Promise<void> {
-    await this.sql.run(`DELETE FROM monitor_instances WHERE seen_at < ${NOW_MS} - ?`, [FORGET_AFTER_MS]);
+    await this.sql.run(sqlText`DELETE FROM monitor_instances WHERE seen_at < ${NOW_MS} - ?`, [FORGET_AFTER_MS]);
   }
 
   /** Makes a (free) lease row for each target that has none. */
@@ -61,7 +62,7 @@ export class MonitorLeases {
    */
   async renew(targets: readonly string[], ttlMs: number): Promise<string[]> {
     await this.sql.run("UPDATE monitor_leases SET owner = '', expires_at = 0 WHERE owner = ? AND NOT (target = ANY(?::text[]))", [this.instanceId, targets]);
-    const rows = await this.sql.all<{ target: string }>(`UPDATE monitor_leases SET expires_at = ${NOW_MS} + ? WHERE owner = ? AND expires_at > ${NOW_MS} RETURNING target`, [ttlMs, this.instanceId]);
+    const rows = await this.sql.all<{ target: string }>(sqlText`UPDATE monitor_leases SET expires_at = ${NOW_MS} + ? WHERE owner = ? AND expires_at > ${NOW_MS} RETURNING target`, [ttlMs, this.instanceId]);
     return rows.map((r) => r.target);
   }
 
@@ -73,7 +74,7 @@ export class MonitorLeases {
   async claim(targets: readonly string[], n: number, ttlMs: number): Promise<string[]> {
     if (n <= 0) return [];
     const rows = await this.sql.all<{ target: string }>(
-      `UPDATE monitor_leases SET owner = ?, expires_at = ${NOW_MS} + ?
+      sqlText`UPDATE monitor_leases SET owner = ?, expires_at = ${NOW_MS} + ?
        WHERE target IN (SELECT target FROM monitor_leases WHERE target = ANY(?::text[]) AND expires_at <= ${NOW_MS} ORDER BY md5(target || ?) LIMIT ? FOR UPDATE SKIP LOCKED)
        RETURNING target`,
       [this.instanceId, ttlMs, targets, this.instanceId, n],
@@ -95,7 +96,7 @@ export class MonitorLeases {
 
   /** Unexpired leases per owner, for /api/peer/info. */
   async owners(): Promise<Map<string, number>> {
-    const rows = await this.sql.all<{ owner: string; n: number }>(`SELECT owner, count(*) AS n FROM monitor_leases WHERE expires_at > ${NOW_MS} GROUP BY owner`);
+    const rows = await this.sql.all<{ owner: string; n: number }>(sqlText`SELECT owner, count(*) AS n FROM monitor_leases WHERE expires_at > ${NOW_MS} GROUP BY owner`);
     return new Map(rows.map((r) => [r.owner, Number(r.n)]));
   }
 }

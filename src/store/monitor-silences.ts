@@ -3,6 +3,7 @@
 // database, so they survive restarts and every instance of a cluster reads the same ones.
 import { randomBytes } from 'node:crypto';
 import type { SqlDatabase } from './sql.js';
+import { sqlText } from './sql-text.js';
 
 export interface Silence {
   id: string;
@@ -59,19 +60,19 @@ export class SqlSilences {
       if (active >= max) return { ok: false as const, reason: 'full' as const, active };
       const s: Silence = { id: newSilenceId(), reason: input.reason, createdAt: now, expiresAt: input.expiresAt };
       if (input.target !== undefined) s.target = input.target;
-      await tx.run(`INSERT INTO silences (${COLS}) VALUES (?, ?, ?, ?, ?)`, [s.id, s.target ?? null, s.reason, s.createdAt, s.expiresAt]);
+      await tx.run(sqlText`INSERT INTO silences (${COLS}) VALUES (?, ?, ?, ?, ?)`, [s.id, s.target ?? null, s.reason, s.createdAt, s.expiresAt]);
       return { ok: true as const, silence: s };
     });
   }
 
   /** The silences active at `now`, soonest to expire first. A read only (the dashboard calls it): expired rows go in `add` and `prune`. */
   async list(now: number): Promise<Silence[]> {
-    return (await this.sql.all<Row>(`SELECT ${COLS} FROM silences WHERE expires_at > ? ORDER BY expires_at, id`, [now])).map(silence);
+    return (await this.sql.all<Row>(sqlText`SELECT ${COLS} FROM silences WHERE expires_at > ? ORDER BY expires_at, id`, [now])).map(silence);
   }
 
   /** One silence by id while active at `now`. */
   async get(id: string, now: number): Promise<Silence | undefined> {
-    const row = await this.sql.get<Row>(`SELECT ${COLS} FROM silences WHERE id = ? AND expires_at > ?`, [id, now]);
+    const row = await this.sql.get<Row>(sqlText`SELECT ${COLS} FROM silences WHERE id = ? AND expires_at > ?`, [id, now]);
     return row ? silence(row) : undefined;
   }
 
@@ -85,7 +86,7 @@ export class SqlSilences {
    * every target, the one lasting longest first (the one to tell about). A read only: the alert path.
    */
   async activeFor(target: string, now: number): Promise<Silence | undefined> {
-    const row = await this.sql.get<Row>(`SELECT ${COLS} FROM silences WHERE (target = ? OR target IS NULL) AND expires_at > ? ORDER BY expires_at DESC, id LIMIT 1`, [target, now]);
+    const row = await this.sql.get<Row>(sqlText`SELECT ${COLS} FROM silences WHERE (target = ? OR target IS NULL) AND expires_at > ? ORDER BY expires_at DESC, id LIMIT 1`, [target, now]);
     return row ? silence(row) : undefined;
   }
 

@@ -35,6 +35,7 @@ import {
   type SnapshotRow,
   type TestRunRow,
 } from './monitor-rollups.js';
+import { sqlText } from './sql-text.js';
 
 const ROLLUP_COLS = 'operational, degraded, down, maintenance, rt_count, rt_sum, rt_min, rt_max, hist';
 const TEST_RUN_COLS = 'started_at, exit_code, duration_ms, passed, error';
@@ -224,7 +225,7 @@ export class SqlMonitorStore implements MonitorStore {
   }
 
   async recent(target: string, limit: number): Promise<Snapshot[]> {
-    const rows = await this.sql.all<SnapshotRow>(`SELECT ${SNAPSHOT_COLS} FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?`, [target, limit]);
+    const rows = await this.sql.all<SnapshotRow>(sqlText`SELECT ${SNAPSHOT_COLS} FROM snapshots WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?`, [target, limit]);
     return rows.map(snapshotFromRow);
   }
 
@@ -347,11 +348,11 @@ export class SqlMonitorStore implements MonitorStore {
   }
 
   async testRuns(target: string, limit: number): Promise<TestRun[]> {
-    return (await this.sql.all<TestRunRow>(`SELECT ${TEST_RUN_COLS} FROM test_runs WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?`, [target, limit])).map(testRunFromRow);
+    return (await this.sql.all<TestRunRow>(sqlText`SELECT ${TEST_RUN_COLS} FROM test_runs WHERE target = ? ORDER BY ts DESC, id DESC LIMIT ?`, [target, limit])).map(testRunFromRow);
   }
 
   async lastPassingRun(target: string): Promise<TestRun | undefined> {
-    const r = await this.sql.get<TestRunRow>(`SELECT ${TEST_RUN_COLS} FROM test_runs WHERE target = ? AND passed = 1 ORDER BY ts DESC, id DESC LIMIT 1`, [target]);
+    const r = await this.sql.get<TestRunRow>(sqlText`SELECT ${TEST_RUN_COLS} FROM test_runs WHERE target = ? AND passed = 1 ORDER BY ts DESC, id DESC LIMIT 1`, [target]);
     return r ? testRunFromRow(r) : undefined;
   }
 
@@ -388,7 +389,7 @@ export class SqlMonitorStore implements MonitorStore {
    * alerts; it resolves last): the table keeps no sequence of its own on PostgreSQL.
    */
   async incidentEvents(incidentId: number, limit = 200): Promise<IncidentEvent[]> {
-    const rows = await this.sql.all<{ ts: number | string; kind: IncidentEventKind; detail: string | null }>(`SELECT ts, kind, detail FROM incident_events WHERE incident_id = ? ORDER BY ts, ${EVENT_ORDER} LIMIT ?`, [incidentId, limit]);
+    const rows = await this.sql.all<{ ts: number | string; kind: IncidentEventKind; detail: string | null }>(sqlText`SELECT ts, kind, detail FROM incident_events WHERE incident_id = ? ORDER BY ts, ${EVENT_ORDER} LIMIT ?`, [incidentId, limit]);
     return rows.map((r) => ({ at: new Date(Number(r.ts)).toISOString(), kind: r.kind, ...(r.detail !== null ? { detail: r.detail } : {}) }));
   }
 

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ComponentMigrations, SqlDatabase, SqlExecutor } from './sql.js';
 import type { NotesMergeStrategy, ObjectFormat, Repo, RepoPermission, RepoRows, RepoStore } from './repos.js';
+import { sqlText } from './sql-text.js';
 
 /** Version 2 on both engines: each namespace's notes merge strategy, when it is not `manual`. */
 const NOTES_MERGE_TABLE = `CREATE TABLE repo_notes_merge (
@@ -93,7 +94,7 @@ class Rows implements RepoRows {
       object_format: input.objectFormat,
       created_at: new Date().toISOString(),
     };
-    await this.x.run(`INSERT INTO repos (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
+    await this.x.run(sqlText`INSERT INTO repos (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`, [
       repo.id,
       repo.owner,
       repo.owner_id,

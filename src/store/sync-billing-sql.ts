@@ -15,6 +15,7 @@ import type {
   UploadSession,
   UploadState,
 } from './sync-billing.js';
+import { sqlText } from './sql-text.js';
 
 // SQLite databases in the field are at some version of this list: append only.
 const SQLITE = [
@@ -63,12 +64,12 @@ class Rows implements StorageRows {
   }
 
   app(appId: string): Promise<AppPlan | undefined> {
-    return this.x.get<AppPlan>(`SELECT ${APP_COLS} FROM sync_apps WHERE id = ?`, [appId]);
+    return this.x.get<AppPlan>(sqlText`SELECT ${APP_COLS} FROM sync_apps WHERE id = ?`, [appId]);
   }
 
   appByNameOrId(nameOrId: string): Promise<AppPlan | undefined> {
     // lower() folds ASCII on both engines, as SQLite's NOCASE column does; PostgreSQL has an index on lower(name).
-    return this.x.get<AppPlan>(`SELECT ${APP_COLS} FROM sync_apps WHERE id = ? OR lower(name) = lower(?) ORDER BY id = ? DESC LIMIT 1`, [nameOrId, nameOrId, nameOrId]);
+    return this.x.get<AppPlan>(sqlText`SELECT ${APP_COLS} FROM sync_apps WHERE id = ? OR lower(name) = lower(?) ORDER BY id = ? DESC LIMIT 1`, [nameOrId, nameOrId, nameOrId]);
   }
 
   blob(appId: string, userId: string, hash: string): Promise<BlobRecord | undefined> {
@@ -100,28 +101,28 @@ class Rows implements StorageRows {
   }
 
   upload(id: string): Promise<UploadSession | undefined> {
-    return this.x.get<UploadSession>(`SELECT ${UPLOAD_COLS} FROM ${UPLOADS} WHERE u.id = ?`, [id]);
+    return this.x.get<UploadSession>(sqlText`SELECT ${UPLOAD_COLS} FROM ${UPLOADS} WHERE u.id = ?`, [id]);
   }
 
   uploadByStoreId(storeUploadId: string): Promise<UploadSession | undefined> {
-    return this.x.get<UploadSession>(`SELECT ${UPLOAD_COLS} FROM sync_upload_objects o JOIN sync_uploads u ON u.id = o.upload_id WHERE o.store_upload_id = ?`, [storeUploadId]);
+    return this.x.get<UploadSession>(sqlText`SELECT ${UPLOAD_COLS} FROM sync_upload_objects o JOIN sync_uploads u ON u.id = o.upload_id WHERE o.store_upload_id = ?`, [storeUploadId]);
   }
 
   confirmable(appId: string, userId: string, hash: string): Promise<UploadSession[]> {
     return this.x.all<UploadSession>(
-      `SELECT ${UPLOAD_COLS} FROM ${UPLOADS}
+      sqlText`SELECT ${UPLOAD_COLS} FROM ${UPLOADS}
        WHERE u.app_id = ? AND u.user_id = ? AND u.hash = ? AND u.state IN ('single', 'completed') ORDER BY u.last_activity_ms DESC, u.id LIMIT 16`,
       [appId, userId, hash],
     );
   }
 
   openUploads(limit: number, afterId = ''): Promise<UploadSession[]> {
-    return this.x.all<UploadSession>(`SELECT ${UPLOAD_COLS} FROM ${UPLOADS} WHERE u.state = 'open' AND u.id > ? ORDER BY u.id LIMIT ?`, [afterId, limit]);
+    return this.x.all<UploadSession>(sqlText`SELECT ${UPLOAD_COLS} FROM ${UPLOADS} WHERE u.state = 'open' AND u.id > ? ORDER BY u.id LIMIT ?`, [afterId, limit]);
   }
 
   idleUploads(beforeMs: number, limit: number): Promise<UploadSession[]> {
     return this.x.all<UploadSession>(
-      `SELECT ${UPLOAD_COLS} FROM ${UPLOADS}
+      sqlText`SELECT ${UPLOAD_COLS} FROM ${UPLOADS}
        WHERE u.state IN ('open', 'single', 'completed', 'promoting') AND u.last_activity_ms < ? ORDER BY u.last_activity_ms, u.id LIMIT ?`,
       [beforeMs, limit],
     );
@@ -129,7 +130,7 @@ class Rows implements StorageRows {
 
   settleCandidates(beforeMs: number, limit: number, afterId: string): Promise<UploadSession[]> {
     return this.x.all<UploadSession>(
-      `SELECT ${UPLOAD_COLS} FROM ${UPLOADS}
+      sqlText`SELECT ${UPLOAD_COLS} FROM ${UPLOADS}
        WHERE (u.state IN ('single', 'rejected', 'completed') OR (u.state = 'confirmed' AND u.expires_ms IS NOT NULL))
          AND COALESCE(u.expires_ms, 0) < ? AND u.id > ? ORDER BY u.id LIMIT ?`,
       [beforeMs, afterId, limit],
@@ -158,11 +159,11 @@ class Rows implements StorageRows {
   }
 
   subscription(appId: string, userId: string): Promise<SubscriptionRecord | undefined> {
-    return this.x.get<SubscriptionRecord>(`SELECT ${SUB_COLS} FROM sync_subscriptions WHERE app_id = ? AND user_id = ?`, [appId, userId]);
+    return this.x.get<SubscriptionRecord>(sqlText`SELECT ${SUB_COLS} FROM sync_subscriptions WHERE app_id = ? AND user_id = ?`, [appId, userId]);
   }
 
   subscriptionByProvider(providerSubscriptionId: string): Promise<SubscriptionRecord | undefined> {
-    return this.x.get<SubscriptionRecord>(`SELECT ${SUB_COLS} FROM sync_subscriptions WHERE provider_subscription_id = ? ORDER BY app_id, user_id LIMIT 1`, [providerSubscriptionId]);
+    return this.x.get<SubscriptionRecord>(sqlText`SELECT ${SUB_COLS} FROM sync_subscriptions WHERE provider_subscription_id = ? ORDER BY app_id, user_id LIMIT 1`, [providerSubscriptionId]);
   }
 
   subscriptions(filter: { app_id?: string; user_id?: string }): Promise<SubscriptionRecord[]> {
@@ -181,7 +182,7 @@ class Rows implements StorageRows {
 
   async putSubscription(s: SubscriptionRecord): Promise<void> {
     await this.x.run(
-      `INSERT INTO sync_subscriptions (${SUB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      sqlText`INSERT INTO sync_subscriptions (${SUB_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (app_id, user_id) DO UPDATE SET status = excluded.status, cap_bytes = excluded.cap_bytes, pending_cap_bytes = excluded.pending_cap_bytes,
          interval = excluded.interval, price_cents = excluded.price_cents, provider_subscription_id = excluded.provider_subscription_id,
          current_period_start = excluded.current_period_start, current_period_end = excluded.current_period_end,

@@ -23,6 +23,7 @@ import type {
   SyncRows,
   SyncStore,
 } from './sync.js';
+import { sqlText } from './sql-text.js';
 
 interface EntryRow {
   seq: number;
@@ -134,22 +135,22 @@ class Rows implements SyncRows {
     return app;
   }
   appByKeyHash(apiKeyHash: string): Promise<SyncApp | undefined> {
-    return this.x.get<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps WHERE api_key = ?`, [apiKeyHash]);
+    return this.x.get<SyncApp>(sqlText`SELECT ${APP_COLUMNS} FROM sync_apps WHERE api_key = ?`, [apiKeyHash]);
   }
   getApp(id: string): Promise<SyncApp | undefined> {
-    return this.x.get<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps WHERE id = ?`, [id]);
+    return this.x.get<SyncApp>(sqlText`SELECT ${APP_COLUMNS} FROM sync_apps WHERE id = ?`, [id]);
   }
   async callerExists(appId: string, userId: string): Promise<boolean> {
     return truth(await this.x.value('SELECT EXISTS (SELECT 1 FROM sync_apps WHERE id = ?) AND EXISTS (SELECT 1 FROM users WHERE id = ?) AS ok', [appId, userId]));
   }
   listApps(): Promise<SyncApp[]> {
     // lower(name) first: names are unique ignoring case on both engines, so list them that way too.
-    return this.x.all<SyncApp>(`SELECT ${APP_COLUMNS} FROM sync_apps ORDER BY lower(name), name`);
+    return this.x.all<SyncApp>(sqlText`SELECT ${APP_COLUMNS} FROM sync_apps ORDER BY lower(name), name`);
   }
 
   // Changelog.
   async maxSeq(o: Owner): Promise<number> {
-    return (await this.x.value<number>(`SELECT COALESCE(MAX(seq), 0) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+    return (await this.x.value<number>(sqlText`SELECT COALESCE(MAX(seq), 0) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
   }
   async insertEntries(o: Owner, rows: NewEntry[]): Promise<void> {
     for (const c of chunks(rows, ENTRY_CHUNK)) {
@@ -216,24 +217,24 @@ class Rows implements SyncRows {
     ]);
   }
   async page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage> {
-    const rows = await this.x.all<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
+    const rows = await this.x.all<EntryRow>(sqlText`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
     const { entries, has_more } = paged(rows, input.limit);
     return { entries, cursor: entries.length ? entries[entries.length - 1]!.seq : input.cursor, has_more };
   }
   async entryCount(o: Owner): Promise<number> {
-    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+    return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
   }
   entryKeyId(o: Owner, seq: number): Promise<number | undefined> {
-    return this.x.value<number>(`SELECT key_id FROM sync_entries WHERE ${OWNER} AND seq = ?`, [o.appId, o.userId, seq]);
+    return this.x.value<number>(sqlText`SELECT key_id FROM sync_entries WHERE ${OWNER} AND seq = ?`, [o.appId, o.userId, seq]);
   }
   async entryDataBytes(o: Owner, seq: number): Promise<number> {
     return (await this.x.value<number>(`SELECT COALESCE(${this.bytesOf('data')}, 0) FROM sync_entries WHERE ${OWNER} AND seq = ?`, [o.appId, o.userId, seq])) ?? 0;
   }
   async resealEntry(o: Owner, seq: number, keyId: number, dataJson: string): Promise<void> {
-    await this.x.run(`UPDATE sync_entries SET key_id = ?, data = ? WHERE ${OWNER} AND seq = ?`, [keyId, dataJson, o.appId, o.userId, seq]);
+    await this.x.run(sqlText`UPDATE sync_entries SET key_id = ?, data = ? WHERE ${OWNER} AND seq = ?`, [keyId, dataJson, o.appId, o.userId, seq]);
   }
   async unsealedPage(o: Owner, input: { afterSeq: number; upToSeq: number; newKeyId: number; limit: number }): Promise<{ entries: StoredChangeEntry[]; has_more: boolean }> {
-    const rows = await this.x.all<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? AND seq <= ? AND key_id <> ? ORDER BY seq LIMIT ?`, [
+    const rows = await this.x.all<EntryRow>(sqlText`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? AND seq <= ? AND key_id <> ? ORDER BY seq LIMIT ?`, [
       o.appId,
       o.userId,
       input.afterSeq,
@@ -244,13 +245,13 @@ class Rows implements SyncRows {
     return paged(rows, input.limit);
   }
   async countUnsealed(o: Owner, upToSeq: number, keyId: number): Promise<number> {
-    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND seq <= ? AND key_id <> ?`, [o.appId, o.userId, upToSeq, keyId])) ?? 0;
+    return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND seq <= ? AND key_id <> ?`, [o.appId, o.userId, upToSeq, keyId])) ?? 0;
   }
   async countWithKey(o: Owner, keyId: number): Promise<number> {
-    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND key_id = ?`, [o.appId, o.userId, keyId])) ?? 0;
+    return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND key_id = ?`, [o.appId, o.userId, keyId])) ?? 0;
   }
   batch(o: Owner, deviceId: string, batchId: string): Promise<BatchRow | undefined> {
-    return this.x.get<BatchRow>(`SELECT cursor, accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?`, [o.appId, o.userId, deviceId, batchId]);
+    return this.x.get<BatchRow>(sqlText`SELECT cursor, accepted FROM sync_push_batches WHERE ${OWNER} AND device_id = ? AND batch_id = ?`, [o.appId, o.userId, deviceId, batchId]);
   }
   async insertBatch(o: Owner, input: { deviceId: string; batchId: string; cursor: number; accepted: number; now: string }): Promise<void> {
     await this.x.run(INSERT_BATCH + BATCH_ROW, [
@@ -272,10 +273,10 @@ class Rows implements SyncRows {
 
   // Devices.
   device(o: Owner, id: string): Promise<SyncDevice | undefined> {
-    return this.x.get<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id]);
+    return this.x.get<SyncDevice>(sqlText`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id]);
   }
   deviceByName(o: Owner, name: string): Promise<SyncDevice | undefined> {
-    return this.x.get<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} AND name = ?`, [o.appId, o.userId, name]);
+    return this.x.get<SyncDevice>(sqlText`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} AND name = ?`, [o.appId, o.userId, name]);
   }
   async insertDevice(o: Owner, d: SyncDevice): Promise<void> {
     await this.x.run('INSERT INTO sync_devices (id, app_id, user_id, name, platform, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [
@@ -289,33 +290,33 @@ class Rows implements SyncRows {
     ]);
   }
   async updateDevice(o: Owner, id: string, input: { platform: string | null; now: string }): Promise<void> {
-    await this.x.run(`UPDATE sync_devices SET platform = COALESCE(?, platform), last_seen_at = ? WHERE ${OWNER} AND id = ?`, [input.platform, input.now, o.appId, o.userId, id]);
+    await this.x.run(sqlText`UPDATE sync_devices SET platform = COALESCE(?, platform), last_seen_at = ? WHERE ${OWNER} AND id = ?`, [input.platform, input.now, o.appId, o.userId, id]);
   }
   async touchDevice(o: Owner, id: string, now: string): Promise<void> {
     await this.x.run(TOUCH_DEVICE, [now, o.appId, o.userId, id]);
   }
   listDevices(o: Owner): Promise<SyncDevice[]> {
-    return this.x.all<SyncDevice>(`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} ORDER BY created_at, name`, [o.appId, o.userId]);
+    return this.x.all<SyncDevice>(sqlText`SELECT ${DEVICE_COLUMNS} FROM sync_devices WHERE ${OWNER} ORDER BY created_at, name`, [o.appId, o.userId]);
   }
   async deleteDevice(o: Owner, id: string): Promise<boolean> {
-    return (await this.x.run(`DELETE FROM sync_devices WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id])).changes > 0;
+    return (await this.x.run(sqlText`DELETE FROM sync_devices WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id])).changes > 0;
   }
   async deviceCount(o: Owner): Promise<number> {
-    return (await this.x.value<number>(`SELECT COUNT(*) FROM sync_devices WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+    return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_devices WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
   }
 
   // Keys.
   key(o: Owner): Promise<KeyRow | undefined> {
-    return this.x.get<KeyRow>(`SELECT encrypted_key, key_version, key_id FROM sync_keys WHERE ${OWNER}`, [o.appId, o.userId]);
+    return this.x.get<KeyRow>(sqlText`SELECT encrypted_key, key_version, key_id FROM sync_keys WHERE ${OWNER}`, [o.appId, o.userId]);
   }
   async insertKey(o: Owner, k: KeyRow, now: string): Promise<void> {
     await this.x.run('INSERT INTO sync_keys (app_id, user_id, encrypted_key, key_version, key_id, updated_at) VALUES (?, ?, ?, ?, ?, ?)', [o.appId, o.userId, k.encrypted_key, k.key_version, k.key_id, now]);
   }
   async updateKey(o: Owner, k: KeyRow, now: string): Promise<void> {
-    await this.x.run(`UPDATE sync_keys SET encrypted_key = ?, key_version = ?, key_id = ?, updated_at = ? WHERE ${OWNER}`, [k.encrypted_key, k.key_version, k.key_id, now, o.appId, o.userId]);
+    await this.x.run(sqlText`UPDATE sync_keys SET encrypted_key = ?, key_version = ?, key_id = ?, updated_at = ? WHERE ${OWNER}`, [k.encrypted_key, k.key_version, k.key_id, now, o.appId, o.userId]);
   }
   retiredKeys(o: Owner): Promise<RetiredKey[]> {
-    return this.x.all<RetiredKey>(`SELECT encrypted_key, key_id FROM sync_retired_keys WHERE ${OWNER} ORDER BY key_id`, [o.appId, o.userId]);
+    return this.x.all<RetiredKey>(sqlText`SELECT encrypted_key, key_id FROM sync_retired_keys WHERE ${OWNER} ORDER BY key_id`, [o.appId, o.userId]);
   }
   async retireKey(o: Owner, k: RetiredKey, now: string): Promise<void> {
     await this.x.run(
@@ -326,7 +327,7 @@ class Rows implements SyncRows {
   }
   async dropUnusedRetiredKeys(o: Owner): Promise<void> {
     await this.x.run(
-      `DELETE FROM sync_retired_keys WHERE ${OWNER}
+      sqlText`DELETE FROM sync_retired_keys WHERE ${OWNER}
        AND NOT EXISTS (SELECT 1 FROM sync_entries e WHERE e.app_id = sync_retired_keys.app_id AND e.user_id = sync_retired_keys.user_id AND e.key_id = sync_retired_keys.key_id)`,
       [o.appId, o.userId],
     );
@@ -334,13 +335,13 @@ class Rows implements SyncRows {
 
   // Rotations.
   activeRotation(o: Owner): Promise<RotationRow | undefined> {
-    return this.x.get<RotationRow>(`SELECT ${ROTATION_COLUMNS} FROM sync_rotations WHERE ${OWNER} AND state = 'active'`, [o.appId, o.userId]);
+    return this.x.get<RotationRow>(sqlText`SELECT ${ROTATION_COLUMNS} FROM sync_rotations WHERE ${OWNER} AND state = 'active'`, [o.appId, o.userId]);
   }
   rotation(o: Owner, id: string): Promise<RotationRow | undefined> {
-    return this.x.get<RotationRow>(`SELECT ${ROTATION_COLUMNS} FROM sync_rotations WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id]);
+    return this.x.get<RotationRow>(sqlText`SELECT ${ROTATION_COLUMNS} FROM sync_rotations WHERE ${OWNER} AND id = ?`, [o.appId, o.userId, id]);
   }
   async maxRotationKeyId(o: Owner): Promise<number> {
-    return (await this.x.value<number>(`SELECT COALESCE(MAX(new_key_id), 0) FROM sync_rotations WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
+    return (await this.x.value<number>(sqlText`SELECT COALESCE(MAX(new_key_id), 0) FROM sync_rotations WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;
   }
   async insertRotation(o: Owner, r: Omit<RotationRow, 'state'>, createdAt: string): Promise<void> {
     await this.x.run(
@@ -350,10 +351,10 @@ class Rows implements SyncRows {
     );
   }
   async touchRotation(o: Owner, id: string, nowMs: number): Promise<void> {
-    await this.x.run(`UPDATE sync_rotations SET last_activity_ms = ? WHERE ${OWNER} AND id = ?`, [nowMs, o.appId, o.userId, id]);
+    await this.x.run(sqlText`UPDATE sync_rotations SET last_activity_ms = ? WHERE ${OWNER} AND id = ?`, [nowMs, o.appId, o.userId, id]);
   }
   async setRotationState(o: Owner, id: string, state: RotationState, nowMs: number): Promise<void> {
-    await this.x.run(`UPDATE sync_rotations SET state = ?, last_activity_ms = ? WHERE ${OWNER} AND id = ?`, [state, nowMs, o.appId, o.userId, id]);
+    await this.x.run(sqlText`UPDATE sync_rotations SET state = ?, last_activity_ms = ? WHERE ${OWNER} AND id = ?`, [state, nowMs, o.appId, o.userId, id]);
   }
 }
 

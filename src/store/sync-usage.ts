@@ -2,6 +2,7 @@
 // stored parts and the reservations of pending uploads, with the cap in force. Read inside the
 // transactions of the sync domain modules (push, reserve, confirm), which weigh these figures.
 import type { SqlExecutor } from './sql.js';
+import { sqlText } from './sql-text.js';
 
 export interface Usage {
   /** What is stored and billed: blob_bytes + changelog_bytes + open_part_bytes (spec status `storage_used_bytes`). */
@@ -82,5 +83,5 @@ export function usageOf(r: UsageRow): Usage {
 
 /** The (app, user)'s usage as `x` (a transaction or the database) sees it, in one statement. */
 export async function readUsage(x: SqlExecutor, appId: string, userId: string): Promise<Usage> {
-  return usageOf((await x.get<UsageRow>(`SELECT ${USAGE_COLUMNS}`, usageParams(appId, userId)))!);
+  return usageOf((await x.get<UsageRow>(sqlText`SELECT ${USAGE_COLUMNS}`, usageParams(appId, userId)))!);
 }
