@@ -9,7 +9,7 @@ import { readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { autocannon, bareServer, procStats, hottest, ratio, serveBuilt, warmLoad, type LoadResult } from './_util.js';
+import { autocannon, bareServer, procStats, hottest, ratio, serveBuilt, type LoadResult } from './_util.js';
 
 const TOKEN = 'bench-token';
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -45,7 +45,7 @@ async function pings(dir: string): Promise<void> {
   try {
     const db = new Database(join(dir, 'monitor.db'), { readonly: true });
     const count = db.prepare('SELECT count(*) FROM snapshots WHERE target = ?').pluck();
-    // The daemon's ping path is still being compiled after warmLoad's one second (a profile after
+    // The daemon's ping path is still being compiled after a load's one second of warm-up (a profile after
     // 2 s of load: 1,050 pings/s, after 6 s: 2,961): it first takes pings of both kinds, not counted.
     const warm = Number(process.env.MKT_BENCH_PING_WARM ?? 4);
     await autocannon(url, { seconds: warm });
@@ -53,20 +53,32 @@ async function pings(dir: string): Promise<void> {
     // Rounds of bare GET, our GET, bare POST, our POST, each pair back to back: the machine's load
     // from other jobs moves both alike within a round, and the median round's ratio is reported.
     const rounds = Math.max(1, Number(process.env.MKT_BENCH_PING_ROUNDS ?? 3));
-    const results: { bareGet: LoadResult; get: LoadResult; barePost: LoadResult; post: LoadResult }[] = [];
+    type Measured = LoadResult & { cpuUs: number };
+    const results: { bareGet: Measured; get: Measured; barePost: Measured; post: Measured }[] = [];
     let cpu = { get: 0, post: 0 };
     let rows = { get: 0, post: 0 };
+    /**
+     * A load after its 1 s warm-up, with the CPU its server spent a request during it: the bare
+     * server's is this process's own (autocannon runs in a child), the daemon's from /proc.
+     */
+    const measured = async (target: string, load: Parameters<typeof autocannon>[1], daemon: boolean): Promise<Measured> => {
+      await autocannon(target, { ...load, seconds: 1 });
+      const before = daemon ? procStats(mon.pid).cpuMs * 1000 : process.cpuUsage();
+      const r = await autocannon(target, load);
+      const spentUs = daemon ? procStats(mon.pid).cpuMs * 1000 - (before as number) : ((u) => u.user + u.system)(process.cpuUsage(before as NodeJS.CpuUsage));
+      return { ...r, cpuUs: spentUs / Math.max(1, r.rps * seconds) };
+    };
     for (let i = 0; i < rounds; i++) {
-      const bareGet = await warmLoad(`${bare.url}/ping/x`, { seconds });
+      const bareGet = await measured(`${bare.url}/ping/x`, { seconds }, false);
       const s0 = procStats(mon.pid);
       const n0 = count.get(nameOf(0)) as number;
-      const get = await warmLoad(url, { seconds });
+      const get = await measured(url, { seconds }, true);
       const s1 = procStats(mon.pid);
       const n1 = count.get(nameOf(0)) as number;
-      const barePost = await warmLoad(`${bare.url}/ping/x`, post);
+      const barePost = await measured(`${bare.url}/ping/x`, post, false);
       const s2 = procStats(mon.pid);
       const n2 = count.get(nameOf(0)) as number;
-      const ours = await warmLoad(`${url}/0`, post);
+      const ours = await measured(`${url}/0`, post, true);
       const s3 = procStats(mon.pid);
       const n3 = count.get(nameOf(0)) as number;
       results.push({ bareGet, get, barePost, post: ours });
@@ -78,7 +90,10 @@ async function pings(dir: string): Promise<void> {
     const mGet = median((r) => r.get.rps / r.bareGet.rps);
     const mPost = median((r) => r.post.rps / r.barePost.rps);
     console.log(`pings at /ping/{key}, 20 keep-alive connections, ${rounds} rounds of ${seconds} s a load after 1 s of warm-up (the daemon first took ${warm} s of each kind; the built daemon, info logs to a pipe):`);
-    results.forEach((r, i) => console.log(`  round ${i + 1}: GET ${r.get.rps.toFixed(0)} / bare ${r.bareGet.rps.toFixed(0)} = ${ratio(r.get.rps, r.bareGet.rps)}, POST ${r.post.rps.toFixed(0)} / bare ${r.barePost.rps.toFixed(0)} = ${ratio(r.post.rps, r.barePost.rps)}`));
+    // Beside each throughput ratio, the CPU a request of bare over the daemon's: what the ratio
+    // would be were both servers held only by their own CPU (a machine whose speed drifts moves it less).
+    const cpuRatio = (ours: Measured, base: Measured): string => `${ratio(base.cpuUs, ours.cpuUs)} (CPU ${base.cpuUs.toFixed(0)} / ${ours.cpuUs.toFixed(0)} µs)`;
+    results.forEach((r, i) => console.log(`  round ${i + 1}: GET ${r.get.rps.toFixed(0)} / bare ${r.bareGet.rps.toFixed(0)} = ${ratio(r.get.rps, r.bareGet.rps)}, by CPU ${cpuRatio(r.get, r.bareGet)}; POST ${r.post.rps.toFixed(0)} / bare ${r.barePost.rps.toFixed(0)} = ${ratio(r.post.rps, r.barePost.rps)}, by CPU ${cpuRatio(r.post, r.barePost)}`));
     console.log('the median round of each kind:');
     console.log(row('bare node:http, GET', mGet.bareGet));
     console.log(row('GET /ping/{key}', mGet.get, mGet.bareGet));
