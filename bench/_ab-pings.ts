@@ -7,14 +7,14 @@
 //   git worktree add /tmp/old <commit> && ln -s $PWD/node_modules /tmp/old/ && (cd /tmp/old && npm run build)
 //   AB_BIN_A=/tmp/old/bin/mkt AB_BIN_B=bin/mkt node --import tsx bench/_ab-pings.ts
 //
-// AB_POST=1 sends POST /ping/{key}/0 with a small log; AB_ROUNDS (default 6); AB_FA / AB_FB node
+// AB_POST=1 sends POST /ping/{key}/0 with a small log; AB_ROUNDS (default 6); AB_SECONDS a load (default 4); AB_FA / AB_FB node
 // flags of A / B (e.g. --min-semi-space-size=16); AB_A / AB_B extra environment of A / B, as JSON.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { autocannon, procStats, spawnListening, type ServerProcess } from './_util.js';
 
-const SECONDS = 4;
+const SECONDS = Number(process.env.AB_SECONDS ?? 4);
 const config = `name: bench\ntoken: t\nincident_threshold: 1\ntargets:\n  hb:\n    interval: 10m\n    heartbeat: { period: 1h, grace: 1h, ping_key: bench-ping-key-000000 }\n`;
 const post = process.env.AB_POST === '1';
 const load = post ? { method: 'POST' as const, body: 'rsync: 1,204 files, 38 MiB sent\nbackup finished in 41 s\n'.repeat(3), headers: { 'content-type': 'text/plain' } } : {};

@@ -75,9 +75,9 @@ describe('the young generation governed', () => {
     expect(changes[0]).toBe(true);
   });
 
-  it('GrowthPolicy: grows after 3 busy intervals in a row, holds at the first quiet one', () => {
-    const p = new GrowthPolicy(0.02, 3);
-    const seen = [0.5, 0.5, 0.01, 0.03, 0.02, 0.5, 0.1, 0.019, 0.2].map((share) => [p.next(share), p.growing]);
+  it('GrowthPolicy: grows after 3 busy intervals in a row, keeps growing until an interval under the hold share', () => {
+    const p = new GrowthPolicy(0.02, 3, 0.005);
+    const seen = [0.5, 0.5, 0.01, 0.03, 0.02, 0.5, 0.1, 0.019, 0.006, 0.004, 0.019, 0.03, 0.03, 0.03].map((share) => [p.next(share), p.growing]);
     expect(seen).toEqual([
       [false, false],
       [false, false],
@@ -87,8 +87,16 @@ describe('the young generation governed', () => {
       [false, false],
       [true, true],
       [false, true],
+      // Under the share that grows, not under the one that holds: still growing.
+      [false, true],
+      [false, true],
       [true, false],
+      // Held again, it takes 3 busy intervals anew.
       [false, false],
+      [false, false],
+      [false, false],
+      [true, true],
     ]);
+    expect(() => new GrowthPolicy(0.01, 3, 0.02)).toThrow(RangeError);
   });
 });
