@@ -20,13 +20,14 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function tickets(timeouts: Partial<ServerTimeouts>): Promise<RunningService> {
-  const dir = tempDir('mkt-timeouts-');
-  const svc = await startService('tickets', {
+/** A service on port 0 with shortened timeouts, silent, removed after the test. */
+async function serve(service: 'tickets' | 'monitor', timeouts: Partial<ServerTimeouts>, setup: (dir: string) => { configPath?: string; options: Record<string, unknown> }): Promise<RunningService> {
+  const dir = tempDir(`mkt-timeouts-${service}-`);
+  const svc = await startService(service, {
     host: '127.0.0.1',
     port: 0,
     dataDir: dir.path,
-    options: { token: TOKEN },
+    ...setup(dir.path),
     env: {},
     timeouts,
     logger: createLogger({ level: 'silent' }),
@@ -35,28 +36,18 @@ async function tickets(timeouts: Partial<ServerTimeouts>): Promise<RunningServic
   cleanups.push(() => dir.remove(), () => svc.close());
   return svc;
 }
+
+const tickets = (timeouts: Partial<ServerTimeouts>): Promise<RunningService> => serve('tickets', timeouts, () => ({ options: { token: TOKEN } }));
 
 const PING_KEY = 'slow-log-ping-key-0123456789';
 
 /** A monitor with one heartbeat target whose ping key is PING_KEY. */
-async function monitor(timeouts: Partial<ServerTimeouts>): Promise<RunningService> {
-  const dir = tempDir('mkt-timeouts-mon-');
-  const configPath = join(dir.path, 'monitor.yaml');
-  writeFileSync(configPath, `token: ${TOKEN}\ntargets:\n  job:\n    heartbeat: { period: 1h, ping_key: ${PING_KEY} }\n    interval: 1h\n`);
-  const svc = await startService('monitor', {
-    host: '127.0.0.1',
-    port: 0,
-    dataDir: dir.path,
-    configPath,
-    options: {},
-    env: {},
-    timeouts,
-    logger: createLogger({ level: 'silent' }),
-    out: new Writable({ write: (_c, _e, cb) => cb() }),
+const monitor = (timeouts: Partial<ServerTimeouts>): Promise<RunningService> =>
+  serve('monitor', timeouts, (dir) => {
+    const configPath = join(dir, 'monitor.yaml');
+    writeFileSync(configPath, `token: ${TOKEN}\ntargets:\n  job:\n    heartbeat: { period: 1h, ping_key: ${PING_KEY} }\n    interval: 1h\n`);
+    return { configPath, options: {} };
   });
-  cleanups.push(() => dir.remove(), () => svc.close());
-  return svc;
-}
 
 interface Raw {
   socket: Socket;
