@@ -144,8 +144,10 @@ function readText(req: FastifyRequest, limit: number, payload: NodeJS.ReadableSt
   readBody(req, limit, payload, deadlines, (err, body) => (err ? done(err) : done(null, body!.toString('utf8'))));
 }
 
-/** Replaces fastify's JSON and text parsers (same texts, same prototype-poisoning errors). */
-/** Installs the JSON and text parsers; answers the deadlines they share, for other buffered bodies of the server. */
+/**
+ * Replaces fastify's JSON and text parsers (same texts, same prototype-poisoning errors); answers
+ * the deadlines they share, for the server's other buffered bodies (a monitor ping's log).
+ */
 export function installBodyParsers(app: FastifyInstance, opts: { requestTimeoutMs: number; bodyLimit: number; maxJsonDepth?: number }): BodyDeadlines {
   const maxDepth = opts.maxJsonDepth ?? MAX_JSON_DEPTH;
   // The server's limit, unless a route sets its own: then that route's, read per request
