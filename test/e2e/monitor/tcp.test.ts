@@ -109,11 +109,14 @@ describe('tcp:// targets in a running monitor', () => {
 
   it('a server that is gone: down with "connection refused"', async () => {
     await shut(port);
+    // A check in flight as the server went away sees its connection reset; every check after it is refused.
     const latest = await waitFor(async () => {
       const l = (await mon.get('/api/status/port')).body.latest;
-      return l?.status === 'down' ? l : undefined;
-    }, 'port down');
+      return l?.status === 'down' && l.error === 'connection refused' ? l : undefined;
+    }, 'port down, connection refused');
     expect(latest).toMatchObject({ response_time_ms: 0, error: 'connection refused' });
+    const recent = (await mon.get('/api/status/port')).body.recent as { status: string; error?: string }[];
+    for (const s of recent.filter((x) => x.status === 'down')) expect(['connection refused', 'connection reset']).toContain(s.error);
     const metrics = (await mon.get('/metrics')).body as string;
     expect(metrics).toMatch(/^mkt_monitor_target_up\{target="port"\} 0$/m);
   });
