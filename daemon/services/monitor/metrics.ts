@@ -133,8 +133,8 @@ export class MonitorMetrics {
 
   /**
    * Recorded results of one of the target's checks (one check's, or a group of pings'); health
-   * snapshots also feed the per-target families. Counted once a status of the group, not once a
-   * snapshot: a burst of pings pays for one label lookup.
+   * snapshots also feed the per-target families. Counted once a run of one status in the group,
+   * not once a snapshot: a burst of pings pays for one label lookup.
    */
   observe(target: string, kind: string, snapshots: readonly Snapshot[]): void {
     this.checks.inc({ kind }, snapshots.length || 1);

@@ -3,10 +3,9 @@
 // A POST body is the run's log; the key is the only secret, so it is never logged, and an
 // address guessing keys is refused for a while (ping-guard.ts). A ping that can be answered at
 // once is taken by a direct route, before fastify (pingLane); every other goes through fastify.
-import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { HttpError } from '../../plugins/errors.js';
-import { readBody, type BodyDeadlines, type PendingBody } from '../../plugins/body.js';
+import { readBody, type BodyDeadlines } from '../../plugins/body.js';
 import type { CheckEngine } from './engine.js';
 import { PENDING, type PingKeys } from './ping-keys.js';
 import { PingGuard } from './ping-guard.js';
@@ -162,7 +161,8 @@ export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard,
       recordPing(deps, target, signal, undefined, ping);
       return true;
     }
-    readLog(req, Number(length), deadlines, (err, body) => {
+    // The reader of fastify's ping route (plugins/body.ts): same limit, same request timeout, same errors.
+    readBody(req, MAX_PING_BODY, req, deadlines, (err, body) => {
       if (err) return ping.fail(err);
       recordPing(deps, target, signal, body!.length > 0 ? logTail(body!) : undefined, ping);
     });
@@ -185,37 +185,4 @@ function recordPing(deps: PingDeps, target: string, signal: PingSignal, log: { t
     answer.debug({ target, signal: name }, 'ping');
     answer.send(200, answerText(target, name));
   });
-}
-
-/**
- * Reads a body of `length` bytes (its content-length, within the limit) as the fastify route's
- * reader (plugins/body.ts readBody) would, within the same request timeout (408).
- */
-function readLog(req: IncomingMessage, length: number, deadlines: BodyDeadlines, done: (err: Error | null, body?: Buffer) => void): void {
-  const chunks: Buffer[] = [];
-  let received = 0;
-  let settled = false;
-  const pending: PendingBody = { deadline: Date.now() + deadlines.timeoutMs, finish: (err) => onEnd(err) };
-  deadlines.add(pending);
-  // The listeners stay on the request, which is dropped once answered: removing them cost more
-  // than the read itself (a socket error after the end is what `settled` is for).
-  req.on('data', (chunk: Buffer): void => {
-    received += chunk.length;
-    chunks.push(chunk);
-  });
-  const onEnd = (err?: Error): void => {
-    if (settled) return;
-    settled = true;
-    deadlines.delete(pending);
-    if (err) {
-      // The deadline's 408 stands; a socket's error is the client's (400).
-      const status = (err as { statusCode?: unknown }).statusCode;
-      return done(typeof status === 'number' && status >= 400 ? err : Object.assign(err, { statusCode: 400 }));
-    }
-    // node's parser holds a body to its content-length; a shorter one ends in an error above.
-    if (received !== length) return done(new HttpError(400, 'FST_ERR_CTP_INVALID_CONTENT_LENGTH: Request body size did not match Content-Length'));
-    done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
-  };
-  req.on('end', onEnd);
-  req.on('error', onEnd);
 }
