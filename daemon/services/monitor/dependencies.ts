@@ -35,20 +35,27 @@ export class Dependencies {
   }
 
   /**
-   * A parent whose latest checks are down but fewer than its threshold, recently: its incident may
-   * open at its next check, so a child reaching its own threshold first waits for it rather than
-   * alerting on its own. Bounded: once the parent's streak reaches its threshold without an
-   * incident (a mesh quorum not met), or its latest check is stale, it no longer holds the child.
+   * A parent that may be about to open the incident a child reaching its threshold has: its latest
+   * checks are down but fewer than its threshold, or it has not been checked since the child's
+   * down streak began (`sinceMs`: a child checked a moment before its parent sees only the
+   * parent's last good check). The child waits for it rather than alerting on its own. Bounded:
+   * once the parent's streak reaches its threshold without an incident (a mesh quorum not met),
+   * or its latest check is stale (its next one overdue), it no longer holds the child.
    */
-  async pendingParent(t: TargetConfig, nowMs: number): Promise<string | undefined> {
+  async pendingParent(t: TargetConfig, nowMs: number, sinceMs: number): Promise<string | undefined> {
     for (const name of t.dependsOn ?? []) {
       const p = this.byName.get(name);
       if (!p) continue;
       const threshold = p.incidentThreshold ?? this.incidentThreshold;
       const recent = await this.store.recent(name, threshold);
       const latest = recent[0];
-      if (!latest || latest.maintenance || latest.status !== 'down') continue;
-      if (Date.parse(latest.checked_at) < nowMs - 2 * p.intervalMs - p.timeoutMs) continue;
+      if (!latest || latest.maintenance) continue;
+      const checkedAt = Date.parse(latest.checked_at);
+      if (checkedAt < nowMs - 2 * p.intervalMs - p.timeoutMs) continue;
+      if (latest.status !== 'down') {
+        if (checkedAt < sinceMs) return name;
+        continue;
+      }
       let streak = 0;
       for (const s of recent) {
         if (s.status !== 'down' || s.maintenance) break;

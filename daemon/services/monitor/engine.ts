@@ -458,14 +458,14 @@ export class CheckEngine {
         const gate = this.opts.gate && !t.heartbeat ? await this.opts.gate.decide(t, snap) : { open: true, alert: true };
         if (!gate.open) return;
         const at = Date.parse(snap.checked_at);
-        // A parent with an open incident makes this one its consequence; a parent whose down streak
-        // has not reached its threshold yet is waited for (at most that long), so a child checked
-        // first does not alert ahead of the parent that caused it.
-        const causedBy = t.dependsOn ? await this.deps.downParent(t) : undefined;
-        if (!causedBy && t.dependsOn && (await this.deps.pendingParent(t, at))) return;
         // Up to this snapshot: a group of pings may have recorded later ones already.
         const recent = (await store.recent(t.name, n + MAINTENANCE_LOOKBACK)).filter((x) => !x.maintenance && x.checked_at <= snap.checked_at).slice(0, n);
         const first = recent[recent.length - 1] ?? snap;
+        // A parent with an open incident makes this one its consequence; a parent whose down streak
+        // has not reached its threshold yet, or not been checked since this streak began, is
+        // waited for (bounded), so a child checked first does not alert ahead of its cause.
+        const causedBy = t.dependsOn ? await this.deps.downParent(t) : undefined;
+        if (!causedBy && t.dependsOn && (await this.deps.pendingParent(t, at, Date.parse(first.checked_at)))) return;
         // Another instance on this store may have opened it first: the store answers that one,
         // and the alert goes to whoever claims the transition.
         const incident = await store.openIncident(t.name, first.checked_at, snap.error ?? 'down', n, causedBy);

@@ -175,6 +175,55 @@ describe('depends_on in the engine', () => {
   });
 });
 
+describe('a child checked before its parent has seen the outage', () => {
+  it('waits for the parent\'s next check, whose incident then causes the child\'s: one alert, the parent\'s', async () => {
+    const T0 = Date.parse('2026-07-04T00:00:00Z');
+    const r = rig('unseen.db');
+    down.clear();
+    try {
+      await r.check('router', T0);
+      down.add('router').add('web');
+      // web's whole streak comes after router's last (good) check: router has not looked since.
+      await r.check('web', T0 + 10 * SEC);
+      await r.check('web', T0 + 40 * SEC);
+      expect(await r.store.currentIncident('web')).toBeUndefined();
+      await r.check('router', T0 + MIN);
+      await r.check('web', T0 + 70 * SEC);
+      expect(await r.store.currentIncident('web')).toBeUndefined();
+      await r.check('router', T0 + 2 * MIN);
+      await r.check('web', T0 + 130 * SEC);
+      expect(await r.store.currentIncident('web')).toMatchObject({ caused_by: 'router', started_at: new Date(T0 + 10 * SEC).toISOString() });
+      expect(r.events()).toEqual(['incident.opened router affected web']);
+    } finally {
+      await r.close();
+    }
+  });
+
+  it('a parent checked good since the streak began, or whose last check is overdue, holds nothing back', async () => {
+    const T0 = Date.parse('2026-07-05T00:00:00Z');
+    const seen = rig('seen.db');
+    const stale = rig('stale.db');
+    down.clear();
+    try {
+      await seen.check('router', T0);
+      await stale.check('router', T0);
+      down.add('web');
+      await seen.check('web', T0 + 10 * SEC);
+      await seen.check('router', T0 + 20 * SEC);
+      await seen.check('web', T0 + 40 * SEC);
+      expect(await seen.store.currentIncident('web')).not.toHaveProperty('caused_by');
+      expect(seen.events()).toEqual(['incident.opened web']);
+      // router (every 60 s, timeout 10 s) not checked for more than two intervals and its timeout.
+      await stale.check('web', T0 + 2 * MIN);
+      await stale.check('web', T0 + 2 * MIN + 11 * SEC);
+      expect(stale.events()).toEqual(['incident.opened web']);
+    } finally {
+      await seen.close();
+      await stale.close();
+    }
+  });
+});
+
 describe('depends_on on a mesh (each point its own store)', () => {
   it('a released child alerts from here only when the gate elects this point (no peer showed it sent)', async () => {
     const T0 = Date.parse('2026-07-06T00:00:00Z');
