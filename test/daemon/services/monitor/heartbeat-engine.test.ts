@@ -296,4 +296,44 @@ describe('heartbeat targets in the engine (a clock the test sets)', () => {
       await r.close().catch(() => undefined);
     }
   });
+
+  it('a group waits while pings keep coming, turn after turn, and no longer than its bound of turns; a lone ping is written at once', async () => {
+    const T0 = Date.parse('2026-06-03T00:00:00Z');
+    const r = await rig('gather.db', periodic, T0);
+    const groups: number[] = [];
+    const record = r.store.recordHeartbeatPings.bind(r.store);
+    r.store.recordHeartbeatPings = (target, pings, snapshotOf) => {
+      groups.push(pings.length);
+      return record(target, pings, snapshotOf);
+    };
+    const turn = (): Promise<void> => new Promise((done) => setImmediate(done));
+    const ping = (): Promise<Snapshot> => r.engine.ping('backup', { kind: 'success' }, undefined);
+    try {
+      r.clock.set(T0 + MIN);
+      await ping();
+      expect(groups).toEqual([1]);
+      await turn(); // the write's own turn ends
+      // Two at once, then one more in each of the next two turns: one group of four.
+      const sent = [ping(), ping()];
+      await turn();
+      sent.push(ping());
+      await turn();
+      sent.push(ping());
+      await Promise.all(sent);
+      expect(groups).toEqual([1, 4]);
+      await turn();
+      // A ping every turn for twenty turns: written in groups, the first after its bound (4 more turns).
+      const stream: Promise<Snapshot>[] = [ping(), ping()];
+      for (let i = 0; i < 20; i++) {
+        await turn();
+        stream.push(ping());
+      }
+      await Promise.all(stream);
+      expect(groups.slice(2).reduce((a, b) => a + b, 0)).toBe(22);
+      expect(groups[2]).toBe(6);
+      expect(groups.length).toBeGreaterThan(3);
+    } finally {
+      await r.close().catch(() => undefined);
+    }
+  });
 });
