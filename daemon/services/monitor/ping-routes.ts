@@ -52,7 +52,7 @@ export async function pingRoutes(app: FastifyInstance, deps: PingDeps): Promise<
   app.removeAllContentTypeParsers();
   // Read within the request timeout as every buffered body is (408): a log dripped a byte a
   // minute would otherwise hold its connection for as long as the idle timeout allows each byte.
-  app.addContentTypeParser('*', (req, payload, done) => readBody(req, MAX_PING_BODY, payload, app.bodyDeadlines, done));
+  app.addContentTypeParser('*', (req, payload, done) => readBody(req.headers['content-length'], MAX_PING_BODY, payload, app.bodyDeadlines, done));
   // Say what to do about a log too long; every other error goes on to the service's handler.
   app.setErrorHandler((err: { code?: string }) => {
     if (err.code === 'FST_ERR_CTP_BODY_TOO_LARGE') throw new HttpError(413, `the ping body is over ${MAX_PING_BODY / 1024} KiB; send the end of the log (the monitor keeps the last ${KEPT_LOG_BYTES / 1024} KiB; mkt monitor run sends just that)`);
@@ -162,7 +162,7 @@ export function pingLane(direct: DirectRoutes, deps: PingDeps, guard: PingGuard,
       return true;
     }
     // The reader of fastify's ping route (plugins/body.ts): same limit, same request timeout, same errors.
-    readBody(req, MAX_PING_BODY, req, deadlines, (err, body) => {
+    readBody(length, MAX_PING_BODY, req, deadlines, (err, body) => {
       if (err) return ping.fail(err);
       recordPing(deps, target, signal, body!.length > 0 ? logTail(body!) : undefined, ping);
     });
