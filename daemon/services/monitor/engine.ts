@@ -17,6 +17,7 @@ import { checkWhois } from './checks/whois.js';
 import { runTests } from './checks/tests.js';
 import type { MaintenanceSchedule } from './maintenance.js';
 import { signalSnapshot, stateVerdict, storedSignal, type PingSignal } from './checks/heartbeat.js';
+import { TurnGather } from '../../turn-gather.js';
 import type { HeartbeatState } from '../../../src/store/monitor-heartbeats.js';
 import { Dependencies, reminderDue } from './dependencies.js';
 import { asDiskFull } from '../../../src/util/disk-full.js';
@@ -25,8 +26,6 @@ export const TLS_EVERY_MS = 60 * 60 * 1000;
 export const WHOIS_EVERY_MS = 12 * 60 * 60 * 1000;
 /** Snapshots read past the streak's length, so that checks in maintenance can be skipped over. */
 const MAINTENANCE_LOOKBACK = 100;
-/** At most this many more turns of the event loop a group of pings waits for more (gather). */
-const GATHER_TURNS = 4;
 /** How long a "not alerted from here" answer stands before a reminder asks the store again. */
 const REMIND_RECHECK_MS = 60_000;
 
@@ -351,31 +350,14 @@ export class CheckEngine {
     this.pings.push({ job, signal, log, at: this.now(), done });
     if (this.flushing) return;
     this.flushing = true;
-    this.gathered = this.pings.length;
-    setImmediate(this.gather);
+    this.gather.start();
   }
 
-  /** Pings queued when the gathering last looked, and how many turns it has waited. */
-  private gathered = 0;
-  private gatherTurns = 0;
-  /**
-   * Waits while pings keep coming: each turn of the event loop reads what the sockets hold, and a
-   * turn that brought more is followed by another, up to GATHER_TURNS. A group write has a fixed
-   * cost (a transaction, its reads, its commit: ~110 µs) that a larger group shares: under 20 busy
-   * connections, groups grew from ~13 pings to ~19. A lone ping is written at the first look, as
-   * before.
-   */
-  private readonly gather = (): void => {
-    const queued = this.pings.length;
-    if (queued > this.gathered && this.gatherTurns < GATHER_TURNS) {
-      this.gathered = queued;
-      this.gatherTurns++;
-      setImmediate(this.gather);
-      return;
-    }
-    this.gatherTurns = 0;
-    void this.flushPings();
-  };
+  /** A group is written once the pings stop coming (daemon/turn-gather.ts): ~19 under 20 busy connections, not ~13. */
+  private readonly gather = new TurnGather(
+    () => this.pings.length,
+    () => void this.flushPings(),
+  );
 
   private async flushPings(): Promise<void> {
     while (this.pings.length) {

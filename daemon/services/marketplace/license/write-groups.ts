@@ -1,9 +1,10 @@
-// Small license writes (heartbeats, lease renewals) grouped into one write transaction per turn of
-// the event loop where the store says grouping pays (SQLite: the commit, and a read transaction's
-// file locks, are most of such a write's cost, and this process's writes are serial anyway), as
-// the monitor groups heartbeat pings. Each is answered once its group committed; elsewhere each
-// runs in a transaction of its own.
+// Small license writes (heartbeats, lease renewals) grouped into one write transaction, gathered
+// while they keep coming (daemon/turn-gather.ts), where the store says grouping pays (SQLite: the
+// commit, and a read transaction's file locks, are most of such a write's cost, and this
+// process's writes are serial anyway), as the monitor groups heartbeat pings. Each is answered
+// once its group committed; elsewhere each runs in a transaction of its own.
 import type { LicenseRows, LicenseStore } from '../../../../src/store/license.js';
+import { TurnGather } from '../../../turn-gather.js';
 
 interface Pending {
   fn(tx: LicenseRows): Promise<unknown>;
@@ -13,7 +14,10 @@ interface Pending {
 
 export class WriteGroups {
   private queue: Pending[] = [];
-  private scheduled = false;
+  private readonly gather = new TurnGather(
+    () => this.queue.length,
+    () => void this.flush(),
+  );
 
   constructor(private readonly store: LicenseStore) {}
 
@@ -25,14 +29,11 @@ export class WriteGroups {
     if (!this.store.groupsWrites) return this.store.transaction(fn);
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
+      this.gather.start();
     });
   }
 
   private async flush(): Promise<void> {
-    this.scheduled = false;
     const group = this.queue;
     this.queue = [];
     let results: unknown[];
