@@ -3,7 +3,8 @@
 // bare node:http answering the same bytes (goal >= 0.5); (2) 10,000 heartbeat targets on one SQLite
 // instance, deadlines spread over 20-30 s: the delay from each deadline to its "no ping since" down
 // snapshot (goal p99 <= 1 s), and the daemon's CPU and RSS. Needs `npm run build` (the real binary).
-// MKT_BENCH_PING_SECONDS (default 5), MKT_BENCH_PING_WARM (4) and MKT_BENCH_HB_TARGETS (10,000) shorten it;
+// MKT_BENCH_PING_SECONDS (default 5), MKT_BENCH_PING_ROUNDS (5), MKT_BENCH_PING_WARM (4) and
+// MKT_BENCH_HB_TARGETS (10,000) shorten it;
 // BENCH_PROFILE=1 runs the deadlines daemon under --cpu-prof and prints its hottest frames.
 import { readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,9 +51,9 @@ async function pings(dir: string): Promise<void> {
     const warm = Number(process.env.MKT_BENCH_PING_WARM ?? 4);
     await autocannon(url, { seconds: warm });
     await autocannon(`${url}/0`, { ...post, seconds: warm });
-    // Rounds of bare GET, our GET, bare POST, our POST, each pair back to back: the machine's load
-    // from other jobs moves both alike within a round, and the median round's ratio is reported.
-    const rounds = Math.max(1, Number(process.env.MKT_BENCH_PING_ROUNDS ?? 3));
+    // Rounds of bare GET and our GET, bare POST and our POST, each pair back to back: the machine's
+    // load from other jobs moves both alike within a round, and the median round's ratio is reported.
+    const rounds = Math.max(1, Number(process.env.MKT_BENCH_PING_ROUNDS ?? 5));
     type Measured = LoadResult & { cpuUs: number };
     const results: { bareGet: Measured; get: Measured; barePost: Measured; post: Measured }[] = [];
     let cpu = { get: 0, post: 0 };
@@ -68,22 +69,31 @@ async function pings(dir: string): Promise<void> {
       const spentUs = daemon ? procStats(mon.pid).cpuMs * 1000 - (before as number) : ((u) => u.user + u.system)(process.cpuUsage(before as NodeJS.CpuUsage));
       return { ...r, cpuUs: spentUs / Math.max(1, r.rps * seconds) };
     };
-    for (let i = 0; i < rounds; i++) {
-      const bareGet = await measured(`${bare.url}/ping/x`, { seconds }, false);
-      const s0 = procStats(mon.pid);
+    // Each pair in turn bare first, then the daemon first: a machine speeding up or slowing down
+    // through a round favours neither side across rounds.
+    const pair = async <B, O>(i: number, bareRun: () => Promise<B>, ourRun: () => Promise<O>): Promise<[B, O]> => {
+      if (i % 2 === 0) {
+        const b = await bareRun();
+        return [b, await ourRun()];
+      }
+      const o = await ourRun();
+      return [await bareRun(), o];
+    };
+    /** A daemon load, with the daemon's CPU (ms) and the snapshots it recorded meanwhile. */
+    const ourLoad = async (target: string, load: Parameters<typeof autocannon>[1]): Promise<{ r: Measured; cpuMs: number; rows: number }> => {
+      const s0 = procStats(mon.pid).cpuMs;
       const n0 = count.get(nameOf(0)) as number;
-      const get = await measured(url, { seconds }, true);
-      const s1 = procStats(mon.pid);
-      const n1 = count.get(nameOf(0)) as number;
-      const barePost = await measured(`${bare.url}/ping/x`, post, false);
-      const s2 = procStats(mon.pid);
-      const n2 = count.get(nameOf(0)) as number;
-      const ours = await measured(`${url}/0`, post, true);
-      const s3 = procStats(mon.pid);
-      const n3 = count.get(nameOf(0)) as number;
+      const r = await measured(target, load, true);
+      return { r, cpuMs: procStats(mon.pid).cpuMs - s0, rows: (count.get(nameOf(0)) as number) - n0 };
+    };
+    for (let i = 0; i < rounds; i++) {
+      const [bareGet, g] = await pair(i, () => measured(`${bare.url}/ping/x`, { seconds }, false), () => ourLoad(url, { seconds }));
+      const [barePost, p] = await pair(i, () => measured(`${bare.url}/ping/x`, post, false), () => ourLoad(`${url}/0`, post));
+      const get = g.r;
+      const ours = p.r;
+      cpu = { get: cpu.get + g.cpuMs, post: cpu.post + p.cpuMs };
+      rows = { get: rows.get + g.rows, post: rows.post + p.rows };
       results.push({ bareGet, get, barePost, post: ours });
-      cpu = { get: cpu.get + s1.cpuMs - s0.cpuMs, post: cpu.post + s3.cpuMs - s2.cpuMs };
-      rows = { get: rows.get + n1 - n0, post: rows.post + n3 - n2 };
     }
     db.close();
     const median = (f: (r: (typeof results)[number]) => number): (typeof results)[number] => [...results].sort((x, y) => f(x) - f(y))[Math.floor(results.length / 2)]!;
