@@ -40,7 +40,6 @@ export interface PendingBody {
  */
 export class BodyDeadlines {
   private head: PendingBody | undefined;
-  private size = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(readonly timeoutMs: number) {}
@@ -50,7 +49,6 @@ export class BodyDeadlines {
     read.next = this.head;
     if (this.head) this.head.prev = read;
     this.head = read;
-    this.size++;
     if (this.timer) return;
     this.timer = setInterval(() => this.sweep(), Math.min(1000, Math.max(10, Math.floor(this.timeoutMs / 4))));
     // Nothing waits on this timer but the requests: it must not hold a stopping process open.
@@ -64,14 +62,13 @@ export class BodyDeadlines {
     else this.head = read.next;
     if (read.next) read.next.prev = read.prev;
     read.prev = read.next = undefined;
-    this.size--;
   }
 
   private sweep(): void {
     // Stopped by a sweep that finds nothing to watch, not at each body read: under load the list
     // empties and fills again between most requests, and a timer made and cleared per request
     // cost more than the sweep.
-    if (this.size === 0) {
+    if (this.head === undefined) {
       clearInterval(this.timer);
       this.timer = undefined;
       return;
@@ -80,8 +77,8 @@ export class BodyDeadlines {
     // The client has stopped short of its body (or drips it): answer, and close the connection
     // rather than keep reading what it may never send. finish() deletes the read: its next is
     // taken first.
-    for (let read = this.head; read; ) {
-      const next = read.next;
+    for (let read: PendingBody | undefined = this.head; read; ) {
+      const next: PendingBody | undefined = read.next;
       if (now >= read.deadline) read.finish(new HttpError(408, `request body not received within ${seconds(this.timeoutMs)}`, { connection: 'close' }));
       read = next;
     }
