@@ -3,17 +3,21 @@
 // (bench/README.md, "The ping taken before fastify"). A lane takes a request only when it can
 // answer exactly as its fastify route would: same status, headers, body and request line. Any
 // other request (an error to answer, a HEAD, an escaped URL, a chunked body, a server closing) it
-// declines untouched, and fastify answers it as before; `inject()` never reaches a lane. MediaTypes
+// declines untouched, and fastify answers it as before; a lane that must read a JSON body to know
+// hands a body unlike its requests to fastify with the bytes read (handOff). `inject()` never
+// reaches a lane. MediaTypes
 // is fastify's rule for a content type, so a lane never takes a body fastify would refuse (415).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import { RequestLines } from './plugins/request-log.js';
 import { errorAnswer } from './plugins/errors.js';
 import { requestLogger, type RequestLogger } from './request-logger.js';
+import { setReadAhead } from './plugins/body.js';
 
 /**
  * Takes `req` and answers it (true), or declines it (false) before reading its body or writing a
- * byte; `url` is `req.url`, known to start with the lane's prefix.
+ * byte; `url` is `req.url`, known to start with the lane's prefix. A lane that has read the body
+ * and finds the request is not one it answers gives it to fastify (DirectRoutes.handOff).
  */
 export type Lane = (req: IncomingMessage, res: ServerResponse, url: string) => boolean;
 
@@ -39,12 +43,13 @@ export interface DirectRoute {
 /** One request a lane has taken: its id and start, and how it is answered and logged. */
 export class DirectRequest {
   readonly id: string;
-  private readonly start = performance.now();
 
   constructor(
     private readonly routes: DirectRoutes,
     private readonly res: ServerResponse,
     private readonly route: DirectRoute,
+    /** When the lane took the request (the request line's duration counts from it). */
+    private readonly start: number,
   ) {
     this.id = routes.ids.next();
   }
@@ -105,6 +110,8 @@ export class DirectRoutes {
   private readonly lanes: { prefix: string; take: Lane }[] = [];
   /** Set when the server starts closing: fastify then answers every request (503). */
   closing = false;
+  /** fastify's own request handler, set by the server (http-server.ts): where handOff sends a request. */
+  fallback: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   constructor(
     readonly logger: Logger,
     readonly ids: RequestIds,
@@ -131,8 +138,23 @@ export class DirectRoutes {
     return { method, pattern, part: RequestLines.routePart(method, pattern) };
   }
 
-  /** A request a lane takes, answered through `send` or `fail`. */
-  begin(res: ServerResponse, route: DirectRoute): DirectRequest {
-    return new DirectRequest(this, res, route);
+  /**
+   * A request a lane takes, answered through `send` or `fail`; `start` is when the lane took it,
+   * if earlier than now (it read the body first).
+   */
+  begin(res: ServerResponse, route: DirectRoute, start = performance.now()): DirectRequest {
+    return new DirectRequest(this, res, route, start);
+  }
+
+  /**
+   * Gives fastify a request whose whole `body` a lane has read and found unlike the requests it
+   * answers (a schema violation, malformed JSON): fastify answers it from here as from the start,
+   * its parser taking the body read already (plugins/body.ts). Only before a lane's begin(): the
+   * request's id and line are fastify's.
+   */
+  handOff(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    if (!this.fallback) throw new Error('a direct route handed a request off on a server without fastify');
+    setReadAhead(req, body);
+    this.fallback(req, res);
   }
 }

@@ -47,6 +47,7 @@ export class ClosingResponse<Req extends IncomingMessage = IncomingMessage> exte
 export function httpServerFactory(timeouts: ServerTimeouts, direct?: DirectRoutes): (handler: Handler) => Server {
   const t = fastifyTimeoutOptions(timeouts);
   return (handler) => {
+    if (direct) direct.fallback = handler;
     const listener: Handler = direct ? (req, res) => void (direct.take(req, res) || handler(req, res)) : handler;
     const server = createServer({ ...t.http, ServerResponse: ClosingResponse }, listener);
     // What fastify sets on a server it makes itself.

@@ -150,12 +150,29 @@ class BodyRead implements PendingBody {
 }
 
 /**
+ * Bodies read whole before fastify was given their request (DirectRoutes.handOff): the stream has
+ * ended, so readBody takes the body from here. Weak: a request dropped before fastify reads its
+ * body takes its entry with it.
+ */
+const readAhead = new WeakMap<object, Buffer>();
+
+/** Gives readBody `body` as the whole body of `req`, read already (a direct route's hand-off). */
+export function setReadAhead(req: object, body: Buffer): void {
+  readAhead.set(req, body);
+}
+
+/**
  * Reads the whole body within the byte limit (FST_ERR_CTP_BODY_TOO_LARGE past it, before a byte
  * when its content-length says so) and the request timeout (408, and the connection closed).
  */
 export function readBody(contentLength: string | undefined, limit: number, payload: NodeJS.ReadableStream, deadlines: BodyDeadlines, done: (err: Error | null, body?: Buffer) => void): void {
   const declared = Number(contentLength);
   if (declared > limit) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+  const ahead = readAhead.get(payload);
+  if (ahead !== undefined) {
+    readAhead.delete(payload);
+    return ahead.length > limit ? done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE()) : done(null, ahead);
+  }
   new BodyRead(payload, limit, declared, deadlines, done);
 }
 

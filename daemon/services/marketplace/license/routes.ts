@@ -28,7 +28,9 @@ import type { SigningKeyring } from '../../../../src/crypto/signing.js';
 import { HttpError } from '../../../plugins/errors.js';
 import { parseAuthorization } from '../../../plugins/auth.js';
 import type { FailureWindow } from '../../../plugins/failure-window.js';
-import { isFailureGuess, type Licenses } from './licenses.js';
+import type { Licenses } from './licenses.js';
+import { guardedKeyRequest } from './guarded.js';
+import { HEARTBEAT_PATH, heartbeatLane } from './heartbeat-lane.js';
 import { quoteForError } from '../../../../src/util/quote.js';
 
 export interface LicenseRouteDeps {
@@ -56,16 +58,8 @@ function presentedKey(req: FastifyRequest): string | undefined {
 export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps): Promise<void> {
   const { licenses, guard, keyring } = deps;
 
-  /**
-   * Runs one key operation under the abuse limit: a guess (a malformed or unknown key) takes its
-   * slot before its answer is sent, or is answered 429; a lookup of a real key costs one read.
-   */
-  async function guarded<T extends { code?: string }>(req: FastifyRequest, op: () => Promise<T>): Promise<T> {
-    const res = await guard.answer(req.ip, op, (r) => isFailureGuess(r.code));
-    // The outcome only: the key itself never reaches the log.
-    req.log.debug({ outcome: res.code }, 'license key request');
-    return res;
-  }
+  /** Runs one key operation under the abuse limit (guarded.ts). */
+  const guarded = <T extends { code?: string }>(req: FastifyRequest, op: () => Promise<T>): Promise<T> => guardedKeyRequest(guard, req.ip, op, (obj, msg) => req.log.debug(obj, msg));
 
   app.get<{ Params: { item_id: string } }>(
     '/api/v1/items/:item_id/license.txt',
@@ -177,7 +171,7 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
   );
 
   app.post<{ Body: LicenseHeartbeatRequest }>(
-    '/api/v1/license/heartbeat',
+    HEARTBEAT_PATH,
     {
       schema: {
         operationId: 'license_heartbeat',
@@ -192,6 +186,8 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
     },
     async (req) => guarded(req, () => licenses.heartbeat(req.body.key, req.body.machine_fingerprint)),
   );
+  // The same route taken before fastify for a well-formed body (heartbeat-lane.ts): a fleet's hot path.
+  app.directRoutes.add(HEARTBEAT_PATH, heartbeatLane(app.directRoutes, { licenses, guard, deadlines: app.bodyDeadlines, bodyLimit: app.initialConfig.bodyLimit! }));
 
   app.get(
     '/api/v1/license/jwks.json',
