@@ -54,6 +54,34 @@ export type SeatResult =
   | { kind: 'created' | 'existing'; count: number; lease: Lease }
   | { kind: 'full'; count: number; retryAfter: number };
 
+/** A renewed lease with its end as RFC 3339 text. */
+type RenewedLease = Lease & { lease_expires_at: string };
+
+/**
+ * What a heartbeat needs of a floating key that never changes once the key is issued: its id, its
+ * item (and so the item's lease), its expiry. No statement updates them (keys and items are never
+ * rewritten, only revoked, suspended or given entitlements), so they are kept with the key's proof.
+ * What can change (revocation, suspension, the machine's lease) the renewal itself checks.
+ */
+interface KnownKey {
+  id: string;
+  item_id: string;
+  lease_seconds: number;
+  /** The key's expiry (ms), null for none. */
+  expires_ms: number | null;
+}
+
+/** A presented key's prefix and keyed hash, and, once a heartbeat found it floating, its KnownKey. */
+interface Proof {
+  prefix: string;
+  hash: string;
+  known?: KnownKey;
+}
+
+function knownKey(key: StoredKey): KnownKey {
+  return { id: key.id, item_id: key.item_id, lease_seconds: key.lease_seconds ?? 1, expires_ms: key.expires_at === null ? null : Date.parse(key.expires_at) };
+}
+
 /** A key lookup: the key (for a request about a machine, a FoundKey), or a failure code. */
 export type Lookup<K extends StoredKey = StoredKey> = { ok: true; key: K } | { ok: false; code: 'MALFORMED_KEY' | 'NOT_FOUND' };
 
@@ -201,10 +229,13 @@ export class Licenses {
     return this.groups.run((tx) => this.renewIn(tx, key, machineId, leaseSeconds));
   }
 
-  private async renewIn(tx: LicenseRows, key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<Lease | undefined> {
+  private async renewIn(tx: LicenseRows, key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<RenewedLease | undefined> {
     const lease = await tx.renewLease(key.id, machineId, leaseSeconds);
-    if (lease) await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: formatTimestamp(lease.lease_expires_ms) } }));
-    return lease;
+    if (!lease) return undefined;
+    // Formatted once: the event's data and a heartbeat's answer both carry it.
+    const renewed = { ...lease, lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
+    await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: renewed.lease_expires_at } }));
+    return renewed;
   }
 
   lookup(raw: string): Promise<Lookup> {
@@ -228,10 +259,10 @@ export class Licenses {
    * Bounded, and emptied when full, so keys made up by a client cannot grow it; it holds keys only
    * in this process's memory, where every request carrying one puts it anyway.
    */
-  private readonly proofs = new Map<string, { prefix: string; hash: string }>();
+  private readonly proofs = new Map<string, Proof>();
 
   /** The key's prefix and keyed hash; undefined for a malformed key. */
-  private proof(raw: string): { prefix: string; hash: string } | undefined {
+  private proof(raw: string): Proof | undefined {
     const known = this.proofs.get(raw);
     if (known) return known;
     const parsed = parseLicenseKey(raw);
@@ -404,15 +435,25 @@ export class Licenses {
    */
   async heartbeat(raw: string, fingerprint: string): Promise<LicenseHeartbeatResponse> {
     const fail = (code: LicenseCode, message = MESSAGES[code]!): LicenseHeartbeatResponse => ({ success: false, message, code, lease_expires_at: null });
+    const renewed = (lease: RenewedLease): LicenseHeartbeatResponse => ({ success: true, message: 'lease renewed', code: 'RENEWED', lease_expires_at: lease.lease_expires_at });
     const proof = this.proof(raw);
     if (!proof) return fail('MALFORMED_KEY');
     // The lookup, the renewal and its event in one transaction, grouped with this turn's others
     // where the store groups writes: on SQLite a read transaction of its own costs a heartbeat
     // as much as its statements do (the file locks taken and released).
     return this.groups.run(async (tx) => {
+      // A floating key this process has found before: its renewal, which checks what may have
+      // changed (revoked, suspended, the lease live), is the whole heartbeat. Any other outcome
+      // is told by the lookup below.
+      const known = proof.known;
+      if (known && (known.expires_ms === null || known.expires_ms > this.d.clock.now())) {
+        const lease = await this.renewIn(tx, known, fingerprint, known.lease_seconds);
+        if (lease) return renewed(lease);
+      }
       const l = this.match(proof.hash, await tx.findKeys(proof.prefix, fingerprint, false));
       if (!l.ok) return fail(l.code);
       const key = l.key;
+      if (key.activation_policy === 'floating') proof.known ??= knownKey(key);
       const refuse = async (code: LicenseCode, message?: string): Promise<LicenseHeartbeatResponse> => {
         await this.refused({ key, code, machineId: fingerprint }, tx);
         return fail(code, message);
@@ -425,7 +466,7 @@ export class Licenses {
       }
       const lease = key.machine_lease_expires_ms === null ? undefined : await this.renewIn(tx, key, fingerprint, key.lease_seconds ?? 1);
       if (!lease) return refuse('MACHINE_NOT_ACTIVATED', NO_LEASE);
-      return { success: true, message: 'lease renewed', code: 'RENEWED', lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
+      return renewed(lease);
     });
   }
 

@@ -4,7 +4,7 @@
 // the deactivation budget's window edges, refused heartbeats (another key's machine, after
 // suspension or revocation), the audit events of each change; and three instances on one
 // PostgreSQL database whose clocks are a minute apart agree, because the database's clock decides.
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeJwt } from 'jose';
 import { SqlLicenseStore, DB_NOW } from '../../../../src/store/license-sql.js';
 import { SqlLicenseAuditStore } from '../../../../src/store/license-events-sql.js';
@@ -176,6 +176,43 @@ describeEngines('floating seats, entitlements, suspension, budget', (open) => {
     // The store's renewal refuses by itself too (a suspension committed after the lookup).
     expect(await r.store.renewLease(a.id, 'm1', 600)).toBeUndefined();
     expect(await r.licenses.heartbeat('garbage', 'm1')).toMatchObject({ success: false, code: 'MALFORMED_KEY' });
+  });
+
+  it('a floating key found before renews without a lookup; each later change is still told: suspension, reinstatement, expiry, revocation, a lapsed lease', async () => {
+    const r = await rig(await open());
+    await item(r, 'known', 2, { activation: 'floating', leaseSeconds: 600 });
+    const k = await issue(r, 'known', { expiresAt: new Date(r.clock.now() + 3_600_000).toISOString() });
+    expect((await r.licenses.verify(k.key, 'm1')).valid).toBe(true);
+    // The store's rows (transactions' included) share SqlLicenseStore's base class: count their key lookups.
+    const findKeys = vi.spyOn(Object.getPrototypeOf(SqlLicenseStore.prototype) as { findKeys: SqlLicenseStore['findKeys'] }, 'findKeys');
+    try {
+      expect(await r.licenses.heartbeat(k.key, 'm1')).toMatchObject({ success: true, code: 'RENEWED' });
+      const lookups = findKeys.mock.calls.length;
+      for (let i = 0; i < 3; i++) expect(await r.licenses.heartbeat(k.key, 'm1')).toMatchObject({ success: true, code: 'RENEWED' });
+      expect(findKeys.mock.calls.length).toBe(lookups);
+    } finally {
+      findKeys.mockRestore();
+    }
+    const leaseOf = async () => Number(await r.db.value<number>('SELECT lease_expires_ms FROM license_activations WHERE key_id = ? AND machine_id = ?', [k.id, 'm1']));
+    await r.admin.suspend(k.id);
+    const held = await leaseOf();
+    expect(await r.licenses.heartbeat(k.key, 'm1')).toMatchObject({ success: false, code: 'SUSPENDED', lease_expires_at: null });
+    expect(await leaseOf()).toBe(held);
+    await r.admin.reinstate(k.id);
+    expect(await r.licenses.heartbeat(k.key, 'm1')).toMatchObject({ success: true, code: 'RENEWED' });
+    // A machine whose lease was released: no renewal brings it back.
+    expect((await r.licenses.verify(k.key, 'm2')).valid).toBe(true);
+    expect((await r.licenses.deactivate(k.key, 'm2')).code).toBe('RELEASED');
+    expect(await r.licenses.heartbeat(k.key, 'm2')).toMatchObject({ success: false, code: 'MACHINE_NOT_ACTIVATED' });
+    // Past the key's expiry (the process's clock, as every answer's standing): EXPIRED, the lease left as it was.
+    r.clock.advance(3_600_000);
+    const before = await leaseOf();
+    expect(await r.licenses.heartbeat(k.key, 'm1')).toMatchObject({ success: false, code: 'EXPIRED' });
+    expect(await leaseOf()).toBe(before);
+    r.clock.advance(-3_600_000);
+    await r.admin.revoke(k.id);
+    expect(await r.licenses.heartbeat(k.key, 'm1')).toMatchObject({ success: false, code: 'REVOKED' });
+    expect(await leaseOf()).toBe(before);
   });
 
   it('a node-locked key: heartbeat answers RENEWED with no lease for an activated machine; verify tokens keep 7 days', async () => {
