@@ -5,8 +5,8 @@
 // other request (an error to answer, a HEAD, an escaped URL, a chunked body, a server closing) it
 // declines untouched, and fastify answers it as before; a lane that must read a JSON body to know
 // hands a body unlike its requests to fastify with the bytes read (handOff). `inject()` never
-// reaches a lane. MediaTypes
-// is fastify's rule for a content type, so a lane never takes a body fastify would refuse (415).
+// reaches a lane. MediaTypes is fastify's rule for a content type, so a lane never takes a body
+// fastify would refuse (415).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from './logger.js';
 import { RequestLines } from './plugins/request-log.js';
