@@ -62,9 +62,13 @@ export class FailureWindow {
    */
   private readonly recent = new Map<string, { windowStart: number; taken: number; readAt: number }>();
 
-  private async recentlyTaken(client: string, w: { now: number; start: number }): Promise<number> {
+  /** The count read within the last second, if any: most requests need no promise for it. */
+  private recentCount(client: string, w: { now: number; start: number }): number | undefined {
     const c = this.recent.get(client);
-    if (c && c.windowStart === w.start && w.now >= c.readAt && w.now - c.readAt < 1000) return c.taken;
+    return c && c.windowStart === w.start && w.now >= c.readAt && w.now - c.readAt < 1000 ? c.taken : undefined;
+  }
+
+  private async readTaken(client: string, w: { now: number; start: number }): Promise<number> {
     const taken = await takenNow(this.windows, this.opts.scope, client, w.start);
     this.remember(client, w.start, taken, w.now);
     return taken;
@@ -96,7 +100,7 @@ export class FailureWindow {
    */
   async answer<T>(client: string, attempt: () => Promise<T>, failed: (result: T) => boolean): Promise<T> {
     const w = this.window();
-    if ((await this.recentlyTaken(client, w)) >= this.opts.limit.failures) throw this.refused(w.start, w);
+    if ((this.recentCount(client, w) ?? (await this.readTaken(client, w))) >= this.opts.limit.failures) throw this.refused(w.start, w);
     const result = await attempt();
     if (failed(result)) await this.take(client);
     return result;

@@ -232,10 +232,11 @@ export class Licenses {
   private async renewIn(tx: LicenseRows, key: Pick<StoredKey, 'id' | 'item_id'>, machineId: string, leaseSeconds: number): Promise<RenewedLease | undefined> {
     const lease = await tx.renewLease(key.id, machineId, leaseSeconds);
     if (!lease) return undefined;
-    // Formatted once: the event's data and a heartbeat's answer both carry it.
-    const renewed = { ...lease, lease_expires_at: formatTimestamp(lease.lease_expires_ms) };
-    await tx.recordEvent(this.event(key, 'license.lease_renewed', lease.now_ms, { machine_id: machineId, data: { lease_expires_at: renewed.lease_expires_at } }));
-    return renewed;
+    // Formatted once: the event's data and a heartbeat's answer both carry it. Literals, not
+    // this.event's spread: a fleet's every heartbeat comes here.
+    const at = formatTimestamp(lease.lease_expires_ms);
+    await tx.recordEvent({ type: 'license.lease_renewed', key_id: key.id, item_id: key.item_id, at_ms: lease.now_ms, machine_id: machineId, data: { lease_expires_at: at } });
+    return { lease_expires_ms: lease.lease_expires_ms, now_ms: lease.now_ms, lease_expires_at: at };
   }
 
   lookup(raw: string): Promise<Lookup> {
