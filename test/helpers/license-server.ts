@@ -20,6 +20,7 @@ import { marketplaceDatabaseUrl } from './pg.js';
 import { tempDir } from './tmp.js';
 import { marketplaceOptions, type MarketplaceOptions } from '../../daemon/services/marketplace/options.js';
 import { resolveOptions } from '../../daemon/service-options.js';
+import type { ServerTimeouts } from '../../daemon/timeouts.js';
 
 export interface LicenseServer {
   app: FastifyInstance;
@@ -48,6 +49,8 @@ export interface LicenseServerOptions {
   env?: NodeJS.ProcessEnv;
   /** Starts the area's background work (webhook delivery, the audit job), as `mkt serve` does after listening. */
   startJobs?: boolean;
+  /** Shortened server timeouts (daemon/timeouts.ts). */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /**
@@ -98,6 +101,7 @@ export async function startLicenseServer(opts: LicenseServerOptions = {}): Promi
   const app = await buildServer({
     service: { openapi: { title: 'mkt marketplace (license area)', version: '0.16.0' }, register: (a) => area.register(a), close: () => area.close() },
     logger,
+    timeouts: opts.timeouts,
   });
   let url = '';
   if (opts.listen !== false) url = await app.listen({ host: '127.0.0.1', port: 0 });

@@ -3,8 +3,10 @@
 // same request through inject(), which never reaches a lane (fastify's route answers it). Both
 // answers must be the same bytes (the lease's end aside, which the database's clock moves), with
 // the same headers, debug line and request line; spies on the server's DirectRoutes tell whether
-// the lane answered, handed the read body to fastify, or declined before reading.
+// the lane answered, handed the read body to fastify, or declined before reading. A body dripped
+// past the request timeout is cut by the lane as fastify's reader cuts it (408).
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLicenseServer, type LicenseServer } from '../../../helpers/license-server.js';
 import { generateLicenseKey } from '../../../../src/crypto/license-key.js';
@@ -207,6 +209,41 @@ describe('what the lane does not answer itself', () => {
     } finally {
       s = main;
       await limited.close();
+    }
+  });
+});
+
+describe('a heartbeat whose body never finishes', () => {
+  it('dripped a byte at a time, never idle: the lane answers 408 at the request timeout and closes the connection; no lease renewed', async () => {
+    const slow = await startLicenseServer({ timeouts: { requestMs: 400, idleMs: 5_000 } });
+    try {
+      await slow.admin.createItem({ id: 'fleet', name: 'Fleet', licenseTemplate: null, maxActivations: 5, verification: true, activation: 'floating', leaseSeconds: 600 });
+      const [{ key, id }] = await slow.admin.issueKeys({ itemId: 'fleet', count: 1, expiresAt: null, licensee: null });
+      expect((await slow.app.inject({ method: 'POST', url: '/api/v1/keys/validate', payload: { key, machine_id: 'runner-1', activate: true } })).json()).toMatchObject({ valid: true });
+      const leases = async (): Promise<unknown> => (await slow.license.transaction((tx) => tx.seats(id, 'runner-1'))).mine_ms;
+      const before = await leases();
+      const body = JSON.stringify({ key, machine_fingerprint: 'runner-1' });
+      const begin = vi.spyOn(slow.app.directRoutes, 'begin');
+      const socket = connect(Number(new URL(slow.url).port), '127.0.0.1');
+      let answer = '';
+      socket.on('data', (c: Buffer) => (answer += c.toString()));
+      socket.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      socket.write(`POST ${PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`);
+      // One byte each 50 ms, never the last: bounded by the body's length, not by a clock.
+      for (let i = 0; i < body.length - 1 && !socket.destroyed && answer === ''; i++) {
+        socket.write(body[i]!);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      await closed;
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(answer).toMatch(/connection: close/i);
+      expect(answer).toContain('{"error":"request body not received within 400 ms"}');
+      expect(begin).toHaveBeenCalled();
+      expect(await leases()).toBe(before);
+    } finally {
+      vi.restoreAllMocks();
+      await slow.close();
     }
   });
 });
