@@ -213,6 +213,26 @@ describe('what the lane does not answer itself', () => {
   });
 });
 
+describe('the abuse limit under concurrency on the lane', () => {
+  it('15 concurrent guesses against a limit of 5: exactly 5 are looked up (NOT_FOUND), 10 answer 429', async () => {
+    const limited = await startLicenseServer({ flags: { licenseAbuseFailures: 5, licenseAbuseWindowSeconds: 600 } });
+    const main = s;
+    s = limited;
+    try {
+      const begin = vi.spyOn(s.app.directRoutes, 'begin');
+      const answers = await Promise.all(Array.from({ length: 15 }, () => overHttp(JSON.stringify({ key: generateLicenseKey(), machine_fingerprint: 'runner-1' }))));
+      expect(begin).toHaveBeenCalledTimes(15);
+      const codes = answers.map((a) => (a.status === 200 ? (JSON.parse(a.body) as { code: string }).code : String(a.status)));
+      expect(codes.filter((c) => c === 'NOT_FOUND')).toHaveLength(5);
+      expect(codes.filter((c) => c === '429')).toHaveLength(10);
+    } finally {
+      vi.restoreAllMocks();
+      s = main;
+      await limited.close();
+    }
+  });
+});
+
 describe('a heartbeat whose body never finishes', () => {
   it('dripped a byte at a time, never idle: the lane answers 408 at the request timeout and closes the connection; no lease renewed', async () => {
     const slow = await startLicenseServer({ timeouts: { requestMs: 400, idleMs: 5_000 } });
