@@ -37,6 +37,9 @@ function seatsDir(bin: string, dir: string): string {
   return (JSON.parse(admin(['key', 'issue', 'seats', '--json'])) as { key: string }[])[0]!.key;
 }
 
+/** Each side's heartbeat body: its own key. */
+const heartbeatBodies = new Map<ServerProcess, string>();
+
 async function daemon(bin: string, nodeFlags: string[], env: NodeJS.ProcessEnv): Promise<ServerProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'ab-pings-'));
   if (!heartbeat) {
@@ -48,12 +51,12 @@ async function daemon(bin: string, nodeFlags: string[], env: NodeJS.ProcessEnv):
   // The seat the heartbeats renew; each side's own key, in the same body bytes.
   const taken = await fetch(`${s.url}/api/v1/keys/validate`, { method: 'POST', headers: json, body: JSON.stringify({ key, machine_id: 'bench-machine', activate: true }) });
   if (!((await taken.json()) as { valid: boolean }).valid) throw new Error('no seat taken');
-  (s as ServerProcess & { body?: string }).body = JSON.stringify({ key, machine_fingerprint: 'bench-machine' });
+  heartbeatBodies.set(s, JSON.stringify({ key, machine_fingerprint: 'bench-machine' }));
   return s;
 }
 
 /** The load of one side (a heartbeat carries that side's key). */
-const loadOf = (s: ServerProcess): Partial<Load> => (heartbeat ? { method: 'POST', headers: json, body: (s as ServerProcess & { body?: string }).body } : load);
+const loadOf = (s: ServerProcess): Partial<Load> => (heartbeat ? { method: 'POST', headers: json, body: heartbeatBodies.get(s) } : load);
 
 const sides = {
   A: await daemon(process.env.AB_BIN_A ?? 'bin/mkt', flags(process.env.AB_FA), JSON.parse(process.env.AB_A ?? '{}') as NodeJS.ProcessEnv),

@@ -29,8 +29,11 @@ const NullableInt = Type.Unsafe<number | null>({ type: ['integer', 'null'] });
 function nullable<T>(schema: { description?: string } & Record<string, unknown>, type: string): ReturnType<typeof Type.Unsafe<T | null>> {
   return Type.Unsafe<T | null>({ ...schema, type: [type, 'null'] });
 }
-const Key = Type.String({ minLength: 1, maxLength: 200, description: 'the license key code (a secret: send it in the body, never in a URL)' });
-const MachineId = Type.String({ minLength: 1, maxLength: 256 });
+/** The longest key code and machine id a request body may carry (the heartbeat's direct lane checks them too). */
+export const KEY_MAX_LENGTH = 200;
+export const MACHINE_ID_MAX_LENGTH = 256;
+const Key = Type.String({ minLength: 1, maxLength: KEY_MAX_LENGTH, description: 'the license key code (a secret: send it in the body, never in a URL)' });
+const MachineId = Type.String({ minLength: 1, maxLength: MACHINE_ID_MAX_LENGTH });
 const Code = Type.String({ enum: [...LICENSE_CODES], description: 'machine-readable outcome' });
 
 /** An entitlement (a named feature of a key): lower case letters, digits, `.`, `_`, `-`. */

@@ -7,7 +7,7 @@
 // (another content type, a chunked or empty body, a body over the limit) fastify reads itself; a
 // body it has read and finds otherwise (malformed JSON, a missing or extra field) it hands to
 // fastify with the bytes read, which answers it as from the start.
-import type { LicenseHeartbeatResponse } from '../../../../src/schemas/license.js';
+import { KEY_MAX_LENGTH, MACHINE_ID_MAX_LENGTH, type LicenseHeartbeatResponse } from '../../../../src/schemas/license.js';
 import { readBody, type BodyDeadlines } from '../../../plugins/body.js';
 import type { FailureWindow } from '../../../plugins/failure-window.js';
 import type { DirectRoutes, Lane } from '../../../direct-routes.js';
@@ -16,9 +16,6 @@ import { guardedKeyRequest } from './guarded.js';
 
 export const HEARTBEAT_PATH = '/api/v1/license/heartbeat';
 
-/** The route schema's bounds (src/schemas/license.ts: Key, MachineId), in UTF-16 units: within them, within its code points too. */
-const KEY_MAX = 200;
-const MACHINE_MAX = 256;
 
 /** The two fields of a body the lane answers, or undefined for any other body. */
 export function heartbeatFields(body: Buffer): { key: string; machine: string } | undefined {
@@ -36,7 +33,8 @@ export function heartbeatFields(body: Buffer): { key: string; machine: string } 
   const key = o.key;
   const machine = o.machine_fingerprint;
   if (n !== 2 || typeof key !== 'string' || typeof machine !== 'string') return undefined;
-  if (key.length === 0 || key.length > KEY_MAX || machine.length === 0 || machine.length > MACHINE_MAX) return undefined;
+  // The schema's bounds count code points; within them in UTF-16 units is within them in code points too.
+  if (key.length === 0 || key.length > KEY_MAX_LENGTH || machine.length === 0 || machine.length > MACHINE_ID_MAX_LENGTH) return undefined;
   return { key, machine };
 }
 
