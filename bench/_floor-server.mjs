@@ -15,8 +15,12 @@ if (!existsSync(new URL('daemon/server.js', dist))) {
   console.error('the floor runs on the build: run `npm run build` first');
   process.exit(2);
 }
-// As bin/mkt does for `serve`, before the server's modules load: the floor's heap is sized like the daemon's.
-(await import(new URL('daemon/young-generation.js', dist).href)).holdYoungGeneration();
+// As `mkt serve` does (bin/mkt holds the young generation before the server's modules load, then
+// serve governs it): the floor's heap is sized like the daemon's. Held for good, as it was until
+// 2026-11-30, its scavenges cost the floor 2.5 µs a request that the daemon under the same load
+// does not pay (bench/README.md, "One line at the answer").
+const { holdYoungGeneration, governYoungGeneration } = await import(new URL('daemon/young-generation.js', dist).href);
+holdYoungGeneration();
 const { buildServer } = await import(new URL('daemon/server.js', dist).href);
 const { createLogger } = await import(new URL('daemon/logger.js', dist).href);
 const { installTokenCheck } = await import(new URL('daemon/services/tickets/routes.js', dist).href);
@@ -42,6 +46,7 @@ const app = await buildServer({
     async close() {},
   },
 });
+governYoungGeneration();
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
 console.log(`listening on ${url}`);
 process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));

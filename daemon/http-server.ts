@@ -1,11 +1,13 @@
-// The node:http server under fastify (its `serverFactory`): the timeouts fastify would set, and
-// `Connection: close` on an answer sent while the request's body is still arriving. That check
-// was a fastify onSend hook, run for every request; here it is a few reads in `writeHead` of the
-// server's response class (bench/README.md, "The floor on the build"). The direct routes
-// (direct-routes.ts) take their few requests here, before fastify sees them.
-import { createServer, ServerResponse, type IncomingMessage, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
+// The node:http server under fastify (its `serverFactory`): the timeouts fastify would set,
+// `Connection: close` on an answer sent while the request's body is still arriving, and the
+// request line written when an answer has been sent. Both were fastify hooks (onSend,
+// onResponse) run for every request; here they are a few reads in the server's own request and
+// response classes (bench/README.md, "The floor on the build", "One line at the answer"). The
+// direct routes (direct-routes.ts) take their few requests here, before fastify sees them.
+import { createServer, IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
 import type { DirectRoutes } from './direct-routes.js';
+import { requestAnswered, type LineRoute, type LoggedRequest } from './plugins/request-log.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type WriteHeadArgs = [statusCode: number, statusMessage?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]];
@@ -27,6 +29,16 @@ function hasBody(req: IncomingMessage): boolean {
 }
 
 /**
+ * The server's requests, with the request line's fields declared up front: set on a plain
+ * IncomingMessage, each would change its shape, and every request would take V8's slow path.
+ */
+export class LineRequest extends IncomingMessage implements LoggedRequest {
+  reqId: string | undefined = undefined;
+  logStart: number | undefined = undefined;
+  logRoute: LineRoute | undefined = undefined;
+}
+
+/**
  * A body left unread when the answer goes out (a 401 before parsing, a 415, a 413) would keep the
  * connection open for as long as the client drips it: the answer closes the connection instead,
  * unless it names its own `Connection`. A class, not a `writeHead` wrapped per request: a closure
@@ -37,6 +49,13 @@ export class ClosingResponse<Req extends IncomingMessage = IncomingMessage> exte
     const req = this.req;
     if (!req.complete && hasBody(req) && !this.hasHeader('connection') && !namesConnection(args[1]) && !namesConnection(args[2])) this.setHeader('connection', 'close');
     return (super.writeHead as (...a: WriteHeadArgs) => this).apply(this, args);
+  }
+
+  /** The request line, once the answer is sent (or has failed), as fastify's onResponse ran. */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    const listened = super.emit(event, ...args);
+    if (event === 'finish' || event === 'error') requestAnswered(this.req, this.statusCode);
+    return listened;
   }
 }
 
@@ -49,7 +68,7 @@ export function httpServerFactory(timeouts: ServerTimeouts, direct?: DirectRoute
   return (handler) => {
     if (direct) direct.fallback = handler;
     const listener: Handler = direct ? (req, res) => void (direct.take(req, res) || handler(req, res)) : handler;
-    const server = createServer({ ...t.http, ServerResponse: ClosingResponse }, listener);
+    const server = createServer({ ...t.http, IncomingMessage: LineRequest, ServerResponse: ClosingResponse }, listener);
     // What fastify sets on a server it makes itself.
     server.keepAliveTimeout = t.keepAliveTimeout;
     server.requestTimeout = t.requestTimeout;

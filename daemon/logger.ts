@@ -8,7 +8,7 @@ export type { Logger };
 
 /**
  * The words of the start-up line (`listening on http://HOST:PORT`), printed plain on stdout by
- * daemon/start.ts and logged as a record too (fastify's own, for JSON logs and journald).
+ * daemon/start.ts and logged as a record too (for JSON logs and journald).
  */
 export const LISTENING_ON = 'listening on';
 

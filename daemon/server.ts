@@ -1,12 +1,11 @@
 // buildServer: a fastify app with the shared plugins (error bodies, bounded bodies, request log,
 // OpenAPI), timeouts, and one service's routes. It never listens: tests inject or listen on port 0.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import AjvCompiler, { type BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import type { Logger } from './logger.js';
-import { requestLogger } from './request-logger.js';
 import type { ServiceRuntime } from './service.js';
 import { installErrorHandling } from './plugins/errors.js';
-import { installRequestLog } from './plugins/request-log.js';
+import { beginRequest, RequestLog, requestAnswered } from './plugins/request-log.js';
 import { installOpenApi } from './plugins/openapi.js';
 import { installBodyParsers, type BodyDeadlines } from './plugins/body.js';
 import { fastifyTimeoutOptions, resolveTimeouts, type ServerTimeouts } from './timeouts.js';
@@ -44,23 +43,42 @@ const partValidators: BuildCompilerFromPool = (externalSchemas, serverOptions) =
   return (route) => ((route as { httpPart?: string }).httpPart === 'body' ? strict(route) : coercing(route));
 };
 
+/**
+ * `inject()` answers through light-my-request's response, not the server's (http-server.ts): its
+ * request line is written when the injected answer has ended, so tests see the lines a client's
+ * requests write. The chain form (`inject()` without options) writes none.
+ */
+function answerInjectedLines(app: FastifyInstance): void {
+  type Injected = { raw: { req: object; res: { statusCode: number } } };
+  const inject = app.inject.bind(app) as (opts?: unknown, cb?: (err: Error | null, res?: Injected) => void) => unknown;
+  const answered = (res: Injected | undefined): void => {
+    if (res) requestAnswered(res.raw.req, res.raw.res.statusCode);
+  };
+  app.inject = ((opts?: unknown, cb?: (err: Error | null, res?: Injected) => void) => {
+    if (opts === undefined) return inject();
+    if (cb) return inject(opts, (err, res) => (answered(res), cb(err, res)));
+    return (inject(opts) as Promise<Injected>).then((res) => (answered(res), res));
+  }) as FastifyInstance['inject'];
+}
+
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
   const timeouts = resolveTimeouts(opts.timeouts);
   const bodyLimit = opts.bodyLimit ?? opts.service.bodyLimit ?? 1024 * 1024;
   const ids = new RequestIds();
   const direct = new DirectRoutes(opts.logger, ids);
+  const requestLog = new RequestLog(opts.logger, direct.lines);
   const app: FastifyInstance = Fastify({
     ...fastifyTimeoutOptions(timeouts),
     // The server fastify would make, with the check for answers sent before their body arrived.
     serverFactory: httpServerFactory(timeouts, direct),
     // fastify's own id format, from one counter with the direct routes': ids stay unique in the log.
-    genReqId: ids.next,
-    // pino's Logger is a superset of fastify's base logger; widen to the default instance type.
-    loggerInstance: opts.logger as FastifyBaseLogger,
-    // Our request-log plugin logs route patterns only (never raw URLs, which can carry secrets).
+    genReqId: (req) => beginRequest(req, ids.next()),
+    // No `loggerInstance`: given one, fastify listens to every response's end through a closure
+    // made per request, for its own request logging. Each request's logger is ours (`req.log`,
+    // made when it first logs: most never do), and so is its request line, which logs route
+    // patterns only, never raw URLs (they can carry secrets): plugins/request-log.ts.
     logController: new LogController({ disableRequestLogging: true }),
-    // Each request's logger is made when it first logs (most never do but for the request line).
-    childLoggerFactory: (logger, bindings, options) => requestLogger(logger as Logger, bindings, options) as unknown as FastifyBaseLogger,
+    childLoggerFactory: requestLog.unmatched,
     bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -77,6 +95,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     },
   });
   app.decorate('directRoutes', direct);
+  requestLog.install(app);
+  answerInjectedLines(app);
   // From the start of closing, fastify answers everything (503 while it drains).
   app.addHook('preClose', (done) => {
     direct.closing = true;
@@ -84,7 +104,6 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   });
   installErrorHandling(app);
   app.decorate('bodyDeadlines', installBodyParsers(app, { requestTimeoutMs: timeouts.requestMs, bodyLimit }));
-  installRequestLog(app, direct.lines);
   const { openapi: info, securitySchemes, operationSecurity: security, publicUrl } = opts.service;
   const documentRoute = installOpenApi(app, { info, securitySchemes, security, publicUrl });
   await opts.service.register(app);

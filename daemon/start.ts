@@ -93,7 +93,7 @@ export async function startService<N extends ServiceName>(name: N, opts: StartOp
   let app: FastifyInstance;
   try {
     app = await buildServer({ service: runtime, logger, timeouts: opts.timeouts });
-    await app.listen({ host: opts.host, port: opts.port, listenTextResolver: (address) => `${LISTENING_ON} ${address}` });
+    await app.listen({ host: opts.host, port: opts.port });
   } catch (err) {
     await runtime.close();
     throw asListenError(err, opts.host, opts.port);
@@ -102,6 +102,8 @@ export async function startService<N extends ServiceName>(name: N, opts: StartOp
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const url = `http://${hostPort(opts.host, port)}`;
   out.write(`${LISTENING_ON} ${url}\n`);
+  // The same as a log record, for JSON logs and journald (fastify, given no logger, writes none).
+  logger.info(`${LISTENING_ON} ${url}`);
   await runtime.start?.(app);
   let closed: Promise<void> | undefined;
   return {

@@ -1,8 +1,9 @@
 // Request logging: one line per answered request with the route pattern, never the raw URL,
 // headers or body, because URLs and headers can carry secrets (tokens, license keys).
 import pino from 'pino';
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, RouteOptions } from 'fastify';
 import type { Logger } from '../logger.js';
+import { requestLogger } from '../request-logger.js';
 
 /** pino's level number of `info`, the request line's level. */
 const INFO = 30;
@@ -68,31 +69,107 @@ export function tenths(ms: number): string {
   return rest === 0 ? String(whole) : `${whole}.${rest}`;
 }
 
-/** The request line of every route, written through `lines` (the server's, shared with its direct routes). */
-export function installRequestLog(app: FastifyInstance, lines = new RequestLines(app.log as Logger)): void {
-  const line = (req: FastifyRequest, reply: FastifyReply, routePart: string): void => lines.write(String(req.id), routePart, reply.statusCode, reply.elapsedTime);
-  // Each route logs through its own hook, its method and pattern formatted once at registration:
-  // reading them per request (`req.routeOptions`) builds an object of a dozen fields each time.
-  app.addHook('onRoute', (route: RouteOptions) => {
-    const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const parts = new Map(methods.map((m) => [m, RequestLines.routePart(m, route.url)]));
-    const only = methods.length === 1 ? parts.get(methods[0]!)! : undefined;
-    const hook = (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
-      line(req, reply, only ?? parts.get(req.method) ?? RequestLines.routePart(req.method, route.url));
-      done();
-    };
-    const own = route.onResponse;
-    route.onResponse = own === undefined ? [hook] : Array.isArray(own) ? [...own, hook] : [own, hook];
-  });
-  // What no route took (a 404, a URL the router refused) is logged here, as `unmatched`.
-  const unmatched = new Map<string, string>();
-  app.addHook('onResponse', (req, reply, done) => {
-    if (req.is404) {
-      // A method is one of llhttp's known tokens, so this map stays small.
-      let part = unmatched.get(req.method);
-      if (part === undefined) unmatched.set(req.method, (part = RequestLines.routePart(req.method, 'unmatched')));
-      line(req, reply, part);
-    }
-    done();
-  });
+/**
+ * What a request's line needs besides its status and duration, kept on the node request itself
+ * (no object made per request): its id and start, set when fastify takes it (`begin`), and its
+ * route's preformatted part, set when fastify picks its route (the route's logger factory).
+ */
+export interface LoggedRequest {
+  reqId?: string;
+  logStart?: number;
+  logRoute?: LineRoute;
+}
+
+/** A route's request lines: where they go and the route's `,"method":…,"route":…` part, made once. */
+export interface LineRoute {
+  readonly lines: RequestLines;
+  readonly part: string;
+}
+
+/** fastify's `genReqId`: the next id, noted on the request with the time fastify took it. */
+export function beginRequest(req: object, id: string): string {
+  const r = req as LoggedRequest;
+  r.reqId = id;
+  r.logStart = performance.now();
+  return id;
+}
+
+/**
+ * Writes the request line of `req`, answered with `status`, once: the answer has been sent (the
+ * response's `finish`, or its `error`). Requests no fastify route picked a line for (a direct
+ * route's, which writes its own) write nothing here.
+ */
+export function requestAnswered(req: object, status: number): void {
+  const r = req as LoggedRequest;
+  const route = r.logRoute;
+  if (route === undefined) return;
+  r.logRoute = undefined;
+  route.lines.write(r.reqId ?? '', route.part, status, performance.now() - (r.logStart ?? 0));
+}
+
+/** fastify's logger factory, as a route and the server's default (unmatched requests) use it. */
+type LoggerFactory = NonNullable<RouteOptions['childLoggerFactory']>;
+
+/**
+ * The request line of every route. Each route gets its own logger factory, which fastify calls for
+ * each request it routes: it notes the route's preformatted part on the request and makes the
+ * request's (lazy) logger. The line itself is written by the server's response class when the
+ * answer is sent (daemon/http-server.ts) and, for `inject()`, when the injected answer ends
+ * (server.ts). No fastify hook runs for it: with a logger or an onResponse hook, fastify listens
+ * to every response's `finish` and `error` through a closure made per request, and runs its hook
+ * runners (bench/README.md, "One line at the answer, issue 37").
+ */
+export class RequestLog {
+  private readonly ours = new WeakSet<LoggerFactory>();
+  // A method is one of llhttp's known tokens, so this map stays small.
+  private readonly unmatchedParts = new Map<string, LineRoute>();
+
+  /** The parent of each request's own logger (a child, made when first used). */
+  private readonly logger: Logger;
+
+  constructor(
+    logger: Logger,
+    readonly lines: RequestLines,
+  ) {
+    // fastify logs its request and reply objects under `req` and `res` in a few rare lines (a
+    // stream closed early): only their method and status, never the raw URL (it can carry secrets).
+    this.logger = logger.child({}, { serializers: { req: (r: { method?: unknown }) => ({ method: r.method }), res: (r: { statusCode?: unknown }) => ({ statusCode: r.statusCode }) } });
+  }
+
+  /**
+   * The server's default factory (fastify's `childLoggerFactory` option): what no route took (a
+   * 404, a URL the router refused) is logged as `unmatched`.
+   */
+  readonly unmatched: LoggerFactory = (_parent, bindings, options, req) => {
+    const method = req.method ?? '';
+    let what = this.unmatchedParts.get(method);
+    if (what === undefined) this.unmatchedParts.set(method, (what = { lines: this.lines, part: RequestLines.routePart(method, 'unmatched') }));
+    return this.make(bindings, options, what, req);
+  };
+
+  /** Gives each route registered from now on its own factory, its parts formatted once. */
+  install(app: FastifyInstance): void {
+    app.addHook('onRoute', (route: RouteOptions) => {
+      const lines = this.lines;
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      const parts = new Map<string, LineRoute>(methods.map((m) => [m, { lines, part: RequestLines.routePart(m, route.url) }]));
+      const only = methods.length === 1 ? parts.get(methods[0]!)! : undefined;
+      // A route's own factory still makes its logger (a HEAD route copies its GET's options: that one is ours).
+      const own = route.childLoggerFactory !== undefined && !this.ours.has(route.childLoggerFactory) ? route.childLoggerFactory : undefined;
+      const make = this.make;
+      const factory: LoggerFactory = function (this: FastifyInstance, parent, bindings, options, req) {
+        const what = only ?? parts.get(req.method ?? '') ?? { lines, part: RequestLines.routePart(req.method ?? '', route.url) };
+        if (own === undefined) return make(bindings, options, what, req);
+        (req as LoggedRequest).logRoute = what;
+        return own.call(this, parent, bindings, options, req);
+      };
+      this.ours.add(factory);
+      route.childLoggerFactory = factory;
+    });
+  }
+
+  private readonly make = (bindings: pino.Bindings, options: pino.ChildLoggerOptions, what: LineRoute, req: object): FastifyBaseLogger => {
+    (req as LoggedRequest).logRoute = what;
+    return requestLogger(this.logger, bindings, options) as unknown as FastifyBaseLogger;
+  };
 }

@@ -45,10 +45,13 @@ describe('mkt serve', () => {
     s.child.kill('SIGTERM');
     expect(await s.exit).toBe(0);
     // logs are JSON lines apart from the one `listening on` line, and carry no token
+    const records: { msg?: unknown }[] = [];
     for (const line of s.output().split('\n').filter(Boolean)) {
       if (line.startsWith('listening on')) continue;
-      expect(() => JSON.parse(line), line).not.toThrow();
+      expect(() => records.push(JSON.parse(line) as { msg?: unknown }), line).not.toThrow();
     }
+    // The plain line is also a record, for journald and JSON logs.
+    expect(records.filter((r) => r.msg === `listening on ${url}`)).toHaveLength(1);
     expect(s.output()).not.toContain('test-token');
   });
 

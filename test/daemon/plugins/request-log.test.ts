@@ -106,6 +106,71 @@ describe('the request log of a server', () => {
   });
 });
 
+describe('the request log of a listening server', () => {
+  const out = capture();
+  let app: FastifyInstance;
+  let url: string;
+  const finishListeners: number[] = [];
+  beforeAll(async () => {
+    app = await buildServer({
+      logger: createLogger({ level: 'info', stream: out.stream, pretty: false }).child({ service: 'h' }),
+      service: {
+        openapi: { title: 'h', version: '1' },
+        async register(a) {
+          a.get('/a/:id', async (_req, reply) => {
+            // What listens to the answer's end: node's own listener only, no closure of fastify's per request.
+            finishListeners.push(reply.raw.listenerCount('finish'));
+            return { ok: true };
+          });
+          a.route({ method: ['PUT', 'DELETE'], url: '/b/:id', handler: async () => ({ ok: true }) });
+          a.post('/c', { schema: { body: { type: 'object', required: ['n'], properties: { n: { type: 'number' } } } } }, async () => ({ ok: true }));
+        },
+        async close() {},
+      },
+    });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(() => app.close());
+
+  it('writes one line a request when its answer is sent, with the route pattern, `unmatched` for what no route took', async () => {
+    const before = out.lines().length;
+    const send = async (method: string, path: string, body?: string): Promise<number> => {
+      const res = await fetch(`${url}${path}`, { method, body, headers: body === undefined ? {} : { 'content-type': 'application/json' } });
+      await res.arrayBuffer();
+      return res.status;
+    };
+    expect(await send('GET', '/a/SECRET-1')).toBe(200);
+    expect(await send('HEAD', '/a/SECRET-2')).toBe(200);
+    expect(await send('DELETE', '/b/SECRET-3')).toBe(200);
+    expect(await send('PUT', '/b/SECRET-4')).toBe(200);
+    expect(await send('POST', '/c', '{"n":1}')).toBe(200);
+    expect(await send('POST', '/c', '{"n":"SECRET-5"}')).toBe(400);
+    expect(await send('POST', '/c', '{"n":')).toBe(400);
+    expect(await send('GET', '/nowhere/SECRET-6')).toBe(404);
+    // A URL the router refuses answers through frameworkErrors: logged too, as unmatched.
+    expect(await send('GET', '/a/%zzSECRET-7')).toBe(400);
+    // The line is written at the answer's `finish`: the last one may follow the client's read by a moment.
+    await expect.poll(() => out.lines().slice(before).filter((l) => l.msg === 'request').length).toBe(9);
+    const got = out.lines().slice(before).filter((l) => l.msg === 'request');
+    expect(got.map((l) => [l.method, l.route, l.status])).toEqual([
+      ['GET', '/a/:id', 200],
+      ['HEAD', '/a/:id', 200],
+      ['DELETE', '/b/:id', 200],
+      ['PUT', '/b/:id', 200],
+      ['POST', '/c', 200],
+      ['POST', '/c', 400],
+      ['POST', '/c', 400],
+      ['GET', 'unmatched', 404],
+      ['GET', 'unmatched', 400],
+    ]);
+    // Each line's id is its own, and the id the request's other lines carry.
+    expect(new Set(got.map((l) => l.reqId)).size).toBe(9);
+    for (const l of got) expect(l).toMatchObject({ level: 30, service: 'h', msg: 'request' });
+    expect(out.text()).not.toContain('SECRET');
+    expect(finishListeners).toEqual([1, 1]);
+  });
+});
+
 describe('the request line\'s ms', () => {
   it('is written as JSON writes the duration rounded to a tenth, from integers', () => {
     const json = (ms: number) => JSON.stringify(Math.round(ms * 10) / 10);
