@@ -6,7 +6,8 @@ import { Writable } from 'node:stream';
 import { buildServer } from '../../daemon/server.js';
 import { createLogger } from '../../daemon/logger.js';
 import { HttpError } from '../../daemon/plugins/errors.js';
-import { constantTimeEqual } from '../../daemon/plugins/bearer.js';
+import fc from 'fast-check';
+import { constantTimeEqual, secretMatcher } from '../../daemon/plugins/bearer.js';
 
 let app: FastifyInstance;
 let logText = '';
@@ -152,5 +153,13 @@ describe('bearer helpers', () => {
     expect(constantTimeEqual('abc', 'abc')).toBe(true);
     expect(constantTimeEqual('abc', 'abd')).toBe(false);
     expect(constantTimeEqual('abc', 'abcd')).toBe(false);
+  });
+
+  it('a secret matcher accepts its secret alone', () => {
+    const secret = 'tök-0123456789abcdef';
+    const matches = secretMatcher(secret);
+    expect(matches(secret)).toBe(true);
+    for (const other of ['tök-0123456789abcdeF', 'tok-0123456789abcdef', 'tök-0123456789abcde', `${secret} `, '', 'x'.repeat(10_000)]) expect(matches(other), other).toBe(false);
+    fc.assert(fc.property(fc.string(), fc.string(), (a, b) => secretMatcher(a)(b) === (a === b)));
   });
 });
