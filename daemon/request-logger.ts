@@ -63,7 +63,13 @@ export class RequestLogger {
   }
 }
 
+/** Whether `o` has any own enumerable key, without the array `Object.keys` makes (once a request). */
+function hasKeys(o: object): boolean {
+  for (const k in o) if (Object.hasOwn(o, k)) return true;
+  return false;
+}
+
 /** fastify's `childLoggerFactory`: a RequestLogger (fastify passes `{}` for "no options"). */
 export function requestLogger(parent: Logger, bindings: pino.Bindings, options: pino.ChildLoggerOptions): RequestLogger {
-  return new RequestLogger(parent, bindings, Object.keys(options).length === 0 ? undefined : options);
+  return new RequestLogger(parent, bindings, hasKeys(options) ? options : undefined);
 }

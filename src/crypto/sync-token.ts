@@ -18,9 +18,13 @@ export function signSyncToken(key: Buffer, input: { userId: string; appId: strin
 export function verifySyncToken(key: Buffer, token: string, nowMs: number): SyncTokenClaims | undefined {
   const parts = token.split('.');
   if (parts.length !== 3 || parts[0] !== HEADER) return undefined;
-  const expected = createHmac('sha256', key).update(`${parts[0]}.${parts[1]}`).digest();
-  const given = Buffer.from(parts[2]!, 'base64url');
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+  // Compared as base64url text, the form signSyncToken writes: a Buffer digest costs node 20 half
+  // as much again (bench/README.md, "One line at the answer, issue 37"). Only that canonical text
+  // is accepted, as RFC 7515 writes it (no padding, no other encoding of the same bytes).
+  const expected = createHmac('sha256', key).update(`${parts[0]}.${parts[1]}`).digest('base64url');
+  // UTF-8, not latin1: a character past U+00FF must not stand in for the ASCII one its low byte names.
+  const given = Buffer.from(parts[2]!, 'utf8');
+  if (given.length !== expected.length || !timingSafeEqual(given, Buffer.from(expected, 'latin1'))) return undefined;
   let c: Partial<SyncTokenClaims>;
   try {
     c = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString('utf8')) as Partial<SyncTokenClaims>;

@@ -29,6 +29,24 @@ describe('sync tokens', () => {
     expect(verifySyncToken(key, '', T0)).toBeUndefined();
   });
 
+  it('accept the signature only as it was written: not padded, not re-encoded, no character standing for another', () => {
+    const { token } = signSyncToken(key, { userId: 'u1', appId: 'a1', nowMs: T0, lifetimeSeconds: 3600 });
+    const [h, p, sig] = token.split('.') as [string, string, string];
+    expect(verifySyncToken(key, `${h}.${p}.${sig}`, T0)).toMatchObject({ sub: 'u1' });
+    // The same bytes in base64 (with + and /, and padding), as a lenient decoder would take them.
+    const std = Buffer.from(sig, 'base64url').toString('base64');
+    expect(verifySyncToken(key, `${h}.${p}.${std}`, T0)).toBeUndefined();
+    expect(verifySyncToken(key, `${h}.${p}.${sig}=`, T0)).toBeUndefined();
+    // Each character swapped for the one past U+00FF whose low byte is the same ASCII code (latin1 would read them alike).
+    const lookalike = [...sig].map((c) => String.fromCharCode(c.charCodeAt(0) + 0x100)).join('');
+    expect(verifySyncToken(key, `${h}.${p}.${lookalike}`, T0)).toBeUndefined();
+    // One character changed anywhere is refused.
+    for (let i = 0; i < sig.length; i++) {
+      const c = sig[i] === 'A' ? 'B' : 'A';
+      expect(verifySyncToken(key, `${h}.${p}.${sig.slice(0, i)}${c}${sig.slice(i + 1)}`, T0)).toBeUndefined();
+    }
+  });
+
   it('refuse well-signed tokens of another audience or without a user', () => {
     const sign = (claims: Record<string, unknown>) => {
       const h = b64({ alg: 'HS256', typ: 'JWT' });
