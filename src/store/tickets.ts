@@ -342,6 +342,28 @@ export interface Row {
   history_count?: number;
 }
 
+/** `t` without its comments and history, with their count: what the lookup cache keeps. */
+function withoutSets(t: Ticket, commentCount: number): Ticket {
+  return {
+    id: t.id,
+    short_id: t.short_id,
+    title: t.title,
+    description: t.description,
+    status: t.status,
+    priority: t.priority,
+    channel: t.channel,
+    source: t.source,
+    requester: t.requester,
+    assignee: t.assignee,
+    tags: t.tags,
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+    updated_by: t.updated_by,
+    field_stamps: t.field_stamps,
+    comment_count: commentCount,
+  };
+}
+
 export function fromRow(r: Row): Ticket {
   return {
     id: r.id,
@@ -811,9 +833,9 @@ export class SqliteTicketStore implements TicketStore {
     this.cache.delete(t.id);
     if (t.comments !== undefined || t.history !== undefined) {
       // The cache serves lookups, which show comment_count only: the sets stay in their tables.
-      const { comments, history, ...rest } = t;
-      void history;
-      t = { ...rest, comment_count: comments?.length ?? t.comment_count ?? 0 };
+      // Field by field: an object rest and spread made the cached ticket an object V8 reads
+      // slowly, in every lookup's answer after (daemon/services/tickets/ticket-answer.ts).
+      t = withoutSets(t, t.comments?.length ?? t.comment_count ?? 0);
     }
     this.cache.set(t.id, t);
     if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);

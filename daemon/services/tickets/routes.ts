@@ -53,6 +53,7 @@ import { decodeCursor, decodeHistoryCursor, encodeCursor, encodeHistoryCursor } 
 import { logRefusals, screenPeerCopies } from './peer-ticket.js';
 import { narrowedSince, normalizeStamp } from './stamp.js';
 import { quoteForError } from '../../../src/util/quote.js';
+import { ticketAnswer, ticketWithComments } from './ticket-answer.js';
 
 export interface TicketRoutesDeps {
   store: TicketStore;
@@ -200,7 +201,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
       ticket.short_id = ticket.id.slice(0, SHORT_ID_MIN);
       await storage(() => store.insert(ticket));
       req.log.info({ ticket: ticket.short_id }, 'ticket created');
-      return reply.code(201).send({ ...ticket, comment_count: 0 });
+      return reply.code(201).send(ticketAnswer(ticket, 0));
     },
   );
 
@@ -235,7 +236,7 @@ export async function ticketRoutes(app: FastifyInstance, deps: TicketRoutesDeps)
     async (req) => {
       const t = await find(req.params.id);
       const comments = (t.comment_count ?? 0) > 0 ? await storage(() => store.comments(t.id)) : [];
-      return { ...t, comment_count: comments.length, comments };
+      return ticketWithComments(t, comments);
     },
   );
 
