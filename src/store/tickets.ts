@@ -629,6 +629,7 @@ export class SqliteTicketStore implements TicketStore {
     this.db = openDatabase(file);
     migrate(this.db, 'tickets', MIGRATIONS);
     this.stmts = statements(this.db);
+    this.makeTransaction();
     this.stmts.setNode.run(randomUUID());
     this.node = (this.stmts.getNode.get() as { value: string }).value;
   }
@@ -660,6 +661,7 @@ export class SqliteTicketStore implements TicketStore {
     this.db = openDatabase(this.file);
     migrate(this.db, 'tickets', MIGRATIONS);
     this.stmts = statements(this.db);
+    this.makeTransaction();
     this.prepared.clear();
     this.cache.clear();
     this.arrivals.forget();
@@ -775,14 +777,25 @@ export class SqliteTicketStore implements TicketStore {
   private inTransaction<T>(body: () => T): T {
     this.ftsQueue.length = 0;
     try {
-      return this.db.transaction(() => {
-        const result = body();
-        for (const e of this.ftsQueue) (e.op === 'insert' ? this.stmts.ftsInsert : this.stmts.ftsDelete).run(e);
-        return result;
-      })();
+      return this.transaction(body) as T;
     } finally {
       this.ftsQueue.length = 0;
     }
+  }
+
+  /**
+   * inTransaction's better-sqlite3 transaction, made once per connection: `db.transaction(fn)`
+   * builds its wrapper and variants at each call, 6-7 µs, once a batch of new tickets and once
+   * every edit (bench/README.md, "One line at the answer, issue 37").
+   */
+  private transaction!: (body: () => unknown) => unknown;
+
+  private makeTransaction(): void {
+    this.transaction = this.db.transaction((body: () => unknown) => {
+      const result = body();
+      for (const e of this.ftsQueue) (e.op === 'insert' ? this.stmts.ftsInsert : this.stmts.ftsDelete).run(e);
+      return result;
+    });
   }
 
   private freeSeq(ms: number, id: string): number {
