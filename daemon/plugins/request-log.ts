@@ -154,7 +154,7 @@ export class RequestLog {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       const parts = new Map<string, LineRoute>(methods.map((m) => [m, { lines, part: RequestLines.routePart(m, route.url) }]));
       const only = methods.length === 1 ? parts.get(methods[0]!)! : undefined;
-      // A route's own factory still makes its logger (a HEAD route copies its GET's options: that one is ours).
+      // A route's own factory still makes its logger; one of ours already there (options registered twice) is replaced.
       const own = route.childLoggerFactory !== undefined && !this.ours.has(route.childLoggerFactory) ? route.childLoggerFactory : undefined;
       const make = this.make;
       const factory: LoggerFactory = function (this: FastifyInstance, parent, bindings, options, req) {
