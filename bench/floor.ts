@@ -8,7 +8,8 @@
 // The floor itself runs on the build, as the rows do (`npm run build` first). Then the server
 // rows of issue 37 on the built daemons (small seeds, so
 // they take seconds to set up), each beside bare node:http and the floor answering its bytes:
-// `MKT_BENCH_FLOOR_ROWS=0` skips them. The notes rows need a hosted repository of 100,000 notes:
+// `MKT_BENCH_FLOOR_ROWS=0` skips them; `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name
+// holds that text, without the floor's rounds (a row's own before and after). The notes rows need a hosted repository of 100,000 notes:
 // `npm run bench -- notes`.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +25,7 @@ const SECONDS = Number(process.env.MKT_BENCH_FLOOR_SECONDS ?? 3);
 const BODY = JSON.stringify({ id: 'T-1', title: 'printer on floor 3 is offline', status: 'open', priority: 'normal', updated_at: '2026-11-29T00:00:00.000Z' });
 const POST_BODY = JSON.stringify({ title: 'printer on floor 3 is offline', body: 'since this morning', priority: 'normal' });
 const GOALS = { GET: 0.8, POST: 0.65 } as const;
+const ONLY = process.env.MKT_BENCH_FLOOR_ONLY || undefined;
 
 /** Plain fastify (bench/_fastify-server.mjs): what the framework costs before any plugin of ours. */
 function servePlainFastify(body: string): Promise<ServerProcess> {
@@ -47,6 +49,7 @@ function median(xs: number[]): number {
 
 /** One row: `path` of a running daemon under `load`, beside bare node:http and the floor answering its bytes. */
 async function row(name: string, url: string, load: Load, goal: number, token?: string): Promise<void> {
+  if (ONLY !== undefined && !name.includes(ONLY)) return;
   const sample = await fetch(url, { method: load.method ?? 'GET', headers: load.headers, body: load.body });
   if (!sample.ok) throw new Error(`${name}: HTTP ${sample.status} ${await sample.text()}`);
   const refs = await references(name, await sample.text(), load, token);
@@ -82,6 +85,7 @@ async function marketplaceRows(): Promise<void> {
     const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
     await row('verify, known machine', `${svc.url}/api/v1/license/verify`, verify, 0.5);
     await row('verify, each a new machine', `${svc.url}/api/v1/license/verify`, { ...verify, run: (u) => autocannonUnique(u, k!.key) }, 0.3);
+    if (ONLY !== undefined && !'sync_pull (10 entries)'.includes(ONLY)) return;
     const api = await signedIn(svc, dir);
     await pushEntries(api, 1000);
     const pull: Load = { method: 'POST', headers: { ...json, authorization: `Bearer ${api.token}` }, body: JSON.stringify({ cursor: 990, limit: 10 }) };
@@ -93,7 +97,7 @@ async function marketplaceRows(): Promise<void> {
 }
 
 export async function run(): Promise<void> {
-  await floorRounds();
+  if (ONLY === undefined) await floorRounds();
   if (process.env.MKT_BENCH_FLOOR_ROWS === '0') return;
   console.log('\n-- the rows beside the floor (each: bare node:http and the floor answering its bytes, then the row) --');
   await ticketRows();

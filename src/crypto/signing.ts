@@ -229,13 +229,20 @@ export class SigningKeyring {
     return { keys: this.loaded.published.filter((k) => k.retiredAt === null || k.retiredAt + this.opts.keepMs > t).map((k) => k.jwk) };
   }
 
-  /** A compact JWS (JWT) with header `{alg: EdDSA, typ: JWT, kid}`. */
-  signJwt(claims: Record<string, unknown>): string {
+  /**
+   * A compact JWS (JWT) with header `{alg: EdDSA, typ: JWT, kid}`. The signature is made on
+   * libuv's thread pool (crypto.sign with a callback): an Ed25519 signature is 55-90 µs of CPU on
+   * this class of machine, which on the event loop every other request waited for; handed off it
+   * costs the loop 6-10 µs (bench/README.md, issue 37, sixth session).
+   */
+  signJwt(claims: Record<string, unknown>): Promise<string> {
     const { kid, key } = this.loaded;
     const header = b64url(JSON.stringify({ alg: 'EdDSA', typ: 'JWT', kid }));
     const payload = b64url(JSON.stringify(claims));
     const input = `${header}.${payload}`;
-    return `${input}.${b64url(sign(null, Buffer.from(input), key))}`;
+    return new Promise((resolve, reject) => {
+      sign(null, Buffer.from(input), key, (err, signature) => (err ? reject(err) : resolve(`${input}.${b64url(signature)}`)));
+    });
   }
 
   /** Stops following changes (the store stays open). */

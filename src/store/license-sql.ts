@@ -6,6 +6,7 @@
 // database's clock (DB_NOW), never a process's, so instances with skewed clocks agree.
 import type { ComponentMigrations, Engine, SqlDatabase, SqlExecutor } from './sql.js';
 import { sqlText } from './sql-text.js';
+import { ReadCache } from './read-cache.js';
 import type {
   ActivationPolicy,
   ActivationState,
@@ -533,12 +534,21 @@ class Rows implements LicenseRows {
   }
 }
 
+/** Whether a lookup's keys may be kept: none floating, whose seats and leases run out with time. Frozen, as they are shared. */
+function clockFree(keys: StoredKey[]): boolean {
+  if (keys.some((k) => k.activation_policy === 'floating')) return false;
+  for (const k of keys) Object.freeze(Object.freeze(k).entitlements);
+  Object.freeze(keys);
+  return true;
+}
+
 export class SqlLicenseStore extends Rows implements LicenseStore {
   readonly groupsWrites: boolean;
 
   private constructor(private readonly sql: SqlDatabase) {
     super(sql);
     this.groupsWrites = sql.engine === 'sqlite';
+    this.lookups = new ReadCache(sql);
   }
 
   static async open(sql: SqlDatabase): Promise<SqlLicenseStore> {
@@ -550,6 +560,23 @@ export class SqlLicenseStore extends Rows implements LicenseStore {
 
   transaction<T>(fn: (tx: LicenseRows) => Promise<T>): Promise<T> {
     return this.sql.transaction((x) => fn(new Rows(x)));
+  }
+
+  /**
+   * The key lookups outside a transaction, kept while the database is unchanged (read-cache.ts):
+   * a license key is read at every request presenting it, and on SQLite the lookup was 15 µs of
+   * a status or verify (bench/README.md, issue 37, sixth session). A floating key's answer
+   * depends on the clock as well (live leases), so it is read each time.
+   */
+  private readonly lookups: ReadCache<StoredKey[]>;
+
+  override keysByPrefix(prefix: string): Promise<StoredKey[]> {
+    return this.lookups.get(prefix, () => super.keysByPrefix(prefix), clockFree);
+  }
+
+  override findKeys(prefix: string, machineId: string, counted = true): Promise<FoundKey[]> {
+    // NUL cannot occur in a key's prefix; the machine id comes after it, verbatim.
+    return this.lookups.get(`${counted ? 'c' : 'u'}${prefix}\0${machineId}`, () => super.findKeys(prefix, machineId, counted), clockFree) as Promise<FoundKey[]>;
   }
 
   override async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {

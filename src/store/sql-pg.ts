@@ -441,6 +441,10 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
     }
   }
 
+  async changeMark(): Promise<number | undefined> {
+    return undefined;
+  }
+
   async notify(channel: string, payload = ''): Promise<void> {
     await this.auto.run('SELECT pg_notify(?, ?)', [channel, payload]);
   }

@@ -118,6 +118,8 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   private busy = 0;
   private readonly running = new Set<string>();
   private readonly events = new EventEmitter();
+  /** What changeMark saw last, and the mark it gave (moved by one at each change seen). */
+  private marked = { version: -1, changes: -1, mark: 0 };
   /** Autocommit statements (they wait while a transaction is open). */
   protected readonly auto: SqliteExecutor;
 
@@ -210,6 +212,20 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
 
   async notify(channel: string, payload = ''): Promise<void> {
     this.events.emit(channel, payload);
+  }
+
+  /**
+   * `PRAGMA data_version` moves when another connection (another process, or another connection
+   * of this one) commits to the file; `total_changes()` counts every row this connection has
+   * written, by any statement or trigger, committed or not. Together they move at every change
+   * the file may have seen: 2.4 µs, against 15 µs for a license key's lookup.
+   */
+  async changeMark(): Promise<number | undefined> {
+    if (this.transactionOpen) await this.idle();
+    const version = (this.prepare('PRAGMA data_version').stmt.get() as unknown[])[0] as number;
+    const changes = (this.prepare('SELECT total_changes()').stmt.get() as unknown[])[0] as number;
+    if (version !== this.marked.version || changes !== this.marked.changes) this.marked = { version, changes, mark: this.marked.mark + 1 };
+    return this.marked.mark;
   }
 
   async listen(channel: string, fn: (payload: string) => void): Promise<() => void> {

@@ -76,6 +76,13 @@ export interface SqlDatabase extends SqlExecutor {
   notify(channel: string, payload?: string): Promise<void>;
   /** Calls `fn` on every notification of `channel`; returns the unsubscribe function. */
   listen(channel: string, fn: (payload: string) => void): Promise<() => void>;
+  /**
+   * A number that differs from the last one whenever anything may have been committed to the
+   * database since, by any process or instance: what a read may be cached under (read-cache.ts).
+   * Undefined where no such mark is cheaper than the read itself (PostgreSQL: another instance's
+   * commit is seen only by asking the server).
+   */
+  changeMark(): Promise<number | undefined>;
   close(): Promise<void>;
 }
 

@@ -106,7 +106,7 @@ describeEngines('signing keys in the database', (open) => {
     let now = Date.parse('2026-03-01T00:00:00Z');
     const ring = await SigningKeyring.open({ store, now: () => now, keepMs: week });
     rings.push(ring);
-    const token = ring.signJwt({ iss: 't', exp: now / 1000 + 60 });
+    const token = await ring.signJwt({ iss: 't', exp: now / 1000 + 60 });
     const jwks = ring.publicJwks();
     expect(jwks.keys).toHaveLength(1);
     const check = (t: string, keys: typeof jwks, at: number) => jwtVerify(t, createLocalJWKSet(keys as JSONWebKeySet), { algorithms: ['EdDSA'], currentDate: new Date(at) });

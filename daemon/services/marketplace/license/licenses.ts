@@ -167,7 +167,9 @@ export class Licenses {
   /**
    * Node-locked: activates the machine unless the key is at its maximum (a machine activated
    * already keeps its slot). The key's lock makes count, check and insert one step for every
-   * instance (on SQLite the write transaction alone does).
+   * instance (on SQLite the write transaction alone does). The transaction is shared with this
+   * turn's other license writes where the store groups them (SQLite, WriteGroups): a verify from
+   * a new machine paid BEGIN IMMEDIATE and a WAL commit of its own, ~45 µs.
    */
   async activate(key: Pick<StoredKey, 'id' | 'item_id' | 'max_activations'>, machineId: string, machineName: string | null): Promise<ActivationResult> {
     const keyId = key.id;
@@ -177,14 +179,14 @@ export class Licenses {
     if (key.max_activations === null) {
       // No maximum, no count to hold still: without the lock, activations of a much-used key do
       // not queue behind each other (the maximum is fixed at issue; the store checks it anyway).
-      const count = await this.d.store.transaction(async (tx) => {
+      const count = await this.groups.run(async (tx) => {
         const n = await tx.addUnlimitedActivation(keyId, machineId, machineName, at);
         if (n !== undefined) await tx.recordEvent(activated);
         return n;
       });
       if (count !== undefined) return { kind: 'created', count };
     }
-    return this.d.store.transaction(async (tx) => {
+    return this.groups.run(async (tx) => {
       const state = await tx.lockKey(keyId);
       // Keys are never deleted; a missing one has no slot to give.
       if (!state) return { kind: 'full', count: 0 };
@@ -212,7 +214,7 @@ export class Licenses {
       if (renewed) return { kind: 'existing', count: key.activation_count, lease: renewed };
     }
     const at = formatTimestamp(this.d.clock.now());
-    return this.d.store.transaction(async (tx): Promise<SeatResult> => {
+    return this.groups.run(async (tx): Promise<SeatResult> => {
       const state = await tx.lockKey(key.id);
       if (!state) return { kind: 'full', count: 0, retryAfter: 1 };
       for (const g of await tx.tidyLeases(key.id)) await tx.recordEvent(this.event(key, 'license.lease_expired', g.lease_expires_ms, { machine_id: g.machine_id }));
@@ -425,7 +427,7 @@ export class Licenses {
       if (r.kind === 'full') return refuse(key, 'TOO_MANY_ACTIVATIONS', r.retryAfter);
       const iat = Math.floor(r.lease.now_ms / 1000);
       const exp = Math.min(iat + TOKEN_LIFETIME_SECONDS, Math.floor(r.lease.lease_expires_ms / 1000));
-      return verified(key, exp - iat, this.token(key, fph, iat, exp), formatTimestamp(r.lease.lease_expires_ms));
+      return verified(key, exp - iat, await this.token(key, fph, iat, exp), formatTimestamp(r.lease.lease_expires_ms));
     }
     // Re-verifying an active machine (the common case, weekly in CI) needs no write lock.
     if (!key.machine_activated) {
@@ -433,7 +435,7 @@ export class Licenses {
       if (r.kind === 'full') return refuse(key, 'TOO_MANY_ACTIVATIONS');
     }
     const iat = Math.floor(this.d.clock.now() / 1000);
-    return verified(key, TOKEN_LIFETIME_SECONDS, this.token(key, fph, iat, iat + TOKEN_LIFETIME_SECONDS), null);
+    return verified(key, TOKEN_LIFETIME_SECONDS, await this.token(key, fph, iat, iat + TOKEN_LIFETIME_SECONDS), null);
   }
 
   /**
@@ -485,7 +487,7 @@ export class Licenses {
    */
   private readonly recent = new Map<string, { iat: number; exp: number; kid: string; entitlements: string; token: string }>();
 
-  private token(key: StoredKey, fph: string, iat: number, exp: number): string {
+  private async token(key: StoredKey, fph: string, iat: number, exp: number): Promise<string> {
     const memoKey = `${key.id}\n${fph}`;
     const kid = this.d.keyring.currentKid();
     const entitlements = key.entitlements.join(',');
@@ -501,7 +503,7 @@ export class Licenses {
       exp,
       entitlements: key.entitlements,
     };
-    const token = this.d.keyring.signJwt(claims);
+    const token = await this.d.keyring.signJwt(claims);
     if (this.recent.size >= 10_000) this.recent.clear();
     this.recent.set(memoKey, { iat, exp, kid, entitlements, token });
     return token;

@@ -1,7 +1,7 @@
 // Small license writes grouped per turn (daemon/services/marketplace/license/write-groups.ts): on
 // SQLite, heartbeats arriving together share one transaction (lookup, renewal, event) and each
 // gets its own renewed lease; on PostgreSQL each keeps its own transaction (a pool runs them side
-// by side); a group that fails is retried one by one, so only the write that fails is refused.
+// by side); verifies from new machines share theirs the same way; a group that fails is retried one by one, so only the write that fails is refused.
 import { afterEach, expect, it } from 'vitest';
 import { SqlLicenseStore } from '../../../../src/store/license-sql.js';
 import { SigningKeyring } from '../../../../src/crypto/signing.js';
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 describeEngines('lease renewals', (open, engine) => {
-  async function seated(machines: number): Promise<{ store: SqlLicenseStore; licenses: Licenses; key: string; keyId: string; transactions: () => number }> {
+  async function seated(machines: number): Promise<{ dir: string; store: SqlLicenseStore; licenses: Licenses; key: string; keyId: string; transactions: () => number }> {
     const dir = tempDir('mkt-renewals-');
     cleanups.push(() => dir.remove());
     const db = await open();
@@ -37,7 +37,7 @@ describeEngines('lease renewals', (open, engine) => {
       n++;
       return tx(fn);
     }) as typeof store.transaction;
-    return { store, licenses, key: k!.key, keyId: k!.id, transactions: () => n };
+    return { dir: dir.path, store, licenses, key: k!.key, keyId: k!.id, transactions: () => n };
   }
 
   it(`20 heartbeats at once: each renewed; ${engine === 'sqlite' ? 'one transaction' : 'a transaction each'}`, async () => {
@@ -52,6 +52,21 @@ describeEngines('lease renewals', (open, engine) => {
     // A machine of no seat in the same turn is refused, and does not spoil the others' group.
     const mixed = await Promise.all([s.licenses.heartbeat(s.key, 'm-0'), s.licenses.heartbeat(s.key, 'stranger'), s.licenses.heartbeat(s.key, 'm-1')]);
     expect(mixed.map((a) => a.code)).toEqual(['RENEWED', 'MACHINE_NOT_ACTIVATED', 'RENEWED']);
+  });
+
+  it(`20 verifies from new machines at once, node-locked: each activated, the maximum held; ${engine === 'sqlite' ? 'one transaction' : 'a transaction each'}`, async () => {
+    const s = await seated(0);
+    const admin = new LicenseAdmin({ store: s.store, dataDir: s.dir, env: {} });
+    for (const max of [20, 15, null]) {
+      await admin.createItem({ id: `locked-${max}`, name: 'locked', licenseTemplate: null, maxActivations: max, verification: true });
+      const [k] = await admin.issueKeys({ itemId: `locked-${max}`, count: 1, expiresAt: null, licensee: null });
+      const before = s.transactions();
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => s.licenses.verify(k!.key, `new-${i}`)));
+      expect(answers.filter((a) => a.valid)).toHaveLength(max ?? 20);
+      expect(answers.filter((a) => !a.valid).map((a) => a.code)).toEqual(Array(20 - (max ?? 20)).fill('TOO_MANY_ACTIVATIONS'));
+      expect(s.transactions() - before).toBe(engine === 'sqlite' ? 1 : 20);
+      expect((await admin.listKeys(`locked-${max}`))![0]!.activation_count).toBe(max ?? 20);
+    }
   });
 
   it('a group that fails is retried one by one: only the failing write is refused, the others commit', async () => {
