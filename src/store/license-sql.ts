@@ -542,13 +542,22 @@ function clockFree(keys: StoredKey[]): boolean {
   return true;
 }
 
+/**
+ * Whether a machine's lookup may be kept: its machine activated (what a machine verifying again
+ * reads; a lookup that finds none comes before the activation that makes it stale), and clock-free.
+ */
+function activatedAndClockFree(keys: FoundKey[]): boolean {
+  return keys.every((k) => k.machine_activated) && clockFree(keys);
+}
+
 export class SqlLicenseStore extends Rows implements LicenseStore {
   readonly groupsWrites: boolean;
 
   private constructor(private readonly sql: SqlDatabase) {
     super(sql);
     this.groupsWrites = sql.engine === 'sqlite';
-    this.lookups = new ReadCache(sql);
+    this.keyLookups = new ReadCache(sql);
+    this.machineLookups = new ReadCache(sql);
   }
 
   static async open(sql: SqlDatabase): Promise<SqlLicenseStore> {
@@ -568,15 +577,16 @@ export class SqlLicenseStore extends Rows implements LicenseStore {
    * a status or verify (bench/README.md, issue 37, sixth session). A floating key's answer
    * depends on the clock as well (live leases), so it is read each time.
    */
-  private readonly lookups: ReadCache<StoredKey[]>;
+  private readonly keyLookups: ReadCache<StoredKey[]>;
+  private readonly machineLookups: ReadCache<FoundKey[]>;
 
   override keysByPrefix(prefix: string): Promise<StoredKey[]> {
-    return this.lookups.get(prefix, () => super.keysByPrefix(prefix), clockFree);
+    return this.keyLookups.get(prefix, () => super.keysByPrefix(prefix), clockFree);
   }
 
   override findKeys(prefix: string, machineId: string, counted = true): Promise<FoundKey[]> {
     // NUL cannot occur in a key's prefix; the machine id comes after it, verbatim.
-    return this.lookups.get(`${counted ? 'c' : 'u'}${prefix}\0${machineId}`, () => super.findKeys(prefix, machineId, counted), clockFree) as Promise<FoundKey[]>;
+    return this.machineLookups.get(`${counted ? 'c' : 'u'}${prefix}\0${machineId}`, () => super.findKeys(prefix, machineId, counted), activatedAndClockFree);
   }
 
   override async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {
