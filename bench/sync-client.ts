@@ -158,8 +158,9 @@ export async function run(): Promise<void> {
   let server: ChildProcess | undefined;
   try {
     const admin = { MKT_DATA_DIR: dataDir };
-    const appKey = (JSON.parse(await mkt(['admin', '--data-dir', dataDir, 'app', 'create', 'Bench', '--max-cap', '1TiB', '--free', '100GiB', '--json'], admin)) as { api_key: string }).api_key;
+    // The first `user add` creates the marketplace; `app create` refuses a data dir that holds none.
     await mkt(['admin', '--data-dir', dataDir, 'user', 'add', 'bench', '--email', 'bench@example.com'], admin, 'bench password\n');
+    const appKey = (JSON.parse(await mkt(['admin', '--data-dir', dataDir, 'app', 'create', 'Bench', '--max-cap', '1TiB', '--free', '100GiB', '--json'], admin)) as { api_key: string }).api_key;
     const srv = await serve(dataDir);
     server = srv.child;
     const env = { XDG_CONFIG_HOME: join(dir, 'config'), MKT_CREDENTIAL_STORE: 'file', MKT_MARKETPLACE_URL: srv.url };
