@@ -15,7 +15,13 @@ import { waitFor } from '../../helpers/wait.js';
 import { serveBinary, type Served } from '../../helpers/serve-binary.js';
 import { startAlertHook, type AlertHook } from '../../helpers/alert-hook.js';
 
-const INTERVAL_MS = 1_000;
+// Two seconds, not one: a child waits for a parent whose down streak has not reached its threshold
+// only while the parent's latest check is recent (two intervals and a timeout), and on a loaded
+// CI machine three instances checking every second fell behind that, so a child alerted on its
+// own, as it should when its parent's checks are overdue (CI under a busy core, 2026-11-30).
+const INTERVAL_MS = 2_000;
+/** Each wait is bounded by the checks it needs (three of the router's, two of a child's), several times over. */
+const WAIT_MS = 20 * INTERVAL_MS;
 const TOKEN = 'cluster-token';
 const children = ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'];
 
@@ -49,7 +55,7 @@ beforeAll(async () => {
   hook = await startAlertHook();
   const url = (n: string): string => `http://127.0.0.1:${port}/${n}`;
   // The router needs three down checks, the children two: they wait for its incident.
-  const yaml = `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nalerts:\n  - url: "${hook.url}"\ntargets:\n  router: { url: "${url('router')}", interval: ${INTERVAL_MS}ms, timeout: 800ms, incident_threshold: 3 }\n${children.map((c) => `  ${c}: { url: "${url(c)}", interval: ${INTERVAL_MS}ms, timeout: 800ms, depends_on: [router] }`).join('\n')}\n`;
+  const yaml = `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nalerts:\n  - url: "${hook.url}"\ntargets:\n  router: { url: "${url('router')}", interval: ${INTERVAL_MS}ms, timeout: 1500ms, incident_threshold: 3 }\n${children.map((c) => `  ${c}: { url: "${url(c)}", interval: ${INTERVAL_MS}ms, timeout: 1500ms, depends_on: [router] }`).join('\n')}\n`;
   const dbUrl = await freshDatabaseUrl();
   for (const d of dirs) writeFileSync(join(d.path, 'monitor.yaml'), yaml);
   instances.push(...(await Promise.all(dirs.map((d) => serveBinary('monitor', d.path, { MKT_DATABASE_URL: dbUrl, MKT_LOG_LEVEL: 'warn' })))));
@@ -57,8 +63,8 @@ beforeAll(async () => {
   await waitFor(async () => {
     for (const t of ['router', ...children]) if (!(await status(instances[0]!.url, t).then((s) => (s as { latest?: { status: string } }).latest?.status === 'operational'))) return false;
     return true;
-  }, 'every target checked once', 30_000);
-}, 120_000);
+  }, 'every target checked once', WAIT_MS);
+}, 180_000);
 
 afterAll(async () => {
   for (const s of instances) s.child.kill('SIGKILL');
@@ -72,23 +78,23 @@ describe('dependencies on a cluster of three', () => {
   it('one alert for the router naming its children; each child alerts once on its own after the router recovers, and resolves once', async () => {
     for (const t of ['router', ...children]) failing.add(t);
     // Every child's incident opened under the router, as every instance shows it.
-    for (const c of children) await waitFor(async () => (await status(instances[0]!.url, c)).caused_by === 'router', `${c} caused_by router`, 20_000);
+    for (const c of children) await waitFor(async () => (await status(instances[0]!.url, c)).caused_by === 'router', `${c} caused_by router`, WAIT_MS);
     for (const s of instances) for (const c of children) expect((await status(s.url, c)).caused_by, `${c} on ${s.url}`).toBe('router');
     await sleep(3 * INTERVAL_MS); // time for a child's alert, were one to come
     expect(alerts().map((a) => `${a.event} ${a.target}`)).toEqual(['incident.opened router']);
     expect([...(alerts()[0]!.affected ?? [])].sort()).toEqual(children);
 
     failing.delete('router');
-    await waitFor(async () => children.every((c) => alerts().some((a) => a.target === c)), 'every child\'s own alert', 20_000);
+    await waitFor(async () => children.every((c) => alerts().some((a) => a.target === c)), 'every child\'s own alert', WAIT_MS);
     await sleep(3 * INTERVAL_MS);
     const byTarget = (t: string): string[] => alerts().filter((a) => a.target === t).map((a) => a.event);
     expect(byTarget('router')).toEqual(['incident.opened', 'incident.resolved']);
     for (const c of children) expect(byTarget(c), c).toEqual(['incident.opened']);
 
     for (const c of children) failing.delete(c);
-    await waitFor(async () => children.every((c) => byTarget(c).length === 2), 'every child\'s resolution', 20_000);
+    await waitFor(async () => children.every((c) => byTarget(c).length === 2), 'every child\'s resolution', WAIT_MS);
     await sleep(2 * INTERVAL_MS);
     for (const c of children) expect(byTarget(c), c).toEqual(['incident.opened', 'incident.resolved']);
     expect(alerts()).toHaveLength(2 + 2 * children.length);
-  }, 120_000);
+  }, 300_000);
 });
