@@ -9,11 +9,15 @@ function marked(): { db: { changeMark(): Promise<number | undefined> }; set(m: n
   return { db: { changeMark: async () => mark }, set: (m) => (mark = m) };
 }
 
-it('serves a read again only while the mark is unchanged', async () => {
+/** A cache on a mark the test sets, and a read that answers v1, v2, … one per call. */
+function counting(): { m: ReturnType<typeof marked>; cache: ReadCache<string>; read: () => Promise<string> } {
   const m = marked();
-  const cache = new ReadCache<string>(m.db);
   let reads = 0;
-  const read = async () => `v${++reads}`;
+  return { m, cache: new ReadCache<string>(m.db), read: async () => `v${++reads}` };
+}
+
+it('serves a read again only while the mark is unchanged', async () => {
+  const { m, cache, read } = counting();
   expect(await cache.get('k', read, () => true)).toBe('v1');
   expect(await cache.get('k', read, () => true)).toBe('v1');
   m.set(2);
@@ -23,10 +27,7 @@ it('serves a read again only while the mark is unchanged', async () => {
 });
 
 it('keeps nothing that keep refuses, nor anything without a mark', async () => {
-  const m = marked();
-  const cache = new ReadCache<string>(m.db);
-  let reads = 0;
-  const read = async () => `v${++reads}`;
+  const { m, cache, read } = counting();
   expect(await cache.get('k', read, () => false)).toBe('v1');
   expect(await cache.get('k', read, () => false)).toBe('v2');
   m.set(undefined);
