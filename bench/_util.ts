@@ -58,6 +58,8 @@ export function ratio(a: number, b: number): string {
 
 export interface LoadResult {
   rps: number;
+  /** Requests answered in the whole load. */
+  total: number;
   p99: number;
   errors: number;
   non2xx: number;
@@ -83,8 +85,8 @@ export async function autocannon(url: string, opts: { method?: string; body?: st
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`autocannon exited ${code}`))));
   });
-  const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: r.requests.average, total: r.requests.total, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
 /** A server running in a child process. */

@@ -1,21 +1,23 @@
 // The framework floor against bare node:http (issue 37's guard): bench/_floor-server.mjs (buildServer
 // with every shared plugin, the request line at info, no work of its own) and plain fastify (one
 // route with a response schema, no plugins, no logger) beside a bare node:http server answering the
-// same bytes, for a GET and for a POST with a JSON body. Rounds are interleaved (bare, fastify,
-// floor, then again, each round starting one further on) and each ratio is the median of the
-// rounds' ratios, so a machine whose speed drifts between windows moves all three alike. A change that adds a hook or a log field shows its
-// price here at once. `MKT_BENCH_FLOOR_ROUNDS` (default 6), `MKT_BENCH_FLOOR_SECONDS` (default 3).
-// The floor itself runs on the build, as the rows do (`npm run build` first). Then the server
-// rows of issue 37 on the built daemons (small seeds, so
-// they take seconds to set up), each beside bare node:http and the floor answering its bytes:
-// `MKT_BENCH_FLOOR_ROWS=0` skips them; `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name
-// holds that text, without the floor's rounds (a row's own before and after). The notes rows need a hosted repository of 100,000 notes:
+// same bytes, for a GET and for a POST with a JSON body. Then the server rows of issue 37 on the
+// built daemons (`npm run build` first; small seeds, so they take seconds to set up), each beside
+// bare node:http and the floor answering its bytes. Every comparison runs in interleaved rounds
+// (each round starting one server further on) and each ratio is the median of the rounds' ratios,
+// so a machine whose speed drifts between windows moves all alike. Each server's CPU a request is
+// printed beside its ratio, and for a row its own work (its CPU a request less the floor's): a
+// change that adds a hook, a log field or a query shows its price there at once.
+// `MKT_BENCH_FLOOR_ROUNDS` (default 6) and `MKT_BENCH_FLOOR_ROW_ROUNDS` (default 3) rounds of
+// `MKT_BENCH_FLOOR_SECONDS` (default 3) a load; `MKT_BENCH_FLOOR_ROWS=0` skips the rows;
+// `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name holds that text, without the floor's
+// rounds (a row's own before and after). The notes rows need a hosted repository of 100,000 notes:
 // `npm run bench -- notes`.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { autocannon, bareServer, printRow, ratio, references, serveBuilt, serveFloor, spawnListening, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
 import { autocannonUnique } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 
@@ -47,13 +49,69 @@ function median(xs: number[]): number {
   return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
-/** One row: `path` of a running daemon under `load`, beside bare node:http and the floor answering its bytes. */
-async function row(name: string, url: string, load: Load, goal: number, token?: string): Promise<void> {
+const ROW_ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROW_ROUNDS ?? 3);
+
+/**
+ * One row: `url` of a running daemon (process `pid`) under `load`, beside bare node:http and the
+ * floor answering its bytes, in ROW_ROUNDS interleaved rounds as the floor's are. Besides the
+ * ratios it prints each server's CPU a request and the row's own work (its CPU a request less the
+ * floor's): the figure a change to the row moves, and the one the machine's drift moves least.
+ */
+async function row(name: string, url: string, pid: number, load: Load, goal: number, token?: string): Promise<void> {
   if (ONLY !== undefined && !name.includes(ONLY)) return;
   const sample = await fetch(url, { method: load.method ?? 'GET', headers: load.headers, body: load.body });
   if (!sample.ok) throw new Error(`${name}: HTTP ${sample.status} ${await sample.text()}`);
-  const refs = await references(name, await sample.text(), load, token);
-  printRow(name, await warmLoad(url, load), refs, goal);
+  const answer = await sample.text();
+  const bare = await bareServer(answer);
+  const floor = await serveFloor(answer, token);
+  try {
+    const path = load.method === 'POST' ? '/floor' : '/floor/x';
+    const urls = { bare: `${bare.url}${path}`, floor: `${floor.url}${path}`, row: url };
+    const pids = { bare: undefined, floor: floor.pid, row: pid };
+    const timed = { ...load, seconds: SECONDS };
+    const run = load.run ?? ((u: string) => autocannon(u, timed));
+    for (const u of Object.values(urls)) await autocannon(u, { ...load, seconds: 1 });
+    const rounds = await interleaved(urls, pids, run, ROW_ROUNDS);
+    const med = (k: keyof typeof urls, f: (r: Measured) => number) => median(rounds.map((r) => f(r[k])));
+    const rel = (k: 'floor' | 'row') => median(rounds.map((r) => r[k].rps / r.bare.rps));
+    const line = (label: string, k: keyof typeof urls, rest: string) =>
+      console.log(`${label.padEnd(30)} ${med(k, (r) => r.rps).toFixed(0).padStart(7)} req/s  p99 ${String(med(k, (r) => r.p99)).padStart(4)} ms  ${med(k, (r) => r.us).toFixed(0).padStart(3)} µs CPU a request${rest}${errorsOf(rounds.map((r) => r[k]))}`);
+    line(`bare node:http (${name})`, 'bare', ' (baseline)');
+    line(`floor (${name})`, 'floor', `  ratio ${rel('floor').toFixed(2)}`);
+    const own = median(rounds.map((r) => r.row.us - r.floor.us));
+    line(name, 'row', `  ratio ${rel('row').toFixed(2)} (goal >= ${goal.toFixed(2)}; ${median(rounds.map((r) => r.row.rps / r.floor.rps)).toFixed(2)} of floor; own work ${own.toFixed(0)} µs; rounds ${rounds.map((r) => ratio(r.row.rps, r.bare.rps)).join(', ')})`);
+  } finally {
+    bare.server.close();
+    await floor.stop();
+  }
+}
+
+/** A load's result with the CPU its server spent a request. */
+type Measured = LoadResult & { us: number };
+
+/**
+ * `rounds` rounds of `run` against each URL, each round starting one further on: on this VM a
+ * load's place in the round moves its figure (a CPU credit spent by the one before), and a
+ * rotation spreads that over all. CPU is the process's (`undefined`: this one, where bare runs).
+ */
+async function interleaved<K extends string>(urls: Record<K, string>, pids: Record<K, number | undefined>, run: (url: string) => Promise<LoadResult>, rounds: number): Promise<Record<K, Measured>[]> {
+  const keys = Object.keys(urls) as K[];
+  const out: Record<K, Measured>[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const r = {} as Record<K, Measured>;
+    for (const k of [...keys.slice(i % keys.length), ...keys.slice(0, i % keys.length)]) {
+      const before = cpuMicros(pids[k]);
+      const result = await run(urls[k]);
+      r[k] = { ...result, us: (cpuMicros(pids[k]) - before) / Math.max(1, result.total) };
+    }
+    out.push(r);
+  }
+  return out;
+}
+
+function errorsOf(results: LoadResult[]): string {
+  const n = results.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
+  return n ? `  errors ${n}` : '';
 }
 
 async function ticketRows(): Promise<void> {
@@ -64,8 +122,8 @@ async function ticketRows(): Promise<void> {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
     const created = (await (await fetch(`${node.url}/tickets`, { method: 'POST', headers, body })).json()) as { id: string };
-    await row('GET /tickets/{id}', `${node.url}/tickets/${created.id}`, { headers: { authorization: headers.authorization } }, 0.75, token);
-    await row('POST /tickets', `${node.url}/tickets`, { method: 'POST', headers, body }, 0.5, token);
+    await row('GET /tickets/{id}', `${node.url}/tickets/${created.id}`, node.pid, { headers: { authorization: headers.authorization } }, 0.75, token);
+    await row('POST /tickets', `${node.url}/tickets`, node.pid, { method: 'POST', headers, body }, 0.5, token);
   } finally {
     await node.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -81,15 +139,15 @@ async function marketplaceRows(): Promise<void> {
   const svc = await serveBuilt('marketplace', dir);
   try {
     const json = { 'content-type': 'application/json' };
-    await row('POST /api/v1/keys/status', `${svc.url}/api/v1/keys/status`, { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) }, 0.6);
+    await row('POST /api/v1/keys/status', `${svc.url}/api/v1/keys/status`, svc.pid, { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) }, 0.6);
     const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
-    await row('verify, known machine', `${svc.url}/api/v1/license/verify`, verify, 0.5);
-    await row('verify, each a new machine', `${svc.url}/api/v1/license/verify`, { ...verify, run: (u) => autocannonUnique(u, k!.key) }, 0.3);
+    await row('verify, known machine', `${svc.url}/api/v1/license/verify`, svc.pid, verify, 0.5);
+    await row('verify, each a new machine', `${svc.url}/api/v1/license/verify`, svc.pid, { ...verify, run: (u) => autocannonUnique(u, k!.key, SECONDS) }, 0.3);
     if (ONLY !== undefined && !'sync_pull (10 entries)'.includes(ONLY)) return;
     const api = await signedIn(svc, dir);
     await pushEntries(api, 1000);
     const pull: Load = { method: 'POST', headers: { ...json, authorization: `Bearer ${api.token}` }, body: JSON.stringify({ cursor: 990, limit: 10 }) };
-    await row('sync_pull (10 entries)', `${svc.url}/api/v1/sync/pull`, pull, 0.5, api.token);
+    await row('sync_pull (10 entries)', `${svc.url}/api/v1/sync/pull`, svc.pid, pull, 0.5, api.token);
   } finally {
     await svc.stop();
     rmSync(dir, { recursive: true, force: true });
@@ -116,19 +174,7 @@ async function floorRounds(): Promise<void> {
       // Warm each once: a server just started is still compiling its hot paths.
       for (const u of Object.values(urls)) await autocannon(`${u}${path}`, { ...load, seconds: 1 });
       const pids = { bare: undefined, fastify: fastify.pid, floor: floor.pid };
-      const rounds: Record<keyof typeof urls, LoadResult & { us: number }>[] = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        const r = {} as Record<keyof typeof urls, LoadResult & { us: number }>;
-        // Each round starts with a different server: on this VM a load's place in the round moves
-        // its figure (a CPU credit spent by the one before), and a rotation spreads that over all.
-        const keys = Object.keys(urls) as (keyof typeof urls)[];
-        for (const k of [...keys.slice(i % keys.length), ...keys.slice(0, i % keys.length)]) {
-          const before = cpuMicros(pids[k]);
-          const result = await autocannon(`${urls[k]}${path}`, load);
-          r[k] = { ...result, us: (cpuMicros(pids[k]) - before) / (result.rps * SECONDS) };
-        }
-        rounds.push(r);
-      }
+      const rounds = await interleaved(urls, pids, (u) => autocannon(`${u}${path}`, load), ROUNDS);
       for (const k of ['bare', 'fastify', 'floor'] as const) {
         const rps = median(rounds.map((r) => r[k].rps));
         const us = `  ${median(rounds.map((r) => r[k].us)).toFixed(0).padStart(3)} µs CPU a request`;

@@ -22,19 +22,22 @@ import { timeAgainstNode } from './_startup.js';
 
 const json = { 'content-type': 'application/json' };
 
+/** Runs so far: each run's machines are new to the server, not the last run's again. */
+let uniqueRuns = 0;
+
 /**
- * autocannon (programmatic, in a child process) where request N carries machine
- * `bench-N`: every verify activates a new machine and signs a new token.
+ * autocannon (programmatic, in a child process) where request N of run R carries machine
+ * `bench-R-N`: every verify activates a new machine and signs a new token.
  */
-export async function autocannonUnique(url: string, key: string): Promise<LoadResult> {
+export async function autocannonUnique(url: string, key: string, seconds = 5): Promise<LoadResult> {
   const { spawn } = await import('node:child_process');
   const { createRequire } = await import('node:module');
   const lib = createRequire(import.meta.url).resolve('autocannon');
   const code = `
     const autocannon = require(${JSON.stringify(lib)});
     let n = 0;
-    autocannon({ url: ${JSON.stringify(url)}, connections: 20, duration: 5, requests: [{ method: 'POST', headers: { 'content-type': 'application/json' },
-      setupRequest: (req) => ({ ...req, body: JSON.stringify({ key: ${JSON.stringify(key)}, machine_fingerprint: 'bench-' + (n++) }) }) }] },
+    autocannon({ url: ${JSON.stringify(url)}, connections: 20, duration: ${seconds}, requests: [{ method: 'POST', headers: { 'content-type': 'application/json' },
+      setupRequest: (req) => ({ ...req, body: JSON.stringify({ key: ${JSON.stringify(key)}, machine_fingerprint: ${JSON.stringify(`bench-${++uniqueRuns}-`)} + (n++) }) }) }] },
       (err, r) => { if (err) { console.error(err); process.exit(1); } process.stdout.write(JSON.stringify(r)); });`;
   const out = await new Promise<string>((resolve, reject) => {
     const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -43,8 +46,8 @@ export async function autocannonUnique(url: string, key: string): Promise<LoadRe
     child.on('error', reject);
     child.on('exit', (c) => (c === 0 ? resolve(text) : reject(new Error(`autocannon exited ${c}`))));
   });
-  const r = JSON.parse(out) as { requests: { average: number }; latency: { p99: number }; errors: number; non2xx: number };
-  return { rps: r.requests.average, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+  const r = JSON.parse(out) as { requests: { average: number; total: number }; latency: { p99: number }; errors: number; non2xx: number };
+  return { rps: r.requests.average, total: r.requests.total, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
 const ROUNDS = Number(process.env.MKT_BENCH_LICENSE_ROUNDS ?? 5);
