@@ -11,7 +11,8 @@ import type {
   KeyRow,
   NewEntry,
   Owner,
-  PullPage,
+  StoredEntryText,
+  StoredPullPage,
   PushRecord,
   PushState,
   RetiredKey,
@@ -216,9 +217,12 @@ class Rows implements SyncRows {
       o.userId,
     ]);
   }
-  async page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage> {
+  async storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage> {
     const rows = await this.x.all<EntryRow>(sqlText`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
-    const { entries, has_more } = paged(rows, input.limit);
+    const has_more = rows.length > input.limit;
+    const entries = (has_more ? rows.slice(0, input.limit) : rows).map(
+      (r): StoredEntryText => ({ seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data_json: r.data }),
+    );
     return { entries, cursor: entries.length ? entries[entries.length - 1]!.seq : input.cursor, has_more };
   }
   async entryCount(o: Owner): Promise<number> {

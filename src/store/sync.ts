@@ -116,6 +116,25 @@ export interface PullPage {
   has_more: boolean;
 }
 
+/** An entry as stored: its `data` still the JSON text it was stored as (null when it had none). */
+export type StoredEntryText = Omit<StoredChangeEntry, 'data'> & { data_json: string | null };
+
+/** A page of entries as stored, for an answer that writes their data without parsing it. */
+export interface StoredPullPage {
+  entries: StoredEntryText[];
+  cursor: number;
+  has_more: boolean;
+}
+
+/** The page with each entry's data parsed. */
+export function parsedPage(p: StoredPullPage): PullPage {
+  return {
+    entries: p.entries.map((e) => ({ seq: e.seq, key_id: e.key_id, device_id: e.device_id, table: e.table, op: e.op, row_id: e.row_id, timestamp: e.timestamp, data: e.data_json === null ? null : (JSON.parse(e.data_json) as unknown) })),
+    cursor: p.cursor,
+    has_more: p.has_more,
+  };
+}
+
 export interface SyncCounts {
   cursor: number;
   entry_count: number;
@@ -156,8 +175,8 @@ export interface SyncRows {
   /** Stores accepted pushes: their entries, their bytes, each batch's answer, each device seen. The transaction's last write (PostgreSQL sends it with COMMIT). */
   recordPushes(o: Owner, pushes: PushRecord[]): Promise<void>;
   insertEntries(o: Owner, rows: NewEntry[]): Promise<void>;
-  /** Entries after `cursor`, oldest first, at most `limit`, and whether more follow. */
-  page(o: Owner, input: { cursor: number; limit: number }): Promise<PullPage>;
+  /** Entries after `cursor`, oldest first, at most `limit`, and whether more follow; data as stored. */
+  storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage>;
   entryCount(o: Owner): Promise<number>;
   /** The key id of entry `seq`, undefined when there is no such entry. */
   entryKeyId(o: Owner, seq: number): Promise<number | undefined>;

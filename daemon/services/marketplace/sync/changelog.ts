@@ -9,7 +9,7 @@
 // pushes it carries.
 import type { ChangeEntry } from '../../../../src/schemas/sync.js';
 import { StoreUnavailableError } from '../../../../src/store/sql.js';
-import type { NewEntry, Owner, PullPage, PushRecord, SyncStore } from '../../../../src/store/sync.js';
+import { parsedPage, type NewEntry, type Owner, type PullPage, type PushRecord, type StoredPullPage, type SyncStore } from '../../../../src/store/sync.js';
 import { entryBytes, type Usage } from '../../../../src/store/sync-usage.js';
 import { lockOwnerWithNext, ownerLockKey } from './owner-lock.js';
 
@@ -138,9 +138,19 @@ function pushGroup(store: SyncStore, o: Owner, inputs: PushInput[]): Promise<Pus
   });
 }
 
-/** Entries after `cursor`, oldest first, at most `limit`; the pulling device (if named) is seen now. */
-export async function pull(store: SyncStore, o: Owner, input: { cursor: number; limit: number; deviceId?: string; now: string }): Promise<PullPage> {
-  const page = await store.page(o, { cursor: input.cursor, limit: input.limit });
+type PullInput = { cursor: number; limit: number; deviceId?: string; now: string };
+
+/**
+ * Entries after `cursor`, oldest first, at most `limit`, each entry's data the JSON text it was
+ * stored as (the route writes it into the answer unparsed); the pulling device (if named) is seen now.
+ */
+export async function pullStored(store: SyncStore, o: Owner, input: PullInput): Promise<StoredPullPage> {
+  const page = await store.storedPage(o, { cursor: input.cursor, limit: input.limit });
   if (input.deviceId !== undefined) await store.touchDevice(o, input.deviceId, input.now);
   return page;
+}
+
+/** pullStored with each entry's data parsed. */
+export async function pull(store: SyncStore, o: Owner, input: PullInput): Promise<PullPage> {
+  return parsedPage(await pullStored(store, o, input));
 }

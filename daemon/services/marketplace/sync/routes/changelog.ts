@@ -8,7 +8,8 @@ import { timestampNow } from '../../../../../src/util/time.js';
 import { HttpError } from '../../../../plugins/errors.js';
 import { fits } from '../quota.js';
 import { overCap } from './uploads.js';
-import { pull, push } from '../changelog.js';
+import { pullStored, push } from '../changelog.js';
+import { pullAnswer } from '../pull-answer.js';
 import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 
 export const DEFAULT_PULL_LIMIT = 500;
@@ -56,9 +57,11 @@ export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDep
         response: { 200: PullResponseSchema, ...bearerErrors },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const b = req.body;
-      return pull(store, owner(req), { cursor: b.cursor, limit: b.limit ?? DEFAULT_PULL_LIMIT, deviceId: b.device_id, now: timestampNow(clock) });
+      const page = await pullStored(store, owner(req), { cursor: b.cursor, limit: b.limit ?? DEFAULT_PULL_LIMIT, deviceId: b.device_id, now: timestampNow(clock) });
+      // Text with a JSON type is sent as it is: the schema above documents it, pullAnswer writes it.
+      return reply.type('application/json; charset=utf-8').send(pullAnswer(page));
     },
   );
 }
