@@ -6,18 +6,19 @@ import type { SqlDatabase, SqlExecutor } from './sql.js';
 import { migrateSync } from './sync-schema.js';
 import { readUsage, USAGE_COLUMNS, usageOf, usageParams, type Usage, type UsageRow } from './sync-usage.js';
 import type { StoredChangeEntry } from '../schemas/sync.js';
+import { parsedEntry } from './sync.js';
 import type {
   BatchRow,
   KeyRow,
   NewEntry,
   Owner,
-  StoredEntryText,
-  StoredPullPage,
   PushRecord,
   PushState,
   RetiredKey,
   RotationRow,
   RotationState,
+  StoredEntryText,
+  StoredPullPage,
   SyncApp,
   SyncAppPricing,
   SyncDevice,
@@ -98,14 +99,14 @@ function chunks<T>(rows: T[], n: number): T[][] {
   return out;
 }
 
-function toEntry(r: EntryRow): StoredChangeEntry {
-  return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data: r.data === null ? null : (JSON.parse(r.data) as unknown) };
+function storedEntry(r: EntryRow): StoredEntryText {
+  return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data_json: r.data };
 }
 
 /** One row more than asked tells whether more remain without a second query. */
-function paged(rows: EntryRow[], limit: number): { entries: StoredChangeEntry[]; has_more: boolean } {
+function paged<T>(rows: EntryRow[], limit: number, as: (r: EntryRow) => T): { entries: T[]; has_more: boolean } {
   const has_more = rows.length > limit;
-  return { entries: (has_more ? rows.slice(0, limit) : rows).map(toEntry), has_more };
+  return { entries: (has_more ? rows.slice(0, limit) : rows).map(as), has_more };
 }
 
 /** Row operations on one executor: the database itself, or one open transaction. */
@@ -219,10 +220,7 @@ class Rows implements SyncRows {
   }
   async storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage> {
     const rows = await this.x.all<EntryRow>(sqlText`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
-    const has_more = rows.length > input.limit;
-    const entries = (has_more ? rows.slice(0, input.limit) : rows).map(
-      (r): StoredEntryText => ({ seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data_json: r.data }),
-    );
+    const { entries, has_more } = paged(rows, input.limit, storedEntry);
     return { entries, cursor: entries.length ? entries[entries.length - 1]!.seq : input.cursor, has_more };
   }
   async entryCount(o: Owner): Promise<number> {
@@ -246,7 +244,7 @@ class Rows implements SyncRows {
       input.newKeyId,
       input.limit + 1,
     ]);
-    return paged(rows, input.limit);
+    return paged(rows, input.limit, (r) => parsedEntry(storedEntry(r)));
   }
   async countUnsealed(o: Owner, upToSeq: number, keyId: number): Promise<number> {
     return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND seq <= ? AND key_id <> ?`, [o.appId, o.userId, upToSeq, keyId])) ?? 0;

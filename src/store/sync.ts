@@ -126,13 +126,14 @@ export interface StoredPullPage {
   has_more: boolean;
 }
 
+/** The entry with its data parsed. */
+export function parsedEntry(e: StoredEntryText): StoredChangeEntry {
+  return { seq: e.seq, key_id: e.key_id, device_id: e.device_id, table: e.table, op: e.op, row_id: e.row_id, timestamp: e.timestamp, data: e.data_json === null ? null : (JSON.parse(e.data_json) as unknown) };
+}
+
 /** The page with each entry's data parsed. */
 export function parsedPage(p: StoredPullPage): PullPage {
-  return {
-    entries: p.entries.map((e) => ({ seq: e.seq, key_id: e.key_id, device_id: e.device_id, table: e.table, op: e.op, row_id: e.row_id, timestamp: e.timestamp, data: e.data_json === null ? null : (JSON.parse(e.data_json) as unknown) })),
-    cursor: p.cursor,
-    has_more: p.has_more,
-  };
+  return { entries: p.entries.map(parsedEntry), cursor: p.cursor, has_more: p.has_more };
 }
 
 export interface SyncCounts {
