@@ -858,6 +858,11 @@ export class SqliteTicketStore implements TicketStore {
     return t;
   }
 
+  /** The ticket held in memory under this full id (lower case), if any: no statement, no promise. */
+  cached(id: string): Ticket | undefined {
+    return this.cache.get(id);
+  }
+
   async lookup(idOrPrefix: string): Promise<Lookup> {
     const key = idOrPrefix.trim().toLowerCase();
     const cached = this.cache.get(key);

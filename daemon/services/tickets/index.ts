@@ -8,6 +8,8 @@ import { HybridClock } from './hybrid-clock.js';
 import { installTokenCheck, ticketRoutes } from './routes.js';
 import { BEARER, BEARER_SCHEME } from '../../plugins/openapi.js';
 import { Replicator } from './replication.js';
+import { ticketGetLane } from './get-lane.js';
+import { secretMatcher } from '../../plugins/bearer.js';
 import { resolveToken } from './token.js';
 import { loadTicketsConfig } from './config.js';
 import { DEFAULT_MAX_SKEW_MS, MAX_STAMP_MS, formatStamp } from './stamp.js';
@@ -56,6 +58,7 @@ const tickets: ServiceModule<TicketsOptions> = {
       bodyLimit: PUSH_LIMIT.bytes,
       async register(app) {
         installTokenCheck(app, resolved.token);
+        app.directRoutes.add('/tickets/', ticketGetLane(app.directRoutes, { cached: (id) => store.cached(id), tokenMatches: secretMatcher(resolved.token) }));
         await app.register(async (scope) => ticketRoutes(scope, { store, hlc, nodeId, token: resolved.token, clock: ctx.clock, maxSkewMs }));
         await app.register(async (scope) => snapshotRoute(scope, { store, dataDir: server.dataDir }));
       },
