@@ -19,9 +19,11 @@ import {
   ValidateKeyResponseSchema,
   type DeactivateKeyRequest,
   type KeyStatusRequest,
+  type KeyStatusResponse,
   type LicenseDeactivateRequest,
   type LicenseHeartbeatRequest,
   type LicenseVerifyRequest,
+  type LicenseVerifyResponse,
   type ValidateKeyRequest,
 } from '../../../../src/schemas/license.js';
 import type { SigningKeyring } from '../../../../src/crypto/signing.js';
@@ -31,6 +33,7 @@ import type { FailureWindow } from '../../../plugins/failure-window.js';
 import type { Licenses } from './licenses.js';
 import { guardedKeyRequest } from './guarded.js';
 import { HEARTBEAT_PATH, heartbeatLane } from './heartbeat-lane.js';
+import { keyLane } from './key-lane.js';
 import { quoteForError } from '../../../../src/util/quote.js';
 
 export interface LicenseRouteDeps {
@@ -42,6 +45,8 @@ export interface LicenseRouteDeps {
 /** RFC 9745 `Deprecation` date of the GET status form (API 0.16.0): 2026-01-01T00:00:00Z. */
 const DEPRECATED_AT = '@1767225600';
 const TAGS = ['license'];
+const STATUS_PATH = '/api/v1/keys/status';
+const VERIFY_PATH = '/api/v1/license/verify';
 /** The key in the body is the proof: no credential (spec Authentication). */
 const NONE: unknown[] = [];
 const errors = { 400: ErrorSchema, 429: ErrorSchema };
@@ -103,7 +108,7 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
   );
 
   app.post<{ Body: KeyStatusRequest }>(
-    '/api/v1/keys/status',
+    STATUS_PATH,
     {
       schema: {
         operationId: 'key_status_post',
@@ -155,7 +160,7 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
   );
 
   app.post<{ Body: LicenseVerifyRequest }>(
-    '/api/v1/license/verify',
+    VERIFY_PATH,
     {
       schema: {
         operationId: 'license_verify',
@@ -186,8 +191,20 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
     },
     async (req) => guarded(req, () => licenses.heartbeat(req.body.key, req.body.machine_fingerprint)),
   );
-  // The same route taken before fastify for a well-formed body (heartbeat-lane.ts): a fleet's hot path.
-  app.directRoutes.add(HEARTBEAT_PATH, heartbeatLane(app.directRoutes, { licenses, guard, deadlines: app.bodyDeadlines, bodyLimit: app.initialConfig.bodyLimit! }));
+  // The routes a fleet calls most, taken before fastify for a well-formed body (key-lane.ts).
+  const laneDeps = { guard, deadlines: app.bodyDeadlines, bodyLimit: app.initialConfig.bodyLimit! };
+  app.directRoutes.add(HEARTBEAT_PATH, heartbeatLane(app.directRoutes, { licenses, ...laneDeps }));
+  // Their answers serialized as the routes' own are: fastify's serializer compiler, known once the server is ready.
+  let statusText: ((r: KeyStatusResponse) => string) | undefined;
+  let verifyText: ((r: LicenseVerifyResponse) => string) | undefined;
+  app.addHook('onReady', async () => {
+    const compile = app.serializerCompiler;
+    if (compile === undefined) throw new Error('fastify has no serializer compiler at onReady');
+    statusText = compile({ schema: KeyStatusResponseSchema, method: 'POST', url: STATUS_PATH, httpStatus: '200' }) as (r: KeyStatusResponse) => string;
+    verifyText = compile({ schema: LicenseVerifyResponseSchema, method: 'POST', url: VERIFY_PATH, httpStatus: '200' }) as (r: LicenseVerifyResponse) => string;
+  });
+  app.directRoutes.add(STATUS_PATH, keyLane(app.directRoutes, laneDeps, { path: STATUS_PATH, withMachine: false, op: (f) => licenses.status(f.key), text: (r) => statusText!(r) }));
+  app.directRoutes.add(VERIFY_PATH, keyLane(app.directRoutes, laneDeps, { path: VERIFY_PATH, withMachine: true, op: (f) => licenses.verify(f.key, f.machine), text: (r) => verifyText!(r) }));
 
   app.get(
     '/api/v1/license/jwks.json',
