@@ -157,6 +157,22 @@ export class RepoGit {
     return tree;
   }
 
+  /**
+   * The raw bodies of those of `oids` that are commits, in one request to the long-lived reader
+   * (copies: the answers are views of its read buffer). What is missing or not a commit is left out.
+   */
+  async readCommits(oids: readonly string[]): Promise<Map<string, Buffer>> {
+    const unique = [...new Set(oids)];
+    const out = new Map<string, Buffer>();
+    if (unique.length === 0) return out;
+    const got = await this.session('reader').request(unique.map((oid) => `contents ${oid}\n`).join(''), answers(objectAnswer, unique.length));
+    unique.forEach((oid, i) => {
+      const obj = got[i];
+      if (obj?.type === 'commit') out.set(oid, ownBytes(obj.body));
+    });
+    return out;
+  }
+
   /** Trees and their entries in memory (a figure for tests and diagnostics). */
   get remembered(): { trees: number; entries: number } {
     return { trees: this.trees.size, entries: this.treeEntries };

@@ -42,9 +42,17 @@ const COMMIT_SUMMARY_ENTRIES = 10_000;
 /** The singleton job (SqlDatabase.exclusive) of a server's start-up catch-up and `mkt admin reindex`. */
 export const CATCH_UP_JOB = 'notes-index-catch-up';
 
+/** Reads the subjects and authors of commits of a repository (note-meta.ts's commitSummaries by default). */
+export type CommitSummaryReader = (repo: HostedRepo, commits: readonly string[]) => Promise<Map<string, CommitSummary>>;
+
 export interface NotesIndexerOptions {
   /** Defaults to the index's own lock (NotesIndex.holdRef: the database the instances share). */
   refLock?: RefLock;
+  /**
+   * How a write's annotated commits are read; default one `git log` process per write. The
+   * daemon reads them through the repository's long-lived `cat-file` (commitSummariesThrough).
+   */
+  summaries?: CommitSummaryReader;
 }
 
 /** What a write sees of its namespace inside `writing`; valid only while its `fn` runs. */
@@ -92,6 +100,7 @@ export class NotesIndexer {
   private readonly badRefs: BadRefs;
   /** `repoId\0commit` → its subject and author, for the notes API writes. */
   private readonly summaries = new Map<string, CommitSummary>();
+  private readonly readSummaries: CommitSummaryReader;
 
   constructor(
     private readonly index: NotesIndex,
@@ -100,6 +109,7 @@ export class NotesIndexer {
   ) {
     this.badRefs = new BadRefs(log);
     this.refLock = opts.refLock ?? ((repoId, ref, fn) => index.holdRef(repoId, ref, fn));
+    this.readSummaries = opts.summaries ?? ((repo, commits) => commitSummaries(repo.dir, commits));
     // Another instance's write moves the ref on the shared volume and updates the shared index;
     // its notification drops what this one remembers, so reads need not wait out REF_READ_TTL_MS.
     this.unwatch = index.watch((repoId) => this.invalidate(repoId)).catch(() => undefined);
@@ -193,7 +203,7 @@ export class NotesIndexer {
   /**
    * A write's upserts with the subject and author of each annotated commit filled in (the writer
    * knows who wrote the note and when, not what the commit says): remembered per commit, the
-   * rest read in one git process. Unreadable: null, as a catch-up would record.
+   * rest read at once (`opts.summaries`). Unreadable: null, as a catch-up would record.
    */
   private async withCommitSummaries(repo: HostedRepo, upserts: NoteUpsert[]): Promise<NoteUpsert[]> {
     const wanted = new Set(upserts.filter((u) => u.object_type === 'commit' && u.note_at != null && u.commit_subject === undefined));
@@ -207,7 +217,7 @@ export class NotesIndexer {
       else unknown.push(u.target);
     }
     if (unknown.length > 0) {
-      const read = await commitSummaries(repo.dir, unknown).catch(() => new Map<string, CommitSummary>());
+      const read = await this.readSummaries(repo, unknown).catch(() => new Map<string, CommitSummary>());
       if (this.summaries.size + read.size > COMMIT_SUMMARY_ENTRIES) this.summaries.clear();
       // Only what was read is remembered: a commit pushed later is read then.
       for (const [c, v] of read) {

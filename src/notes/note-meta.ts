@@ -4,6 +4,7 @@
 // once; one `git log --no-walk --stdin` reads every annotated commit at once.
 import { commitTime, pathToTarget } from '../git/notes-tree.js';
 import { runGit } from '../git/run.js';
+import type { RepoGit } from '../git/repo-git.js';
 import type { NoteMeta } from '../store/notes.js';
 
 /** Who changed a note last and when (ms since the epoch). */
@@ -90,6 +91,61 @@ export async function noteChangers(gitDir: string, tip: string, wanted?: Readonl
   return out;
 }
 
+/** git's whitespace (its own `isspace`: space, tab, LF and CR; not VT or FF). */
+const GIT_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+function blank(line: Buffer): boolean {
+  for (const b of line) if (!GIT_SPACE.has(b)) return false;
+  return true;
+}
+
+/** `line` without its trailing whitespace. */
+function trimEnd(line: Buffer): Buffer {
+  let end = line.length;
+  while (end > 0 && GIT_SPACE.has(line[end - 1]!)) end--;
+  return line.subarray(0, end);
+}
+
+/**
+ * A raw commit's subject and author name as `git log --format=%s` and `%an` print them: the
+ * author's name is its ident line up to the `<`, trailing whitespace dropped (empty without a
+ * `<`); the subject is the message's first paragraph after any blank lines, each line's trailing
+ * whitespace dropped, joined by spaces. Undefined for a commit that declares an encoding other
+ * than UTF-8, which git log re-encodes: the caller asks git for those.
+ */
+export function summaryOfCommit(body: Buffer): CommitSummary | undefined {
+  const end = body.indexOf('\n\n');
+  const headers = body.subarray(0, end < 0 ? body.length : end).toString('utf8').split('\n');
+  let author = '';
+  let seenAuthor = false;
+  for (const h of headers) {
+    if (h.startsWith('encoding ') && !/^utf-?8$/i.test(h.slice('encoding '.length))) return undefined;
+    if (!seenAuthor && h.startsWith('author ')) {
+      seenAuthor = true;
+      const ident = h.slice('author '.length);
+      const lt = ident.indexOf('<');
+      author = lt < 0 ? '' : ident.slice(0, lt).replace(/[ \t\r]+$/, '');
+    }
+  }
+  const lines: Buffer[] = [];
+  if (end >= 0) {
+    let pos = end + 2;
+    let started = false;
+    while (pos < body.length) {
+      const nl = body.indexOf(0x0a, pos);
+      const line = body.subarray(pos, nl < 0 ? body.length : nl);
+      pos = nl < 0 ? body.length : nl + 1;
+      if (blank(line)) {
+        if (started) break;
+        continue;
+      }
+      started = true;
+      lines.push(trimEnd(line));
+    }
+  }
+  return { author, subject: Buffer.concat(lines.flatMap((l, i) => (i === 0 ? [l] : [Buffer.from(' '), l]))).toString('utf8') };
+}
+
 /**
  * Subjects and author names of commits (ids the caller knows are commits), in one git process.
  * A commit git cannot read is left out.
@@ -138,5 +194,24 @@ export async function readNoteMeta(
     const c = summaries.get(n.target);
     out.set(n.target, { note_author: who.note_author, note_email: who.note_email, note_at: who.note_at, commit_subject: c?.subject ?? null, commit_author: c?.author ?? null });
   }
+  return out;
+}
+
+/**
+ * commitSummaries through a repository's long-lived `cat-file` (src/git/repo-git.ts): no process
+ * started. A note write read its annotated commit with a `git log` of its own, and starting it took
+ * a fifth of the daemon's thread under 8 concurrent writers (bench/README.md, "GET /tickets/{id}
+ * and the key rows taken before fastify"). A commit in another encoding still goes to git log,
+ * which re-encodes it.
+ */
+export async function commitSummariesThrough(git: RepoGit, commits: readonly string[]): Promise<Map<string, CommitSummary>> {
+  const out = new Map<string, CommitSummary>();
+  const foreign: string[] = [];
+  for (const [oid, body] of await git.readCommits(commits)) {
+    const summary = summaryOfCommit(body);
+    if (summary) out.set(oid, summary);
+    else foreign.push(oid);
+  }
+  if (foreign.length > 0) for (const [k, v] of await commitSummaries(git.gitDir, foreign)) out.set(k, v);
   return out;
 }

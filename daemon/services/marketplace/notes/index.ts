@@ -3,7 +3,9 @@
 // hosted repository's index is caught up in the background, so notes changed while the
 // server was down are found again; every repository gets the current pre-receive hook first.
 import type { OpenArea } from '../area.js';
-import { CATCH_UP_JOB, NotesIndexer } from '../../../../src/notes/indexer.js';
+import { CATCH_UP_JOB, NotesIndexer, type HostedRepo } from '../../../../src/notes/indexer.js';
+import { commitSummariesThrough } from '../../../../src/notes/note-meta.js';
+import { formatOfId } from '../../../../src/git/objects.js';
 import { NoteWriter } from '../../../../src/notes/writer.js';
 import { repoDir, restrictReposRoot } from '../../../../src/git/hosting.js';
 import { RepoGitPool } from '../../../../src/git/repo-git.js';
@@ -23,9 +25,11 @@ export const openNotesArea: OpenArea = async (shared) => {
   // What the index's migration could not set up (pg_trgm refused on a managed server), said once.
   for (const w of index.warnings) ctx.logger.warn(w);
   // Notes refs it cannot read are skipped and logged once as warnings.
-  const indexer = new NotesIndexer(index, ctx.logger);
-  // Each repository's long-lived git processes, shared by note writes and the API's object checks.
+  // Each repository's long-lived git processes, shared by note writes, the API's object checks
+  // and the index's reading of the commits a write annotates (no process started per write).
   const git = new RepoGitPool();
+  const summaries = async (repo: HostedRepo, commits: readonly string[]) => (commits.length === 0 ? new Map() : commitSummariesThrough(git.get(repo.dir, formatOfId(commits[0]!)), commits));
+  const indexer = new NotesIndexer(index, ctx.logger, { summaries });
   // A write that finds its ref moved merges into it when the namespace has a strategy.
   const mergeStrategy = async (repoId: string, namespace: string) => (await repos.notesMergeStrategies(repoId)).get(namespace) ?? 'manual';
   const writer = new NoteWriter(indexer, () => Math.floor(ctx.clock.now() / 1000), { git, mergeStrategy });
