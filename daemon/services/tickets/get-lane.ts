@@ -6,37 +6,25 @@
 // carrying the token, a full id in lower case as the cache keys it, no query string, no escape.
 // Anything else (no token or a wrong one, a short id, a ticket with comments or not cached, HEAD)
 // it declines untouched, and the route in routes.ts answers it as before.
-import type { Ticket } from '../../../src/schemas/tickets.js';
+import { TicketWithCommentsSchema, type Ticket } from '../../../src/schemas/tickets.js';
+import { ticketWithComments } from './ticket-answer.js';
 import type { DirectRoutes, Lane } from '../../direct-routes.js';
 
 const PREFIX = '/tickets/';
 /** A ticket id as the cache keys it: a UUID in lower case. Anything else the route resolves. */
 const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** The answer's properties in the schema's order: JSON.stringify writes these and no others (not field_stamps). */
+const ANSWER_KEYS = Object.keys(TicketWithCommentsSchema.properties);
+
 /**
  * The route's 200 answer for a ticket without comments, as TicketWithCommentsSchema serializes it:
- * its properties in the schema's order, `field_stamps` left out. test/daemon/services/tickets/get-lane.test.ts
- * holds it equal to the schema's serializer and fails when the schema gains a field.
+ * the store's field-by-field view with no comments, written through the schema's list of
+ * properties. test/daemon/services/tickets/get-lane.test.ts holds it equal to the schema's
+ * serializer.
  */
 export function uncommentedTicketText(t: Ticket): string {
-  return JSON.stringify({
-    id: t.id,
-    short_id: t.short_id,
-    title: t.title,
-    description: t.description,
-    status: t.status,
-    priority: t.priority,
-    channel: t.channel,
-    source: t.source,
-    requester: t.requester,
-    assignee: t.assignee,
-    tags: t.tags,
-    created_at: t.created_at,
-    updated_at: t.updated_at,
-    updated_by: t.updated_by,
-    comment_count: 0,
-    comments: [],
-  });
+  return JSON.stringify(ticketWithComments(t, []), ANSWER_KEYS);
 }
 
 export interface TicketGetLaneDeps {

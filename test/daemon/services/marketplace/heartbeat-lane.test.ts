@@ -9,6 +9,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLicenseServer, type LicenseServer } from '../../../helpers/license-server.js';
+import { lastReqId, linesOf, whoAnswers } from '../../../helpers/lane-spy.js';
 import { generateLicenseKey } from '../../../../src/crypto/license-key.js';
 import fastJson from 'fast-json-stringify';
 import { LicenseHeartbeatResponseSchema } from '../../../../src/schemas/license.js';
@@ -54,34 +55,6 @@ async function injected(body: string, headers: Record<string, string> = JSON_TYP
 /** The lease's end (RFC 3339 with milliseconds, a fixed length) as a placeholder: the clock moves between the two answers. */
 const timeless = (a: Answer): Answer => ({ ...a, body: a.body.replace(/"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"/g, '"<lease end>"') });
 
-/** What answered a request sent over HTTP: the lane, fastify after the lane read the body, or fastify alone. */
-async function whoAnswers(send: () => Promise<Answer>): Promise<{ answer: Answer; by: 'lane' | 'hand-off' | 'fastify' }> {
-  const begin = vi.spyOn(s.app.directRoutes, 'begin');
-  const handOff = vi.spyOn(s.app.directRoutes, 'handOff');
-  try {
-    const answer = await send();
-    return { answer, by: begin.mock.calls.length > 0 ? 'lane' : handOff.mock.calls.length > 0 ? 'hand-off' : 'fastify' };
-  } finally {
-    begin.mockRestore();
-    handOff.mockRestore();
-  }
-}
-
-/** The server's log lines of one request id, without the fields that differ by when it ran. */
-function linesOf(reqId: string): string[] {
-  return s
-    .log()
-    .split('\n')
-    .filter((l) => l.includes(`"reqId":"${reqId}"`))
-    .map((l) => l.replace(/"time":\d+,/, '').replace(/"ms":[\d.]+,/, '').replace(`"reqId":"${reqId}"`, '"reqId":"<id>"'));
-}
-
-/** The last request id in the log. */
-function lastReqId(): string {
-  const ids = [...s.log().matchAll(/"reqId":"(req-[0-9a-z]+)"/g)];
-  return ids[ids.length - 1]![1]!;
-}
-
 let floating: string;
 let locked: string;
 beforeAll(async () => {
@@ -126,17 +99,17 @@ describe('the heartbeat lane answers exactly as the fastify route', () => {
     ];
     for (const [what, payload, code] of cases) {
       const body = JSON.stringify(payload);
-      const { answer, by } = await whoAnswers(() => overHttp(body));
-      const laneId = lastReqId();
+      const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(body));
+      const laneId = lastReqId(s.log());
       expect(by, what).toBe('lane');
       expect(JSON.parse(answer.body).code, what).toBe(code);
       const viaFastify = await injected(body);
-      const fastifyId = lastReqId();
+      const fastifyId = lastReqId(s.log());
       expect(timeless(answer), what).toEqual(timeless(viaFastify));
       // The debug line of the outcome and the request line, field for field.
-      expect(linesOf(laneId), what).toEqual(linesOf(fastifyId));
-      expect(linesOf(laneId).some((l) => l.includes(`"outcome":"${code}"`) && l.includes('"msg":"license key request"')), what).toBe(true);
-      expect(linesOf(laneId).some((l) => l.includes('"route":"/api/v1/license/heartbeat"') && l.includes('"status":200')), what).toBe(true);
+      expect(linesOf(s.log(), laneId), what).toEqual(linesOf(s.log(), fastifyId));
+      expect(linesOf(s.log(), laneId).some((l) => l.includes(`"outcome":"${code}"`) && l.includes('"msg":"license key request"')), what).toBe(true);
+      expect(linesOf(s.log(), laneId).some((l) => l.includes('"route":"/api/v1/license/heartbeat"') && l.includes('"status":200')), what).toBe(true);
     }
   });
 
@@ -165,7 +138,7 @@ describe('what the lane does not answer itself', () => {
       'null',
     ];
     for (const body of bodies) {
-      const { answer, by } = await whoAnswers(() => overHttp(body));
+      const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(body));
       expect(by, body).toBe('hand-off');
       expect(answer.status, body).toBe(400);
       expect(answer, body).toEqual(await injected(body));
@@ -185,7 +158,7 @@ describe('what the lane does not answer itself', () => {
       ['GET', () => overHttp('', { method: 'GET' }), 404],
     ];
     for (const [what, send, status] of declined) {
-      const { answer, by } = await whoAnswers(send);
+      const { answer, by } = await whoAnswers(s.app.directRoutes, send);
       expect(by, what).toBe('fastify');
       expect(answer.status, what).toBe(status);
     }
@@ -200,7 +173,7 @@ describe('what the lane does not answer itself', () => {
       const [{ key }] = await s.admin.issueKeys({ itemId: 'fleet', count: 1, expiresAt: null, licensee: null });
       const guess = JSON.stringify({ key: generateLicenseKey(), machine_fingerprint: 'runner-1' });
       for (let i = 0; i < 2; i++) expect(JSON.parse((await overHttp(guess)).body).code).toBe('NOT_FOUND');
-      const { answer, by } = await whoAnswers(() => overHttp(JSON.stringify({ key, machine_fingerprint: 'runner-1' })));
+      const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(JSON.stringify({ key, machine_fingerprint: 'runner-1' })));
       expect(by).toBe('lane');
       expect(answer.status).toBe(429);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);

@@ -6,8 +6,9 @@
 // tells whether the lane answered, handed the read body to fastify, or declined before reading.
 // The heartbeat's lane, on the same code, has its own file (heartbeat-lane.test.ts).
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLicenseServer, type LicenseServer } from '../../../helpers/license-server.js';
+import { lastReqId, linesOf, whoAnswers } from '../../../helpers/lane-spy.js';
 import { generateLicenseKey } from '../../../../src/crypto/license-key.js';
 import { keyFields } from '../../../../daemon/services/marketplace/license/key-lane.js';
 
@@ -48,31 +49,6 @@ function timeless(a: Answer): Answer {
   return { ...a, length: a.body === body ? a.length : '<length>', body };
 }
 
-async function whoAnswers(send: () => Promise<Answer>): Promise<{ answer: Answer; by: 'lane' | 'hand-off' | 'fastify' }> {
-  const begin = vi.spyOn(s.app.directRoutes, 'begin');
-  const handOff = vi.spyOn(s.app.directRoutes, 'handOff');
-  try {
-    const answer = await send();
-    return { answer, by: begin.mock.calls.length > 0 ? 'lane' : handOff.mock.calls.length > 0 ? 'hand-off' : 'fastify' };
-  } finally {
-    begin.mockRestore();
-    handOff.mockRestore();
-  }
-}
-
-function lastReqId(): string {
-  const ids = [...s.log().matchAll(/"reqId":"(req-[0-9a-z]+)"/g)];
-  return ids[ids.length - 1]![1]!;
-}
-
-function linesOf(reqId: string): string[] {
-  return s
-    .log()
-    .split('\n')
-    .filter((l) => l.includes(`"reqId":"${reqId}"`))
-    .map((l) => l.replace(/"time":\d+,/, '').replace(/"ms":[\d.]+,/, '').replace(`"reqId":"${reqId}"`, '"reqId":"<id>"'));
-}
-
 let desk: string;
 let fleet: string;
 beforeAll(async () => {
@@ -91,16 +67,16 @@ afterAll(async () => {
 /** Sends `payload` over HTTP (expecting the lane) and through inject, and holds the two equal. */
 async function sameAsFastify(path: string, payload: object, code: string, what: string): Promise<void> {
   const body = JSON.stringify(payload);
-  const { answer, by } = await whoAnswers(() => overHttp(path, body));
-  const laneId = lastReqId();
+  const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(path, body));
+  const laneId = lastReqId(s.log());
   expect(by, what).toBe('lane');
   expect(answer.status, what).toBe(200);
   expect(JSON.parse(answer.body).code, what).toBe(code);
   const viaFastify = await injected(path, body);
-  const fastifyId = lastReqId();
+  const fastifyId = lastReqId(s.log());
   expect(timeless(answer), what).toEqual(timeless(viaFastify));
-  expect(linesOf(laneId), what).toEqual(linesOf(fastifyId));
-  expect(linesOf(laneId).some((l) => l.includes(`"route":"${path}"`) && l.includes('"status":200')), what).toBe(true);
+  expect(linesOf(s.log(), laneId), what).toEqual(linesOf(s.log(), fastifyId));
+  expect(linesOf(s.log(), laneId).some((l) => l.includes(`"route":"${path}"`) && l.includes('"status":200')), what).toBe(true);
 }
 
 describe('the key lanes answer exactly as the fastify routes', () => {
@@ -135,7 +111,7 @@ describe('the key lanes answer exactly as the fastify routes', () => {
     for (const [what, payload, code] of cases) await sameAsFastify(VERIFY, payload, code, what);
     // The floating key's one seat is runner-1's: another runner waits (retry_after), on both paths alike.
     const full = JSON.stringify({ key: fleet, machine_fingerprint: 'runner-2' });
-    const { answer, by } = await whoAnswers(() => overHttp(VERIFY, full));
+    const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(VERIFY, full));
     expect(by).toBe('lane');
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'TOO_MANY_ACTIVATIONS', valid: false });
     expect(Object.keys(JSON.parse(answer.body))).toEqual(Object.keys(JSON.parse((await injected(VERIFY, full)).body)));
@@ -154,7 +130,7 @@ describe('what the key lanes leave to fastify', () => {
       [VERIFY, `{"key": ${JSON.stringify(desk)}, "machine_fingerprint": "a", "__proto__": {"x": 1}}`],
     ];
     for (const [path, body] of bodies) {
-      const { answer, by } = await whoAnswers(() => overHttp(path, body));
+      const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(path, body));
       expect(by, body).toBe('hand-off');
       expect(answer.status, body).toBe(400);
       expect(answer, body).toEqual(await injected(path, body));
@@ -167,7 +143,7 @@ describe('what the key lanes leave to fastify', () => {
       ['text/plain', () => overHttp(STATUS, ok, { 'content-type': 'text/plain' })],
       ['a query string', () => overHttp(`${STATUS}?x=1`, ok)],
     ] as const) {
-      const { by } = await whoAnswers(send);
+      const { by } = await whoAnswers(s.app.directRoutes, send);
       expect(by, what).toBe('fastify');
     }
   });
