@@ -2,7 +2,9 @@
 // LAYERS_BODY to every request, with LAYERS_VARIANT saying how much of what the lanes do beside
 // the answer it does. `bare`: nothing; `server`: the daemon's request and response classes and
 // timeouts (daemon/http-server.ts); `line`: and the request line (plugins/request-log.ts) from a
-// logger made as the daemon makes it; `token`: and the shared token's check (plugins/bearer.ts).
+// logger made as the daemon makes it; `token`: and the shared token's check (plugins/bearer.ts);
+// `token-in-daemon`: `token` served beside a whole tickets service started in the same process
+// (its modules, store, heap and timers), to tell what the process costs from what the path does.
 // On the build (`npm run build`), with the young generation held and governed as `mkt serve` does.
 import { createServer } from 'node:http';
 import { Buffer } from 'node:buffer';
@@ -57,6 +59,7 @@ const handlers = {
     logged(res);
   },
 };
+handlers['token-in-daemon'] = handlers.token;
 const handler = handlers[variant];
 if (!handler) {
   console.error(`unknown LAYERS_VARIANT ${variant}`);
@@ -68,6 +71,17 @@ if (variant !== 'bare') {
   server.keepAliveTimeout = t.keepAliveTimeout;
   server.requestTimeout = t.requestTimeout;
   server.setTimeout(t.connectionTimeout);
+}
+if (variant === 'token-in-daemon') {
+  const { mkdtempSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { Writable } = await import('node:stream');
+  const { startService } = await load('daemon/start.js');
+  const dataDir = mkdtempSync(join(tmpdir(), 'mkt-bench-layers-daemon-'));
+  const running = await startService('tickets', { host: '127.0.0.1', port: 0, dataDir, options: { token: process.env.LAYERS_TOKEN }, env: {}, out: new Writable({ write: (_c, _e, cb) => cb() }) });
+  // Lines the service writes go to this process's stdout, which the bench drains; it stops with the process.
+  process.once('SIGTERM', () => void running.close().then(() => process.exit(0)));
 }
 governYoungGeneration();
 server.listen(0, '127.0.0.1', () => console.log(`listening on http://127.0.0.1:${server.address().port}`));

@@ -29,7 +29,7 @@ try {
   const created = (await (await fetch(`${daemon.url}/tickets`, { method: 'POST', headers, body: JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] }) })).json()) as { id: string };
   const path = `/tickets/${created.id}`;
   const body = await (await fetch(`${daemon.url}${path}`, { headers })).text();
-  for (const variant of ['bare', 'server', 'line', 'token']) {
+  for (const variant of ['bare', 'server', 'line', 'token', 'token-in-daemon']) {
     const server = await spawnListening(`layers ${variant}`, [join(import.meta.dirname, '_layers-server.mjs')], { LAYERS_VARIANT: variant, LAYERS_BODY: body, LAYERS_TOKEN: TOKEN });
     servers.push({ name: variant, server, url: `${server.url}${path}` });
   }
