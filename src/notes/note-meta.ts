@@ -197,17 +197,26 @@ export async function readNoteMeta(
   return out;
 }
 
+/** The largest commit object read whole through cat-file for its summary; a larger one goes to git log. */
+export const COMMIT_READ_MAX = 64 * 1024;
+
 /**
  * commitSummaries through a repository's long-lived `cat-file` (src/git/repo-git.ts): no process
  * started. A note write read its annotated commit with a `git log` of its own, and starting it took
  * a fifth of the daemon's thread under 8 concurrent writers (bench/README.md, "GET /tickets/{id}
  * and the key rows taken before fastify"). A commit in another encoding still goes to git log,
- * which re-encodes it.
+ * which re-encodes it, and so does one over COMMIT_READ_MAX.
  */
 export async function commitSummariesThrough(git: RepoGit, commits: readonly string[]): Promise<Map<string, CommitSummary>> {
   const out = new Map<string, CommitSummary>();
   const foreign: string[] = [];
-  for (const [oid, body] of await git.readCommits(commits)) {
+  // Sized first: a pushed commit may carry a message of any length, and only git log reads just
+  // its subject without holding the whole object in the daemon's memory.
+  const unique = [...new Set(commits)];
+  const sizes = await Promise.all(unique.map((c) => git.info(c)));
+  const small = unique.filter((_, i) => sizes[i]?.type === 'commit' && sizes[i]!.size <= COMMIT_READ_MAX);
+  foreign.push(...unique.filter((_, i) => sizes[i]?.type === 'commit' && sizes[i]!.size > COMMIT_READ_MAX));
+  for (const [oid, body] of await git.readCommits(small)) {
     const summary = summaryOfCommit(body);
     if (summary) out.set(oid, summary);
     else foreign.push(oid);

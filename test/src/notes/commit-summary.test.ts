@@ -4,11 +4,11 @@
 // writes oddly (leading blank lines, a subject over several lines, trailing spaces and tabs, CR,
 // non-ASCII, no message, a name with spaces before `<`, no name), raw commits with extra headers
 // (a signature's continuation lines) and one in another encoding, which git log re-encodes and the
-// reader leaves to it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// reader leaves to it, as it leaves a commit too large to read whole.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { gitIn } from '../../helpers/git.js';
 import { tempDir } from '../../helpers/tmp.js';
-import { commitSummaries, commitSummariesThrough, summaryOfCommit } from '../../../src/notes/note-meta.js';
+import { COMMIT_READ_MAX, commitSummaries, commitSummariesThrough, summaryOfCommit } from '../../../src/notes/note-meta.js';
 import { RepoGit } from '../../../src/git/repo-git.js';
 
 let dir: ReturnType<typeof tempDir>;
@@ -76,6 +76,20 @@ describe('commit summaries through cat-file', () => {
       const through = await commitSummariesThrough(git, [id]);
       expect(through.get(id)).toEqual({ author: 'José', subject: 'Café ouvert' });
       expect(through.get(id)).toEqual((await commitSummaries(dir.path, [id])).get(id));
+    } finally {
+      git.close();
+    }
+  });
+
+  it('leave a commit over COMMIT_READ_MAX to git log: a pushed message of any length is never read whole into memory', async () => {
+    const huge = await gitIn(dir.path, ['commit-tree', tree, '-F', '-'], `Huge commit\n\n${'x'.repeat(COMMIT_READ_MAX)}\n`);
+    const git = new RepoGit(dir.path, 'sha1', 'test');
+    const read = vi.spyOn(git, 'readCommits');
+    try {
+      const through = await commitSummariesThrough(git, [huge, commits[0]!]);
+      expect(through.get(huge)).toEqual({ author: 'T', subject: 'Huge commit' });
+      expect(through.get(commits[0]!)).toEqual((await commitSummaries(dir.path, [commits[0]!])).get(commits[0]!));
+      expect(read.mock.calls.flatMap((c) => [...c[0]])).toEqual([commits[0]]);
     } finally {
       git.close();
     }
