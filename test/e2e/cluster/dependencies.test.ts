@@ -20,6 +20,11 @@ import { startAlertHook, type AlertHook } from '../../helpers/alert-hook.js';
 // CI machine three instances checking every second fell behind that, so a child alerted on its
 // own, as it should when its parent's checks are overdue (CI under a busy core, 2026-11-30).
 const INTERVAL_MS = 2_000;
+// The router's timeout sets the rest of that recency bound (two intervals and a timeout). Its checks
+// answer at once from the local target server, so a long timeout slows nothing and only widens the
+// bound: 16 s, against 5.5 s with 1.5 s, when a child failed to wait for its parent under CI, a
+// fuzz run and a busy core together (2026-12-01).
+const ROUTER_TIMEOUT_MS = 12_000;
 /** Each wait is bounded by the checks it needs (three of the router's, two of a child's), several times over. */
 const WAIT_MS = 20 * INTERVAL_MS;
 const TOKEN = 'cluster-token';
@@ -55,7 +60,7 @@ beforeAll(async () => {
   hook = await startAlertHook();
   const url = (n: string): string => `http://127.0.0.1:${port}/${n}`;
   // The router needs three down checks, the children two: they wait for its incident.
-  const yaml = `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nalerts:\n  - url: "${hook.url}"\ntargets:\n  router: { url: "${url('router')}", interval: ${INTERVAL_MS}ms, timeout: 1500ms, incident_threshold: 3 }\n${children.map((c) => `  ${c}: { url: "${url(c)}", interval: ${INTERVAL_MS}ms, timeout: 1500ms, depends_on: [router] }`).join('\n')}\n`;
+  const yaml = `name: cluster\ntoken: ${TOKEN}\nrate_limit: { requests: 100000 }\nincident_threshold: 2\nalerts:\n  - url: "${hook.url}"\ntargets:\n  router: { url: "${url('router')}", interval: ${INTERVAL_MS}ms, timeout: ${ROUTER_TIMEOUT_MS}ms, incident_threshold: 3 }\n${children.map((c) => `  ${c}: { url: "${url(c)}", interval: ${INTERVAL_MS}ms, timeout: 1500ms, depends_on: [router] }`).join('\n')}\n`;
   const dbUrl = await freshDatabaseUrl();
   for (const d of dirs) writeFileSync(join(d.path, 'monitor.yaml'), yaml);
   instances.push(...(await Promise.all(dirs.map((d) => serveBinary('monitor', d.path, { MKT_DATABASE_URL: dbUrl, MKT_LOG_LEVEL: 'warn' })))));
