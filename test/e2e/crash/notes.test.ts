@@ -32,16 +32,19 @@ describe('notes survive SIGKILL', () => {
     remote.password = token;
     await gitIn(work.path, ['push', '-q', remote.toString(), 'main']);
 
-    // Each worker writes its own namespace (its own notes ref), each commit once: an acknowledged
-    // note is never overwritten by a later one, so it must read back exactly.
+    // Each worker writes namespaces of its own (their own notes refs), each commit once in each: an
+    // acknowledged note is never overwritten by a later one, so it must read back exactly. A worker
+    // that has annotated every commit goes on in its next namespace, so writes are in flight at the
+    // kill however fast the machine is (a worker that stopped at the last commit would wait for
+    // ever, and a fast machine wrote all 4 x 60 notes before the kill's first second was out).
     const auth = { authorization: `Bearer ${token}` };
     const run = await writeUntilKilled(first, {
       workers: 4,
       minAcks: 20,
       minMs: 1_000,
       write: async (w, i) => {
-        if (i >= COMMITS) return new Promise<never>(() => undefined); // done: wait for the kill
-        const note = { namespace: `crash/w${w}`, commit: ids[i]!, content: `worker ${w} note ${i}\n` };
+        const round = Math.floor(i / COMMITS);
+        const note = { namespace: `crash/w${w}r${round}`, commit: ids[i % COMMITS]!, content: `worker ${w} note ${i}\n` };
         const r = await send(`${first.url}/api/git/ana/app/notes/${note.commit}?namespace=${note.namespace}`, 'PUT', { content: note.content }, auth);
         return r.status === 200 ? note : undefined;
       },
