@@ -1,6 +1,7 @@
 // A running marketplace for notes tests: temp data dir, users `ana` (owner) and `bo`, tokens of
 // each scope, a session cookie, and helpers to make commits in a local clone and run git.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
 import { join } from 'node:path';
 import { startService, type RunningService } from '../../daemon/start.js';
 import { captureLog } from './log-capture.js';
@@ -14,6 +15,8 @@ export { GIT_ENV, gitIn };
 
 export interface NotesServer {
   url: string;
+  /** The server itself (inject() reaches its fastify routes, never a direct lane). */
+  app: FastifyInstance;
   dataDir: string;
   /** The PostgreSQL database the server runs on (MKT_TEST_ENGINE=postgres), else undefined (SQLite in dataDir). */
   databaseUrl: string | undefined;
@@ -44,6 +47,7 @@ export async function startNotesServer(opts: { clock?: Clock } = {}): Promise<No
   const anaSession = (await admin.createSession('ana')).value;
   return {
     url: svc.url,
+    app: svc.app,
     dataDir: dir.path,
     databaseUrl,
     admin,

@@ -7,7 +7,8 @@ import { Authenticator, type Problem } from '../../../plugins/auth.js';
 import { HttpError } from '../../../plugins/errors.js';
 import type { Caller } from './access.js';
 
-const ANONYMOUS: Caller = { via: 'none' };
+/** The caller of a request that presents no credential. */
+export const ANONYMOUS: Caller = { via: 'none' };
 export const BEARER_CHALLENGE = { 'www-authenticate': 'Bearer realm="mkt"' };
 /** The 401 text when writing comes without a credential. */
 export const WRITE_NEEDS_TOKEN = 'writing notes needs a personal access token with push scope';

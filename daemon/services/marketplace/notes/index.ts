@@ -16,6 +16,7 @@ import { NotesApi } from './notes.js';
 import { NotesSearch } from './search.js';
 import { SqlOwnerRepos } from '../../../../src/store/repos-by-owner.js';
 import { notesRoutes } from './routes.js';
+import { installNoteGetLane } from './get-lane.js';
 import { gitHttpRoutes } from './git-http.js';
 import { accountRoutes } from '../accounts/routes.js';
 
@@ -57,7 +58,12 @@ export const openNotesArea: OpenArea = async (shared) => {
   let catchUp: Promise<void> = Promise.resolve();
   return {
     async register(app) {
-      await app.register(async (scope) => notesRoutes(scope, { api, search, callers }));
+      await app.register(async (scope) => {
+        await notesRoutes(scope, { api, search, callers });
+        // The reads scripts make most, taken before fastify (get-lane.ts); in the routes' scope,
+        // whose serializer compiler their answers are written by.
+        installNoteGetLane(scope, api);
+      });
       await app.register(async (scope) => gitHttpRoutes(scope, { dataDir, repos, access, callers, indexer }));
       // Served here because the notes area holds the callers (tokens and sessions) it answers about.
       await app.register(async (scope) => accountRoutes(scope, { callers }));
