@@ -3,7 +3,7 @@
 // `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
 // by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
 //
-//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|heartbeat|pull|ping-get|ping-post
+//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|heartbeat|pull|ping-get|ping-post|note
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
@@ -11,11 +11,12 @@
 // MKT_PERF_WARM=S warms each server S seconds first (default 2; the ping path compiles for ~6).
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
+import { AccountsAdmin } from '../daemon/services/marketplace/accounts/admin.js';
 import { autocannon, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
 import { splitRecording } from './_perf-split.js';
 import { pushEntries, signedIn } from './sync.js';
@@ -67,6 +68,32 @@ async function pullRow(dir: string): Promise<Row> {
   }
 }
 
+/** An anonymous get_note of a public repository's note (as bench/notes.ts reads, on a small repository). */
+async function noteRow(dir: string): Promise<Row> {
+  const admin = await AccountsAdmin.open({ dataDir: dir });
+  await admin.addUser({ name: 'bench', email: 'bench@example.com' });
+  const token = (await admin.createToken('bench', 'push')).token;
+  await admin.createRepo('bench/app', { private: false, objectFormat: 'sha1' });
+  await admin.close();
+  const work = join(dir, 'work');
+  const git = (args: string[]) => execFileSync('git', ['-C', work, '-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { encoding: 'utf8' }).trim();
+  execFileSync('git', ['init', '-q', '-b', 'main', work]);
+  git(['commit', '-q', '--allow-empty', '-m', 'one']);
+  const commit = git(['rev-parse', 'HEAD']);
+  const seeder = await serveBuilt('marketplace', dir);
+  try {
+    const remote = new URL(`${seeder.url}/bench/app.git`);
+    remote.username = 'x';
+    remote.password = token;
+    git(['push', '-q', remote.toString(), 'main']);
+    const put = await fetch(`${seeder.url}/api/git/bench/app/notes/${commit}`, { method: 'PUT', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ content: 'Reviewed-by: Bench <bench@example.com>\nci=passed\n' }) });
+    if (put.status !== 200) throw new Error(`the note was not written: ${put.status} ${await put.text()}`);
+  } finally {
+    await seeder.stop();
+  }
+  return { path: `/api/git/bench/app/notes/${commit}`, load: {} };
+}
+
 /** A heartbeat target's ping, GET or POST with a small run log (as bench/monitor-heartbeat.ts sends). */
 function pingRow(dir: string, post: boolean): Row {
   const key = 'bench-ping-key-0123456789';
@@ -97,7 +124,7 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
-const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post'] as const;
+const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post', 'note'] as const;
 const which = ROWS.find((r) => r === process.argv[2]);
 if (which === undefined) {
   console.error(`usage: bench/_perf-row.ts ${ROWS.join('|')}`);
@@ -105,7 +132,7 @@ if (which === undefined) {
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
 try {
-  const row = which === 'pull' ? await pullRow(dir) : which === 'ping-get' || which === 'ping-post' ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
+  const row = which === 'note' ? await noteRow(dir) : which === 'pull' ? await pullRow(dir) : which === 'ping-get' || which === 'ping-post' ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
   const ours = await serveBuilt(row.service ?? 'marketplace', dir, {}, ['--perf-basic-prof']);
   let answer: string;
   let mine: Awaited<ReturnType<typeof record>>;

@@ -29,6 +29,8 @@ export const PARTS: readonly (readonly [string, RegExp])[] = [
   ['sync domain', /services\/marketplace\/sync\/|store\/sync/],
   ['monitor domain', /services\/monitor\/|store\/monitor/],
   ['tickets domain', /services\/tickets\/|store\/tickets/],
+  ['notes domain', /services\/marketplace\/notes\/|src\/notes\/|store\/repos-sql|store\/notes/],
+  ['direct lanes, server classes', /direct-routes\.[jt]s|http-server\.[jt]s/],
   ['auth', /plugins\/auth|bearer|session|sync-token/],
   ['pino, request line', /pino\/|request-log\.[jt]s|logger\.[jt]s|sonic-boom/],
   ['json parse', /secure-json-parse|JsonParse|JSON/],

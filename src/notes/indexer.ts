@@ -168,6 +168,20 @@ export class NotesIndexer {
   }
 
   /**
+   * The note a read of `target` in `namespace` finds, when all that read checks is in memory and
+   * fresh (no statement, no file read, no await): the ref's tip read from disk within
+   * REF_READ_TTL_MS, the index at that tip, the note remembered. Undefined whenever any of it must
+   * be read, or there is no note: ensureRefCurrent, tips and note answer then.
+   */
+  cachedNote(repo: HostedRepo, namespace: string, target: string): IndexedNote | undefined {
+    const disk = this.diskTips.get(`${repo.id}\0${namespace}`);
+    if (disk === undefined || disk.tip === undefined || performance.now() - disk.at >= REF_READ_TTL_MS) return undefined;
+    if (this.badRefs.fresh(repo.id, namespace, disk.tip)) return undefined;
+    if (this.indexTips.get(repo.id)?.get(namespace) !== disk.tip) return undefined;
+    return this.notes.get(repo.id)?.get(`${namespace}\0${target}`);
+  }
+
+  /**
    * Runs one write of a namespace's ref: inside the repository's lock (this process) and the
    * ref's lock (every instance), `fn` reads the namespace through its NamespaceWrite and moves
    * the ref with git; when it says it moved the ref, the move is recorded in the index before the

@@ -223,6 +223,13 @@ export class SqlRepoStore extends Rows implements RepoStore {
     return repo;
   }
 
+  cachedRepo(owner: string, name: string): Readonly<Repo> | undefined {
+    // As findRepo trusts its cache: PostgreSQL once the listener is in place, SQLite while the
+    // file's data version was read within DATA_VERSION_TTL_MS. Otherwise findRepo reads.
+    if (this.sql.engine === 'postgres' ? !this.heard : performance.now() - this.dataVersionAt >= DATA_VERSION_TTL_MS) return undefined;
+    return this.found.get(`${owner}\0${name}`);
+  }
+
   async transaction<T>(fn: (tx: RepoRows) => Promise<T>): Promise<T> {
     let changed = false;
     try {

@@ -48,4 +48,9 @@ export interface RepoRows {
 export interface RepoStore extends RepoRows {
   /** Runs `fn` in one transaction; decisions (is this name free?) are made in it. */
   transaction<T>(fn: (tx: RepoRows) => Promise<T>): Promise<T>;
+  /**
+   * The repository findRepo would answer now, when it is remembered and what it was checked
+   * against is still fresh (no statement, no await); undefined when findRepo must look.
+   */
+  cachedRepo(owner: string, name: string): Readonly<Repo> | undefined;
 }

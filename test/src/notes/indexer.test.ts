@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, expect, it, vi } from 'vitest';
-import { NotesIndexer } from '../../../src/notes/indexer.js';
+import { NotesIndexer, REF_READ_TTL_MS } from '../../../src/notes/indexer.js';
 import { SqlNotesIndex } from '../../../src/store/notes-sql.js';
 import { listNotes } from '../../../src/git/notes-tree.js';
 import { MAX_NOTE_BYTES } from '../../../src/schemas/notes.js';
@@ -64,6 +64,47 @@ describeEngines('NotesIndexer', (open) => {
     expect(await index.get('r1', 'fresh', commits[1]!)).toBeUndefined();
     expect((await index.get('r1', 'fresh', commits[2]!))?.content).toBe('fine');
     await indexer.close();
+  });
+
+  it('cachedNote answers what a read would, from memory, only while the ref was read within REF_READ_TTL_MS', async () => {
+    const indexer = new NotesIndexer(await SqlNotesIndex.open(await open()));
+    const repo = { id: 'r5', dir: gitDir };
+    gitNote('commits', commits[0]!, 'one');
+    // The clock the ref reads are timed by, held still and moved by hand.
+    let now = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    /** What a read answers: the ref caught up, then the note (NotesApi.readable and get). */
+    const read = async (ns: string, target: string) => {
+      await indexer.ensureRefCurrent(repo, ns);
+      return (await indexer.note(repo.id, ns, target))?.content;
+    };
+    try {
+      expect(indexer.cachedNote(repo, 'commits', commits[0]!)).toBeUndefined();
+      // Once a read found everything in memory (a catch-up forgets what it remembered, and on
+      // PostgreSQL so does its own notification when it arrives).
+      await expect.poll(async () => [await read('commits', commits[0]!), indexer.cachedNote(repo, 'commits', commits[0]!)?.content]).toEqual(['one', 'one']);
+      // No note, a namespace with no ref, a target never read: the read's to answer.
+      expect(await read('commits', commits[1]!)).toBeUndefined();
+      expect(indexer.cachedNote(repo, 'commits', commits[1]!)).toBeUndefined();
+      expect(await read('nowhere', commits[0]!)).toBeUndefined();
+      expect(indexer.cachedNote(repo, 'nowhere', commits[0]!)).toBeUndefined();
+      expect(indexer.cachedNote(repo, 'commits', commits[2]!)).toBeUndefined();
+
+      // Changed behind the server's back: a read within REF_READ_TTL_MS of the last ref read still
+      // answers what it knew, and so does cachedNote; after it, cachedNote leaves it to the read,
+      // which finds the new note.
+      gitNote('commits', commits[0]!, 'two');
+      now += REF_READ_TTL_MS - 1;
+      expect(indexer.cachedNote(repo, 'commits', commits[0]!)?.content).toBe('one');
+      expect(await read('commits', commits[0]!)).toBe('one');
+      now += 1;
+      expect(indexer.cachedNote(repo, 'commits', commits[0]!)).toBeUndefined();
+      expect(await read('commits', commits[0]!)).toBe('two');
+      await expect.poll(async () => [await read('commits', commits[0]!), indexer.cachedNote(repo, 'commits', commits[0]!)?.content]).toEqual(['two', 'two']);
+    } finally {
+      clock.mockRestore();
+      await indexer.close();
+    }
   });
 
   it('does not grow with namespace names that do not exist', async () => {

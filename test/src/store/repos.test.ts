@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { describeEngines, ENGINES } from '../../helpers/engines.js';
 import { freshDatabaseUrl } from '../../helpers/pg.js';
 import type { Engine, SqlDatabase } from '../../../src/store/sql.js';
@@ -124,6 +124,44 @@ async function twoInstances(engine: Engine): Promise<{ a: SqlDatabase; b: SqlDat
 }
 
 describe('SqlRepoStore on two instances of one database', () => {
+  it.each(ENGINES)('%s: cachedRepo answers what findRepo would, with no statement, only while the cache is trusted', async (engine) => {
+    const { a, b, dispose } = await twoInstances(engine);
+    // The clock findRepo's data-version check reads, held still and moved by hand.
+    let now = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
+    try {
+      const { repos, ana } = await stores(a);
+      const other = await SqlRepoStore.open(b);
+      const app = await repos.createRepo({ ownerId: ana.id, owner: ana.name, name: 'app', private: false, objectFormat: 'sha1' });
+      // Nothing remembered yet (and on SQLite, no data version read yet).
+      expect(other.cachedRepo('ana', 'app')).toBeUndefined();
+      // Remembered once found (PostgreSQL: once this instance listens for changes).
+      await expect.poll(async () => (await other.findRepo('ana', 'app'), other.cachedRepo('ana', 'app'))).toEqual(app);
+      // As findRepo keys it: the name exactly as asked; a name never found is not remembered.
+      expect(other.cachedRepo('ANA', 'app')).toBeUndefined();
+      expect(other.cachedRepo('ana', 'lib')).toBeUndefined();
+
+      await repos.deleteRepo(app.id);
+      if (engine === 'sqlite') {
+        // Another connection's change is seen when the data version is read again: not before
+        // DATA_VERSION_TTL_MS (findRepo answers from memory too), and cachedRepo never reads it.
+        expect(other.cachedRepo('ana', 'app')).toEqual(app);
+        expect(await other.findRepo('ana', 'app')).toEqual(app);
+        now += 100;
+        expect(other.cachedRepo('ana', 'app')).toBeUndefined();
+        expect(await other.findRepo('ana', 'app')).toBeUndefined();
+      } else {
+        // The notification drops what the other instance remembers.
+        await expect.poll(() => other.cachedRepo('ana', 'app')).toBeUndefined();
+        expect(await other.findRepo('ana', 'app')).toBeUndefined();
+      }
+      expect(other.cachedRepo('ana', 'app')).toBeUndefined();
+    } finally {
+      clock.mockRestore();
+      await dispose();
+    }
+  });
+
   it.each(ENGINES)('%s: lookups are remembered (SQLite checks the file\'s data version), and a create or delete on either instance reaches both', async (engine) => {
     const { a, b, dispose } = await twoInstances(engine);
     try {

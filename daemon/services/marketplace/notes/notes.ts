@@ -5,7 +5,7 @@
 // (outcomes.ts); nothing here knows HTTP. Searches live in search.ts.
 import type { Repo, RepoStore } from '../../../../src/store/repos.js';
 import type { User } from '../../../../src/store/accounts.js';
-import type { NotesIndex } from '../../../../src/store/notes.js';
+import type { IndexedNote, NotesIndex } from '../../../../src/store/notes.js';
 import type { NotesIndexer } from '../../../../src/notes/indexer.js';
 import { BrokenRefError, ContentionError, MergeTooLargeError, NamespaceConflictError, type NoteWriter, type WriteOutcome } from '../../../../src/notes/writer.js';
 import { checkNamespace } from '../../../../src/notes/namespace.js';
@@ -32,6 +32,11 @@ type Hosted = { id: string; dir: string; objectFormat: 'sha1' | 'sha256' };
 type Writable = { repo: Repo; user: User; target: string; hosted: Hosted };
 
 const ok = <T>(value: T): { kind: 'ok'; value: T } => ({ kind: 'ok', value });
+
+/** get_note's answer for a note the index holds (attribution aside). */
+export function noteResponse(target: string, namespace: string, note: IndexedNote): NoteResponse {
+  return { target, object_type: note.object_type, namespace, git_ref: `refs/notes/${namespace}`, content: note.content, blob: note.blob };
+}
 
 const OBJECT_ID = /^([0-9a-f]{40}|[0-9a-f]{64})$/;
 
@@ -117,13 +122,28 @@ export class NotesApi {
     const { repo, target, ns, hosted } = found.value;
     const note = await this.deps.indexer.note(repo.id, ns, target);
     if (!note) return { kind: 'no_note', target, namespace: ns };
-    const res: NoteResponse = { target, object_type: note.object_type, namespace: ns, git_ref: `refs/notes/${ns}`, content: note.content, blob: note.blob };
+    const res = noteResponse(target, ns, note);
     if (q.attribution) {
       const tip = readRef(hosted.dir, `refs/notes/${ns}`);
       const a = tip ? await noteAttribution(hosted.dir, tip, target, note.blob, ATTRIBUTION_WALK_LIMIT) : undefined;
       if (a) res.attribution = a;
     }
     return ok(res);
+  }
+
+  /**
+   * The note an anonymous get (without attribution) answers 200 with, when every lookup it makes
+   * is in memory and fresh (SqlRepoStore.cachedRepo, NotesIndexer.cachedNote): no await, so a
+   * read of a note read before is answered in the turn it arrived. Undefined whenever get must
+   * look anything up, and for every answer but a note of a public repository.
+   */
+  cachedAnonymousGet(owner: string, name: string, rawTarget: string, namespace: string | undefined): IndexedNote | undefined {
+    const repo = this.deps.repos.cachedRepo(owner, name);
+    if (repo === undefined || repo.private) return undefined;
+    const target = this.target(rawTarget, repo);
+    const ns = this.readNamespace(namespace);
+    if (target.kind !== 'ok' || ns.kind !== 'ok') return undefined;
+    return this.deps.indexer.cachedNote(this.hosted(repo), ns.value, target.value);
   }
 
   /**

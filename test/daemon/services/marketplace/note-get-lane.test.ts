@@ -5,11 +5,13 @@
 // server's DirectRoutes tells whether the lane answered. Reads the lane must leave to the route
 // (a credential, another query, another spelling of the id) are answered by fastify, as before.
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { apiCall, gitIn, gitUrl, localRepo, startNotesServer, type NotesServer } from '../../../helpers/notes-server.js';
 import { lastReqId, linesOf, whoAnswers } from '../../../helpers/lane-spy.js';
 import { tempDir } from '../../../helpers/tmp.js';
 import { noteGetParts } from '../../../../daemon/services/marketplace/notes/get-lane.js';
+import { NotesApi } from '../../../../daemon/services/marketplace/notes/notes.js';
+import { SqlRepoStore } from '../../../../src/store/repos-sql.js';
 
 let s: NotesServer;
 let work: { path: string; remove(): void };
@@ -90,6 +92,79 @@ describe('get_note before fastify', () => {
     const put = await apiCall(s.url, 'PUT', `/api/git/ana/app/notes/${commits[0]!}`, { token: s.tokens.anaPush, body: { content: 'Reviewed: again\n' } });
     expect(put.status).toBe(200);
     expect(JSON.parse((await sameAsRoute(`/api/git/ana/app/notes/${commits[0]!}`, 200)).body).content).toBe('Reviewed: again\n');
+  });
+
+  /**
+   * Runs `fn` with the clock the server's lookups are trusted by (the repository lookup's and the
+   * ref read's 100 ms) held still, after a jump that makes everything remembered stale: the first
+   * read then looks everything up, and what it found stays trusted while `fn` runs, however slowly
+   * the machine runs it. The server lives in this process.
+   */
+  async function clockHeld(fn: () => Promise<void>): Promise<void> {
+    const at = performance.now() + 60_000;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => at);
+    try {
+      await fn();
+    } finally {
+      clock.mockRestore();
+    }
+  }
+
+  it('answers a note read before from memory (no await), the same bytes as the route, and a note written since afresh', async () => {
+    const path = `/api/git/ana/app/notes/${commits[2]!}?namespace=ci/build`;
+    const put = (content: string) => apiCall(s.url, 'PUT', path, { token: s.tokens.anaPush, body: { content } });
+    const cached = vi.spyOn(NotesApi.prototype, 'cachedAnonymousGet');
+    /** Reads until one is answered from memory (on PostgreSQL, a write's own notification may still drop what the read before remembered). */
+    const fromMemory = async (): Promise<Answer> => {
+      let got: Answer | undefined;
+      await expect
+        .poll(async () => {
+          cached.mockClear();
+          got = await overHttp(path);
+          return cached.mock.results.some((r) => r.value !== undefined);
+        })
+        .toBe(true);
+      return got!;
+    };
+    try {
+      await clockHeld(async () => {
+        expect((await put('first\n')).status).toBe(200);
+        const first = await fromMemory();
+        expect(first).toEqual(await injected(path));
+        expect(JSON.parse(first.body).content).toBe('first\n');
+        // A write forgets what the reads remembered: the next read finds the new note.
+        expect((await put('second\n')).status).toBe(200);
+        expect(JSON.parse((await overHttp(path)).body).content).toBe('second\n');
+        const second = await fromMemory();
+        expect(second).toEqual(await injected(path));
+        expect(JSON.parse(second.body).content).toBe('second\n');
+      });
+    } finally {
+      cached.mockRestore();
+    }
+  });
+
+  it("never answers a private repository's note from memory to an anonymous read, however recently its owner read it", async () => {
+    const path = `/api/git/ana/secret/notes/${commits[0]!}`;
+    const lookups = vi.spyOn(SqlRepoStore.prototype, 'cachedRepo');
+    try {
+      await clockHeld(async () => {
+        // Until an anonymous read found the private repository itself in memory, its owner's
+        // read having put it and its note there.
+        await expect
+          .poll(async () => {
+            expect((await overHttp(path, { authorization: `Bearer ${s.tokens.anaRead}` })).status).toBe(200);
+            lookups.mockClear();
+            const anonymous = await overHttp(path);
+            expect(anonymous.status).toBe(404);
+            expect(anonymous).toEqual(await injected(path));
+            return lookups.mock.results.some((r) => r.value !== undefined);
+          })
+          .toBe(true);
+      });
+    } finally {
+      lookups.mockRestore();
+    }
   });
 
   it("answers the route's refusals with its status and text: no note, no namespace, a private or unknown repository, a SHA-256 id in a SHA-1 repository", async () => {
