@@ -106,6 +106,18 @@ export class FailureWindow {
     return result;
   }
 
+  /**
+   * answer for an attempt that answers without waiting (from memory), when nothing needs a
+   * promise: the client's count read within the last second and below the limit, and a result
+   * that did not fail. Undefined otherwise (answer decides then: a 429, or a failure's slot).
+   */
+  answerNow<T>(client: string, attempt: () => T | undefined, failed: (result: T) => boolean): T | undefined {
+    const taken = this.recentCount(client, this.window());
+    if (taken === undefined || taken >= this.opts.limit.failures) return undefined;
+    const result = attempt();
+    return result === undefined || failed(result) ? undefined : result;
+  }
+
   /** Reserves one attempt before expensive work, or throws 429 when the client's failures are used up. */
   async reserve(client: string): Promise<Attempt> {
     const r = await this.take(client);

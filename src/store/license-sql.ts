@@ -550,6 +550,11 @@ function activatedAndClockFree(keys: FoundKey[]): boolean {
   return keys.every((k) => k.machine_activated) && clockFree(keys);
 }
 
+/** A machine's lookup in the kept lookups. NUL cannot occur in a key's prefix; the machine id comes after it, verbatim. */
+function machineLookupKey(prefix: string, machineId: string, counted: boolean): string {
+  return `${counted ? 'c' : 'u'}${prefix}\0${machineId}`;
+}
+
 export class SqlLicenseStore extends Rows implements LicenseStore {
   readonly groupsWrites: boolean;
 
@@ -584,9 +589,16 @@ export class SqlLicenseStore extends Rows implements LicenseStore {
     return this.keyLookups.get(prefix, () => super.keysByPrefix(prefix), clockFree);
   }
 
+  keptKeysByPrefix(prefix: string): readonly StoredKey[] | undefined {
+    return this.keyLookups.peek(prefix);
+  }
+
   override findKeys(prefix: string, machineId: string, counted = true): Promise<FoundKey[]> {
-    // NUL cannot occur in a key's prefix; the machine id comes after it, verbatim.
-    return this.machineLookups.get(`${counted ? 'c' : 'u'}${prefix}\0${machineId}`, () => super.findKeys(prefix, machineId, counted), activatedAndClockFree);
+    return this.machineLookups.get(machineLookupKey(prefix, machineId, counted), () => super.findKeys(prefix, machineId, counted), activatedAndClockFree);
+  }
+
+  keptFindKeys(prefix: string, machineId: string, counted = true): readonly FoundKey[] | undefined {
+    return this.machineLookups.peek(machineLookupKey(prefix, machineId, counted));
   }
 
   override async addUnlimitedActivation(keyId: string, machineId: string, machineName: string | null, at: string): Promise<number | undefined> {

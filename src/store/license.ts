@@ -221,6 +221,13 @@ export interface LicenseStore extends LicenseRows {
   /** Runs `fn` in one transaction (rerun on PostgreSQL after a serialization failure: no side effects in it). */
   transaction<T>(fn: (tx: LicenseRows) => Promise<T>): Promise<T>;
   /**
+   * What keysByPrefix would answer from the lookups it keeps, without waiting (no statement but
+   * the change mark's); undefined when it must read.
+   */
+  keptKeysByPrefix(prefix: string): readonly StoredKey[] | undefined;
+  /** The same for findKeys. */
+  keptFindKeys(prefix: string, machineId: string, counted?: boolean): readonly FoundKey[] | undefined;
+  /**
    * Whether small writes are better grouped into one transaction: true on SQLite, where this
    * process's writes are serial anyway and the commit is most of their cost; false on
    * PostgreSQL, where a pool runs them side by side and a group would queue them on one connection.

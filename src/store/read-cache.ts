@@ -11,7 +11,7 @@ export class ReadCache<V> {
   private readonly entries = new Map<string, { mark: number; value: V }>();
 
   constructor(
-    private readonly sql: Pick<SqlDatabase, 'changeMark'>,
+    private readonly sql: Pick<SqlDatabase, 'changeMark' | 'changeMarkNow'>,
     private readonly maxEntries = DEFAULT_ENTRIES,
   ) {}
 
@@ -19,6 +19,17 @@ export class ReadCache<V> {
    * `key`'s value as `read` gives it, or as it gave it under the same change mark. `keep` says
    * whether a value may be kept at all (one that depends on the clock as well must not).
    */
+  /**
+   * `key`'s value as get would answer it from what it kept, without waiting: undefined when
+   * nothing is kept under the current mark, or the mark cannot be read now (get reads then).
+   */
+  peek(key: string): V | undefined {
+    const mark = this.sql.changeMarkNow();
+    if (mark === undefined) return undefined;
+    const hit = this.entries.get(key);
+    return hit !== undefined && hit.mark === mark ? hit.value : undefined;
+  }
+
   async get(key: string, read: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
     const mark = await this.sql.changeMark();
     if (mark === undefined) return read();

@@ -445,6 +445,10 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
     return undefined;
   }
 
+  changeMarkNow(): number | undefined {
+    return undefined;
+  }
+
   async notify(channel: string, payload = ''): Promise<void> {
     await this.auto.run('SELECT pg_notify(?, ?)', [channel, payload]);
   }

@@ -222,6 +222,14 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
    */
   async changeMark(): Promise<number | undefined> {
     if (this.transactionOpen) await this.idle();
+    return this.markNow();
+  }
+
+  changeMarkNow(): number | undefined {
+    return this.transactionOpen ? undefined : this.markNow();
+  }
+
+  private markNow(): number {
     const version = (this.prepare('PRAGMA data_version').stmt.get() as unknown[])[0] as number;
     const changes = (this.prepare('SELECT total_changes()').stmt.get() as unknown[])[0] as number;
     if (version !== this.marked.version || changes !== this.marked.changes) this.marked = { version, changes, mark: this.marked.mark + 1 };

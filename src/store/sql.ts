@@ -83,6 +83,11 @@ export interface SqlDatabase extends SqlExecutor {
    * commit is seen only by asking the server).
    */
   changeMark(): Promise<number | undefined>;
+  /**
+   * changeMark without waiting: undefined also while a transaction of this process is open (its
+   * uncommitted rows must not mark a read), where changeMark waits for it to end.
+   */
+  changeMarkNow(): number | undefined;
   close(): Promise<void>;
 }
 

@@ -4,9 +4,9 @@
 import { expect, it } from 'vitest';
 import { ReadCache } from '../../../src/store/read-cache.js';
 
-function marked(): { db: { changeMark(): Promise<number | undefined> }; set(m: number | undefined): void } {
+function marked(): { db: { changeMark(): Promise<number | undefined>; changeMarkNow(): number | undefined }; set(m: number | undefined): void } {
   let mark: number | undefined = 1;
-  return { db: { changeMark: async () => mark }, set: (m) => (mark = m) };
+  return { db: { changeMark: async () => mark, changeMarkNow: () => mark }, set: (m) => (mark = m) };
 }
 
 /** A cache on a mark the test sets, and a read that answers v1, v2, … one per call. */
@@ -24,6 +24,21 @@ it('serves a read again only while the mark is unchanged', async () => {
   expect(await cache.get('k', read, () => true)).toBe('v2');
   expect(await cache.get('other', read, () => true)).toBe('v3');
   expect(await cache.get('k', read, () => true)).toBe('v2');
+});
+
+it('peek answers what get would serve from what it kept, and nothing it would read', async () => {
+  const { m, cache, read } = counting();
+  expect(cache.peek('k')).toBeUndefined();
+  expect(await cache.get('k', read, () => true)).toBe('v1');
+  expect(cache.peek('k')).toBe('v1');
+  expect(cache.peek('other')).toBeUndefined();
+  m.set(2);
+  expect(cache.peek('k')).toBeUndefined();
+  expect(await cache.get('k', read, () => false)).toBe('v2');
+  expect(cache.peek('k')).toBeUndefined();
+  m.set(undefined);
+  expect(await cache.get('k', read, () => true)).toBe('v3');
+  expect(cache.peek('k')).toBeUndefined();
 });
 
 it('keeps nothing that keep refuses, nor anything without a mark', async () => {

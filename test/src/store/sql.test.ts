@@ -52,6 +52,29 @@ describe('SqliteDatabase rows', () => {
   });
 });
 
+describe('SqliteDatabase change mark', () => {
+  it('changeMarkNow is changeMark without waiting: the same mark, moved by a change, and none while a transaction is open', async () => {
+    const db = new SqliteDatabase(':memory:');
+    try {
+      await db.run('CREATE TABLE t (n INTEGER)');
+      const before = db.changeMarkNow();
+      expect(before).toBe(await db.changeMark());
+      let inside: number | undefined = -1;
+      await db.transaction(async (x) => {
+        await x.run('INSERT INTO t VALUES (1)');
+        // Its uncommitted row must not mark a read; changeMark would wait for the commit.
+        inside = db.changeMarkNow();
+      });
+      expect(inside).toBeUndefined();
+      const after = db.changeMarkNow();
+      expect(after).not.toBe(before);
+      expect(await db.changeMark()).toBe(after);
+    } finally {
+      await db.close();
+    }
+  });
+});
+
 const SCHEMA = { sqlite: ['CREATE TABLE t (k TEXT PRIMARY KEY, n INTEGER NOT NULL)'], postgres: ['CREATE TABLE t (k TEXT PRIMARY KEY, n BIGINT NOT NULL)'] };
 
 describeEngines('SqlDatabase', (open) => {

@@ -4,6 +4,16 @@
 import type { FailureWindow } from '../../../plugins/failure-window.js';
 import { isFailureGuess } from './licenses.js';
 
+/**
+ * guardedKeyRequest for an answer made from memory (`op` answers undefined when it cannot): the
+ * same limit and debug line, or undefined when anything must wait (guardedKeyRequest then).
+ */
+export function guardedKeyAnswerNow<T extends { code?: string }>(guard: FailureWindow, client: string, op: () => T | undefined, debug: (obj: object, msg: string) => void): T | undefined {
+  const res = guard.answerNow(client, op, (r) => isFailureGuess(r.code));
+  if (res !== undefined) debug({ outcome: res.code }, 'license key request');
+  return res;
+}
+
 export async function guardedKeyRequest<T extends { code?: string }>(
   guard: FailureWindow,
   client: string,

@@ -12,7 +12,7 @@ import { KEY_MAX_LENGTH, MACHINE_ID_MAX_LENGTH } from '../../../../src/schemas/l
 import { readBody, type BodyDeadlines } from '../../../plugins/body.js';
 import type { FailureWindow } from '../../../plugins/failure-window.js';
 import type { DirectRoutes, Lane } from '../../../direct-routes.js';
-import { guardedKeyRequest } from './guarded.js';
+import { guardedKeyAnswerNow, guardedKeyRequest } from './guarded.js';
 
 /** The fields of a body a lane answers: the key, and the machine where the route takes one. */
 export interface KeyFields {
@@ -58,6 +58,8 @@ export interface KeyLaneRoute<T extends { code?: string }> {
   path: string;
   withMachine: boolean;
   op(fields: KeyFields): Promise<T>;
+  /** `op`'s answer when it can be made from memory without waiting, else undefined (op answers). */
+  now?(fields: KeyFields): T | undefined;
   /** The answer as the route's response schema serializes it. */
   text(answer: T): string;
 }
@@ -85,7 +87,15 @@ export function keyLane<T extends { code?: string }>(direct: DirectRoutes, deps:
       const fields = keyFields(body!, spec.withMachine);
       if (!fields) return direct.handOff(req, res, body!);
       const taken = direct.begin(res, route, start);
-      guardedKeyRequest(deps.guard, address, () => spec.op(fields), (obj, msg) => taken.debug(obj, msg)).then(
+      const debug = (obj: object, msg: string): void => taken.debug(obj, msg);
+      try {
+        const now = spec.now && guardedKeyAnswerNow(deps.guard, address, () => spec.now!(fields), debug);
+        if (now !== undefined) return taken.send(200, spec.text(now));
+      } catch (e) {
+        // In a body's callback, where nothing above would catch it: answered as the route's failure.
+        return taken.fail(e as Error);
+      }
+      guardedKeyRequest(deps.guard, address, () => spec.op(fields), debug).then(
         (r) => taken.send(200, spec.text(r)),
         (e: Error) => taken.fail(e),
       );

@@ -285,7 +285,7 @@ export class Licenses {
     return proof;
   }
 
-  private match<K extends StoredKey>(hash: string, candidates: K[]): Lookup<K> {
+  private match<K extends StoredKey>(hash: string, candidates: readonly K[]): Lookup<K> {
     let found: K | undefined;
     // Compare every candidate, in constant time each, without stopping at the first match.
     for (const c of candidates) if (hashesEqual(c.key_hash, hash)) found = c;
@@ -304,8 +304,27 @@ export class Licenses {
   async status(raw: string): Promise<KeyStatusResponse> {
     const l = await this.lookup(raw);
     if (!l.ok) return { valid: false, error: MESSAGES[l.code], code: l.code, license: null };
-    const bad = this.standing(l.key);
-    return { valid: bad === undefined, error: bad ? MESSAGES[bad] : null, code: bad ?? 'VALID', license: summary(l.key) };
+    return this.statusOf(l.key);
+  }
+
+  /**
+   * status's answer for a key found among the lookups the store keeps under an unchanged database
+   * (SqlLicenseStore.keptKeysByPrefix), without waiting: a status's chain of awaits cost it more
+   * than its lookup (bench/README.md, "get_note taken before fastify"). Undefined when the
+   * lookup must be read, or the key is not found (a guess, whose slot in the failure window is a
+   * write): status answers then.
+   */
+  keptStatus(raw: string): KeyStatusResponse | undefined {
+    const proof = this.proof(raw);
+    const kept = proof && this.d.store.keptKeysByPrefix(proof.prefix);
+    if (!kept) return undefined;
+    const l = this.match(proof.hash, kept);
+    return l.ok ? this.statusOf(l.key) : undefined;
+  }
+
+  private statusOf(key: StoredKey): KeyStatusResponse {
+    const bad = this.standing(key);
+    return { valid: bad === undefined, error: bad ? MESSAGES[bad] : null, code: bad ?? 'VALID', license: summary(key) };
   }
 
   async validate(req: ValidateKeyRequest): Promise<ValidateKeyResponse> {
@@ -439,6 +458,25 @@ export class Licenses {
   }
 
   /**
+   * verify's answer for an activated machine of a node-locked key, made without waiting: its
+   * lookup kept under an unchanged database (SqlLicenseStore.keptFindKeys) and its token signed
+   * within the same second. Undefined for anything else (a lookup to read, a refusal to record, a
+   * seat to take, a token to sign): verify answers then.
+   */
+  keptVerify(raw: string, fingerprint: string): LicenseVerifyResponse | undefined {
+    const proof = this.proof(raw);
+    const kept = proof && this.d.store.keptFindKeys(proof.prefix, fingerprint, false);
+    if (!kept) return undefined;
+    const l = this.match(proof.hash, kept);
+    if (!l.ok) return undefined;
+    const key = l.key;
+    if (!key.verification_enabled || this.standing(key) !== undefined || key.activation_policy === 'floating' || !key.machine_activated) return undefined;
+    const iat = Math.floor(this.d.clock.now() / 1000);
+    const token = this.signedToken(key, fingerprintHash(fingerprint), iat, iat + TOKEN_LIFETIME_SECONDS);
+    return token === undefined ? undefined : verified(key, TOKEN_LIFETIME_SECONDS, token, null);
+  }
+
+  /**
    * Renews a floating key's live lease (`RENEWED` with its new end). A node-locked machine that is
    * activated answers `RENEWED` with no lease; a machine without a live lease (lapsed, never
    * taken, or another key's) `MACHINE_NOT_ACTIVATED`; a revoked, suspended or expired key its
@@ -487,12 +525,18 @@ export class Licenses {
    */
   private readonly recent = new Map<string, { iat: number; exp: number; kid: string; entitlements: string; token: string }>();
 
+  /** The token signed last for these claims, if it is still what token would sign (same second, key and entitlements). */
+  private signedToken(key: StoredKey, fph: string, iat: number, exp: number): string | undefined {
+    const hit = this.recent.get(`${key.id}\n${fph}`);
+    return hit && hit.iat === iat && hit.exp === exp && hit.kid === this.d.keyring.currentKid() && hit.entitlements === key.entitlements.join(',') ? hit.token : undefined;
+  }
+
   private async token(key: StoredKey, fph: string, iat: number, exp: number): Promise<string> {
     const memoKey = `${key.id}\n${fph}`;
     const kid = this.d.keyring.currentKid();
     const entitlements = key.entitlements.join(',');
-    const hit = this.recent.get(memoKey);
-    if (hit && hit.iat === iat && hit.exp === exp && hit.kid === kid && hit.entitlements === entitlements) return hit.token;
+    const hit = this.signedToken(key, fph, iat, exp);
+    if (hit !== undefined) return hit;
     const claims: LicenseTokenClaims & { [k: string]: unknown } = {
       iss: this.d.issuer,
       sub: key.id,

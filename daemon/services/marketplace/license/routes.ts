@@ -203,8 +203,8 @@ export async function licenseRoutes(app: FastifyInstance, deps: LicenseRouteDeps
     statusText = compile({ schema: KeyStatusResponseSchema, method: 'POST', url: STATUS_PATH, httpStatus: '200' }) as (r: KeyStatusResponse) => string;
     verifyText = compile({ schema: LicenseVerifyResponseSchema, method: 'POST', url: VERIFY_PATH, httpStatus: '200' }) as (r: LicenseVerifyResponse) => string;
   });
-  app.directRoutes.add(STATUS_PATH, keyLane(app.directRoutes, laneDeps, { path: STATUS_PATH, withMachine: false, op: (f) => licenses.status(f.key), text: (r) => statusText!(r) }));
-  app.directRoutes.add(VERIFY_PATH, keyLane(app.directRoutes, laneDeps, { path: VERIFY_PATH, withMachine: true, op: (f) => licenses.verify(f.key, f.machine), text: (r) => verifyText!(r) }));
+  app.directRoutes.add(STATUS_PATH, keyLane(app.directRoutes, laneDeps, { path: STATUS_PATH, withMachine: false, op: (f) => licenses.status(f.key), now: (f) => licenses.keptStatus(f.key), text: (r) => statusText!(r) }));
+  app.directRoutes.add(VERIFY_PATH, keyLane(app.directRoutes, laneDeps, { path: VERIFY_PATH, withMachine: true, op: (f) => licenses.verify(f.key, f.machine), now: (f) => licenses.keptVerify(f.key, f.machine), text: (r) => verifyText!(r) }));
 
   app.get(
     '/api/v1/license/jwks.json',

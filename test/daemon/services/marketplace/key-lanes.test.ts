@@ -6,11 +6,12 @@
 // tells whether the lane answered, handed the read body to fastify, or declined before reading.
 // The heartbeat's lane, on the same code, has its own file (heartbeat-lane.test.ts).
 import { request } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi, type MockInstance } from 'vitest';
 import { startLicenseServer, type LicenseServer } from '../../../helpers/license-server.js';
 import { lastReqId, linesOf, whoAnswers } from '../../../helpers/lane-spy.js';
 import { generateLicenseKey } from '../../../../src/crypto/license-key.js';
 import { keyFields } from '../../../../daemon/services/marketplace/license/key-lane.js';
+import { Licenses } from '../../../../daemon/services/marketplace/license/licenses.js';
 
 const STATUS = '/api/v1/keys/status';
 const VERIFY = '/api/v1/license/verify';
@@ -65,7 +66,7 @@ afterAll(async () => {
 });
 
 /** Sends `payload` over HTTP (expecting the lane) and through inject, and holds the two equal. */
-async function sameAsFastify(path: string, payload: object, code: string, what: string): Promise<void> {
+async function sameAsFastify(path: string, payload: object, code: string, what: string): Promise<Answer> {
   const body = JSON.stringify(payload);
   const { answer, by } = await whoAnswers(s.app.directRoutes, () => overHttp(path, body));
   const laneId = lastReqId(s.log());
@@ -77,6 +78,7 @@ async function sameAsFastify(path: string, payload: object, code: string, what: 
   expect(timeless(answer), what).toEqual(timeless(viaFastify));
   expect(linesOf(s.log(), laneId), what).toEqual(linesOf(s.log(), fastifyId));
   expect(linesOf(s.log(), laneId).some((l) => l.includes(`"route":"${path}"`) && l.includes('"status":200')), what).toBe(true);
+  return answer;
 }
 
 describe('the key lanes answer exactly as the fastify routes', () => {
@@ -115,6 +117,72 @@ describe('the key lanes answer exactly as the fastify routes', () => {
     expect(by).toBe('lane');
     expect(JSON.parse(answer.body)).toMatchObject({ code: 'TOO_MANY_ACTIVATIONS', valid: false });
     expect(Object.keys(JSON.parse(answer.body))).toEqual(Object.keys(JSON.parse((await injected(VERIFY, full)).body)));
+  });
+});
+
+describe('answers made from memory, without waiting', () => {
+  /**
+   * Sends `payload` (the lane, compared with the route as sameAsFastify does) until one answer was
+   * made from memory (`kept` answered): on SQLite once the key's lookup is kept under an unchanged
+   * database. On PostgreSQL nothing is kept, and `kept` never answers.
+   */
+  async function fromMemory(path: string, payload: object, code: string, kept: MockInstance): Promise<Answer> {
+    let answer: Answer | undefined;
+    const once = async (): Promise<boolean> => {
+      kept.mockClear();
+      answer = await sameAsFastify(path, payload, code, `${path} from memory`);
+      return kept.mock.results.some((r) => r.value !== undefined);
+    };
+    if (s.databaseUrl) {
+      for (let i = 0; i < 3; i++) expect(await once()).toBe(false);
+    } else await expect.poll(once).toBe(true);
+    return answer!;
+  }
+
+  it("keys/status and a known machine's verify, with the route's bytes and lines; a revoke by another connection is refused by the very next request", async () => {
+    const [{ key, id }] = await s.admin.issueKeys({ itemId: 'desk', count: 1, expiresAt: null, licensee: 'Memo' });
+    const status = vi.spyOn(Licenses.prototype, 'keptStatus');
+    const verify = vi.spyOn(Licenses.prototype, 'keptVerify');
+    try {
+      await fromMemory(STATUS, { key }, 'VALID', status);
+      // The first verify activates the machine (a write); the ones after it are a known machine's.
+      await sameAsFastify(VERIFY, { key, machine_fingerprint: 'ci-9' }, 'VALID', 'activation');
+      await fromMemory(VERIFY, { key, machine_fingerprint: 'ci-9' }, 'VALID', verify);
+      // A second later the token is signed again, for that second: never an earlier one from memory.
+      const iatOf = (a: Answer): number => JSON.parse(Buffer.from((JSON.parse(a.body) as { token: string }).token.split('.')[1]!, 'base64url').toString()).iat as number;
+      s.clock.advance(1000);
+      const later = await fromMemory(VERIFY, { key, machine_fingerprint: 'ci-9' }, 'VALID', verify);
+      expect(iatOf(later)).toBe(Math.floor(s.clock.now() / 1000));
+      await s.admin.revoke(id!);
+      await sameAsFastify(STATUS, { key }, 'REVOKED', 'status after the revoke');
+      await sameAsFastify(VERIFY, { key, machine_fingerprint: 'ci-9' }, 'REVOKED', 'verify after the revoke');
+    } finally {
+      status.mockRestore();
+      verify.mockRestore();
+    }
+  });
+
+  it('a key kept in memory expires with the clock', async () => {
+    const [{ key }] = await s.admin.issueKeys({ itemId: 'desk', count: 1, expiresAt: new Date(s.clock.now() + 3_600_000).toISOString(), licensee: null });
+    const status = vi.spyOn(Licenses.prototype, 'keptStatus');
+    try {
+      await fromMemory(STATUS, { key }, 'VALID', status);
+      s.clock.advance(3_600_000);
+      await fromMemory(STATUS, { key }, 'EXPIRED', status);
+    } finally {
+      status.mockRestore();
+    }
+  });
+
+  it('an unknown key is never answered from memory: it takes its slot in the failure window', async () => {
+    const status = vi.spyOn(Licenses.prototype, 'keptStatus');
+    try {
+      const unknown = generateLicenseKey();
+      for (let i = 0; i < 3; i++) await sameAsFastify(STATUS, { key: unknown }, 'NOT_FOUND', 'unknown');
+      expect(status.mock.results.every((r) => r.value === undefined)).toBe(true);
+    } finally {
+      status.mockRestore();
+    }
   });
 });
 
