@@ -101,6 +101,19 @@ export async function localRepo(parent: string, name: string, n: number, objectF
   return { dir, commits };
 }
 
+/**
+ * Ana's two hosted repositories, `ana/app` (public) and `ana/secret` (private), SHA-1, and a local
+ * clone of `n` commits pushed to app (and to secret unless `secretEmpty`).
+ */
+export async function anaRepos(server: NotesServer, parent: string, n: number, opts: { secretEmpty?: boolean } = {}): Promise<{ dir: string; commits: string[] }> {
+  await server.admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
+  await server.admin.createRepo('ana/secret', { private: true, objectFormat: 'sha1' });
+  const local = await localRepo(parent, 'app', n);
+  await gitIn(local.dir, ['push', '-q', gitUrl(server, 'ana/app', server.tokens.anaPush), 'main']);
+  if (!opts.secretEmpty) await gitIn(local.dir, ['push', '-q', gitUrl(server, 'ana/secret', server.tokens.anaPush), 'main']);
+  return local;
+}
+
 /** The smart-HTTP URL of a hosted repository with a token as Basic password. */
 export function gitUrl(server: NotesServer, repo: string, token?: string): string {
   const u = new URL(`${server.url}/${repo}.git`);

@@ -2,26 +2,19 @@
 // spec, notes interoperating with stock git over smart HTTP (both directions), SHA-256
 // repositories, attribution, concurrent writers, and private repositories staying invisible.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, type NotesServer, type ApiCallOptions } from '../../helpers/notes-server.js';
+import { anaRepos, apiCall, startNotesServer, gitIn, gitUrl, localRepo, type NotesServer, type ApiCallOptions } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 
 let s: NotesServer;
 let work: { path: string; remove(): void };
 let commits: string[];
-let clone: string;
 
 const call = (method: string, path: string, opts?: ApiCallOptions): ReturnType<typeof apiCall> => apiCall(s.url, method, path, opts);
 
 beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-notes-work-');
-  await s.admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
-  await s.admin.createRepo('ana/secret', { private: true, objectFormat: 'sha1' });
-  const local = await localRepo(work.path, 'app', 3);
-  commits = local.commits;
-  clone = local.dir;
-  await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/app', s.tokens.anaPush), 'main']);
-  await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/secret', s.tokens.anaPush), 'main']);
+  ({ commits } = await anaRepos(s, work.path, 3));
 });
 
 afterAll(async () => {

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer, type ApiCallOptions } from '../../helpers/notes-server.js';
+import { anaRepos, apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer, type ApiCallOptions } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { captureLog } from '../../helpers/log-capture.js';
 import { repoDir } from '../../../src/git/hosting.js';
@@ -29,12 +29,7 @@ const call = (method: string, path: string, opts?: ApiCallOptions): ReturnType<t
 beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-notes-hard-');
-  await s.admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
-  await s.admin.createRepo('ana/secret', { private: true, objectFormat: 'sha1' });
-  const local = await localRepo(work.path, 'app', 4);
-  commits = local.commits;
-  clone = local.dir;
-  await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/app', s.tokens.anaPush), 'main']);
+  ({ commits, dir: clone } = await anaRepos(s, work.path, 4, { secretEmpty: true }));
 });
 
 afterAll(async () => {

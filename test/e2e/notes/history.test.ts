@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { run } from '../../../commands/root/run.js';
 import { fakeIO } from '../../helpers/fake-io.js';
 import { adminCli } from '../../helpers/admin-cli.js';
-import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
+import { anaRepos, apiCall, startNotesServer, gitIn, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { repoDir } from '../../../src/git/hosting.js';
 import { HISTORY_MAX_LIMIT } from '../../../src/schemas/notes.js';
@@ -48,13 +48,7 @@ async function mkt(args: string[], cwd: string): Promise<{ code: number; out: st
 beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-notes-history-');
-  await s.admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
-  await s.admin.createRepo('ana/secret', { private: true, objectFormat: 'sha1' });
-  const local = await localRepo(work.path, 'app', 3);
-  commits = local.commits;
-  clone = local.dir;
-  await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/app', s.tokens.anaPush), 'main']);
-  await gitIn(clone, ['push', '-q', gitUrl(s, 'ana/secret', s.tokens.anaPush), 'main']);
+  ({ commits, dir: clone } = await anaRepos(s, work.path, 3));
   await gitIn(clone, ['remote', 'add', 'origin', `${s.url}/ana/app.git`]);
 });
 

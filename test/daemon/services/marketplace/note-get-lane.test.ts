@@ -6,7 +6,7 @@
 // (a credential, another query, another spelling of the id) are answered by fastify, as before.
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { apiCall, gitIn, gitUrl, localRepo, startNotesServer, type NotesServer } from '../../../helpers/notes-server.js';
+import { anaRepos, apiCall, startNotesServer, type NotesServer } from '../../../helpers/notes-server.js';
 import { lastReqId, linesOf, whoAnswers } from '../../../helpers/lane-spy.js';
 import { tempDir } from '../../../helpers/tmp.js';
 import { noteGetParts } from '../../../../daemon/services/marketplace/notes/get-lane.js';
@@ -65,12 +65,7 @@ async function sameAsRoute(path: string, status: number): Promise<Answer> {
 beforeAll(async () => {
   s = await startNotesServer();
   work = tempDir('mkt-note-lane-');
-  await s.admin.createRepo('ana/app', { private: false, objectFormat: 'sha1' });
-  await s.admin.createRepo('ana/secret', { private: true, objectFormat: 'sha1' });
-  const local = await localRepo(work.path, 'app', 3);
-  commits = local.commits;
-  await gitIn(local.dir, ['push', '-q', gitUrl(s, 'ana/app', s.tokens.anaPush), 'main']);
-  await gitIn(local.dir, ['push', '-q', gitUrl(s, 'ana/secret', s.tokens.anaPush), 'main']);
+  commits = (await anaRepos(s, work.path, 3)).commits;
   for (const [repo, ns, text] of [['app', undefined, 'Reviewed: yes\n'], ['app', 'ci/build', 'status=passed "quoted" \u00e9\n'], ['secret', undefined, 'hidden\n']] as const) {
     const q = ns ? `?namespace=${ns}` : '';
     const put = await apiCall(s.url, 'PUT', `/api/git/ana/${repo}/notes/${commits[0]!}${q}`, { token: s.tokens.anaPush, body: { content: text } });
