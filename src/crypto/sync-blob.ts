@@ -119,7 +119,12 @@ export class BlobSealer {
     const bufs = scratch && scratch[0].length >= scratchSize && scratch[1].length >= scratchSize ? scratch : ([Buffer.allocUnsafe(scratchSize), Buffer.allocUnsafe(scratchSize)] as const);
     const read = (i: number): Promise<Buffer> => {
       const off = i * this.chunkSize;
-      return this.readPlain(off, Math.min(this.chunkSize, this.plainSize - off), bufs[i % 2]!);
+      const p = this.readPlain(off, Math.min(this.chunkSize, this.plainSize - off), bufs[i % 2]!);
+      // The next chunk is read while this one's pieces are written, and a write may wait on the
+      // network: a read that fails meanwhile (the file shrank) has no awaiter yet, and would be
+      // an unhandled rejection. It is marked handled here; the loop's await still throws it.
+      p.catch(() => undefined);
+      return p;
     };
     let next: Promise<Buffer> | undefined = read(first);
     try {

@@ -113,3 +113,27 @@ describe('sync blob format', () => {
     await expect(openAll(ct, createHash('sha256').update('other').digest('hex'))).rejects.toThrow(/failed to open/);
   });
 });
+
+describe('BlobSealer reading ahead', () => {
+  it('a read ahead that fails while a piece is being written is thrown by sealRange, never left unhandled', async () => {
+    const plain = randomBytes(3 * CS);
+    const hash = createHash('sha256').update(plain).digest('hex');
+    const shrank = new Error('the file became shorter');
+    // Chunk 1 fails at once; chunk 0's pieces are written slowly (as to a network that pushes back).
+    const sealer = new BlobSealer(master, hash, plain.length, async (o, l) => (o === 0 ? plain.subarray(o, o + l) : Promise.reject(shrank)), CS);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const slowWrite = async (): Promise<void> => {
+        // Past the microtask checkpoint at which node reports a rejection nobody handles.
+        for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+      };
+      await expect(sealer.sealRange(0, sealer.size, slowWrite)).rejects.toBe(shrank);
+      await new Promise((r) => setImmediate(r));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
