@@ -1,4 +1,5 @@
-// The node:http server under fastify (its `serverFactory`): the timeouts fastify would set,
+// The node:http server under fastify (its `serverFactory`): the timeouts fastify would set (the
+// idle one swept, daemon/idle-sweep.ts),
 // `Connection: close` on an answer sent while the request's body is still arriving, and the
 // request line written when an answer has been sent. Both were fastify hooks (onSend,
 // onResponse) run for every request; here they are a few reads in the server's own request and
@@ -6,6 +7,7 @@
 // direct routes (direct-routes.ts) take their few requests here, before fastify sees them.
 import { createServer, IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
+import { sweepIdleConnections } from './idle-sweep.js';
 import type { DirectRoutes } from './direct-routes.js';
 import { requestAnswered, type LineRoute, type LoggedRequest } from './plugins/request-log.js';
 
@@ -72,7 +74,8 @@ export function httpServerFactory(timeouts: ServerTimeouts, direct?: DirectRoute
     // What fastify sets on a server it makes itself.
     server.keepAliveTimeout = t.keepAliveTimeout;
     server.requestTimeout = t.requestTimeout;
-    server.setTimeout(t.connectionTimeout);
+    // Not `server.setTimeout(idleMs)`, whose timer every read and write re-arms: a sweep.
+    sweepIdleConnections(server, timeouts.idleMs);
     return server;
   };
 }

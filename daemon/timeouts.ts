@@ -36,10 +36,10 @@ export function resolveTimeouts(t: Partial<ServerTimeouts> = {}): ServerTimeouts
  * The fastify options for these timeouts. Node's own `requestTimeout` stays off: it would also
  * cut streamed blob uploads and git pushes, which may take long for large files; those are
  * bounded by the idle timeout instead, and buffered bodies by `requestMs` (plugins/body.ts).
+ * The idle timeout is not among them: daemon/idle-sweep.ts applies it, not node's socket timer.
  */
 export function fastifyTimeoutOptions(t: ServerTimeouts) {
   return {
-    connectionTimeout: t.idleMs,
     keepAliveTimeout: t.keepAliveMs,
     requestTimeout: 0,
     http: {
