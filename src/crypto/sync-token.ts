@@ -35,3 +35,50 @@ export function verifySyncToken(key: Buffer, token: string, nowMs: number): Sync
   if (typeof c.exp !== 'number' || c.exp * 1000 <= nowMs) return undefined;
   return c as SyncTokenClaims;
 }
+
+/** Tokens a SyncTokenVerifier keeps by default: the active sessions of a busy instance fit. */
+export const VERIFIED_TOKENS_KEPT = 10_000;
+
+/**
+ * verifySyncToken with the tokens it accepted remembered by their signed part (header and
+ * claims): a bearer request of a known token skips the HMAC and the claims' parse, a quarter of
+ * what authenticating cost (bench/README.md, "Verified tokens remembered", issue 37). The given
+ * signature is still compared in constant time, with the one remembered, and the expiry is read
+ * against the clock at every use. Only accepted tokens are kept, so a caller cannot fill it with
+ * guesses; the oldest go first once `max` are kept.
+ */
+export class SyncTokenVerifier {
+  private readonly known = new Map<string, { signature: Buffer; claims: SyncTokenClaims }>();
+
+  constructor(
+    private readonly key: Buffer,
+    private readonly max = VERIFIED_TOKENS_KEPT,
+  ) {}
+
+  verify(token: string, nowMs: number): SyncTokenClaims | undefined {
+    // The signed part of an accepted token holds exactly one dot and the signature none, so a hit
+    // means `token` has the three parts verifySyncToken requires, the header among them.
+    const dot = token.lastIndexOf('.');
+    const signed = token.slice(0, dot);
+    const hit = dot > 0 ? this.known.get(signed) : undefined;
+    if (hit !== undefined) {
+      const given = Buffer.from(token.slice(dot + 1), 'utf8');
+      if (given.length !== hit.signature.length || !timingSafeEqual(given, hit.signature)) return undefined;
+      if (hit.claims.exp * 1000 <= nowMs) {
+        this.known.delete(signed);
+        return undefined;
+      }
+      return hit.claims;
+    }
+    const claims = verifySyncToken(this.key, token, nowMs);
+    if (claims === undefined) return undefined;
+    this.known.set(signed, { signature: Buffer.from(token.slice(dot + 1), 'latin1'), claims });
+    if (this.known.size > this.max) this.known.delete(this.known.keys().next().value!);
+    return claims;
+  }
+
+  /** Tokens remembered. */
+  get size(): number {
+    return this.known.size;
+  }
+}

@@ -4,7 +4,7 @@
 // gives the auth plugin.
 import { createHmac } from 'node:crypto';
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
-import { verifySyncToken } from '../../../../src/crypto/sync-token.js';
+import { SyncTokenVerifier } from '../../../../src/crypto/sync-token.js';
 import { loadSecretFile, readProvisionedSecretFile } from '../../../../src/crypto/secret-file.js';
 import { Authenticator, type Problem } from '../../../plugins/auth.js';
 import { HttpError } from '../../../plugins/errors.js';
@@ -88,13 +88,13 @@ function unauthorized(problem: Problem): HttpError {
 
 /** Who holds a bearer token: a valid, unexpired token of this server for an app and user that exist. */
 export function syncAuthenticator(secret: Buffer, clock: { now(): number }, opts: SyncAuthOptions = {}): Authenticator<SyncCaller> {
-  const key = tokenKey(secret);
+  const tokens = new SyncTokenVerifier(tokenKey(secret));
   return new Authenticator<SyncCaller>({
     schemes: ['Bearer'],
     unauthorized,
     async verify(credential) {
       if (credential.kind !== 'token') return undefined;
-      const claims = verifySyncToken(key, credential.token, clock.now());
+      const claims = tokens.verify(credential.token, clock.now());
       if (!claims) return undefined;
       const caller: SyncCaller = { userId: claims.sub, appId: claims.app };
       if (opts.callerExists && !(await opts.callerExists(caller))) return undefined;
