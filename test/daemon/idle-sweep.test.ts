@@ -58,45 +58,44 @@ function counter(): { seen: (k: number) => void; at(n: number): Promise<void> } 
 }
 
 describe('IdleSweep', () => {
-  it('closes a busy connection once no byte has moved for the limit, not a millisecond before', async () => {
-    let clock = 1_000;
-    const sweep = new IdleSweep(500, () => clock);
+  /** A request in progress on a swept server (a 500 ms limit, its clock held): its body's first byte read, then swept once. */
+  async function busy(): Promise<{ clock: { at: number }; sweep: IdleSweep; bytes: ReturnType<typeof counter>; server: Socket; c: Awaited<ReturnType<typeof client>> }> {
+    const clock = { at: 1_000 };
+    const sweep = new IdleSweep(500, () => clock.at);
     const bytes = counter();
     const { port, sockets } = await serve(sweep, reader(bytes.seen));
     const c = await client(port);
     c.socket.write(post(10) + 'a');
     await bytes.at(1);
     sweep.sweep(); // the request is in progress: its counts are recorded now
-    clock += 499;
+    return { clock, sweep, bytes, server: sockets[0]!, c };
+  }
+
+  it('closes a busy connection once no byte has moved for the limit, not a millisecond before', async () => {
+    const { clock, sweep, server, c } = await busy();
+    clock.at += 499;
     sweep.sweep();
-    expect(sockets[0]!.destroyed).toBe(false);
-    clock += 1;
+    expect(server.destroyed).toBe(false);
+    clock.at += 1;
     sweep.sweep();
-    expect(sockets[0]!.destroyed).toBe(true);
+    expect(server.destroyed).toBe(true);
     await c.closed;
     expect(sweep.size).toBe(0);
   });
 
   it('a byte read between two sweeps starts the limit over', async () => {
-    let clock = 0;
-    const sweep = new IdleSweep(500, () => clock);
-    const bytes = counter();
-    const { port, sockets } = await serve(sweep, reader(bytes.seen));
-    const c = await client(port);
-    c.socket.write(post(10) + 'a');
-    await bytes.at(1);
-    sweep.sweep();
+    const { clock, sweep, bytes, server, c } = await busy();
     for (let i = 2; i <= 5; i++) {
-      clock += 400;
+      clock.at += 400;
       c.socket.write('b');
       await bytes.at(i);
       sweep.sweep();
-      expect(sockets[0]!.destroyed).toBe(false);
+      expect(server.destroyed).toBe(false);
     }
-    clock += 499;
+    clock.at += 499;
     sweep.sweep();
-    expect(sockets[0]!.destroyed).toBe(false);
-    clock += 1;
+    expect(server.destroyed).toBe(false);
+    clock.at += 1;
     sweep.sweep();
     await c.closed;
   });
