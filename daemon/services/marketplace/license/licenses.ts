@@ -532,11 +532,11 @@ export class Licenses {
   }
 
   private async token(key: StoredKey, fph: string, iat: number, exp: number): Promise<string> {
-    const memoKey = `${key.id}\n${fph}`;
-    const kid = this.d.keyring.currentKid();
-    const entitlements = key.entitlements.join(',');
     const hit = this.signedToken(key, fph, iat, exp);
     if (hit !== undefined) return hit;
+    // The signing key's id is read before signing: a rotation while it signs leaves the memo
+    // naming the older key, so the next verify signs again rather than reuse a token of the old.
+    const kid = this.d.keyring.currentKid();
     const claims: LicenseTokenClaims & { [k: string]: unknown } = {
       iss: this.d.issuer,
       sub: key.id,
@@ -549,7 +549,7 @@ export class Licenses {
     };
     const token = await this.d.keyring.signJwt(claims);
     if (this.recent.size >= 10_000) this.recent.clear();
-    this.recent.set(memoKey, { iat, exp, kid, entitlements, token });
+    this.recent.set(`${key.id}\n${fph}`, { iat, exp, kid, entitlements: key.entitlements.join(','), token });
     return token;
   }
 
