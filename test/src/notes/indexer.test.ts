@@ -71,7 +71,8 @@ describeEngines('NotesIndexer', (open) => {
     const repo = { id: 'r5', dir: gitDir };
     gitNote('commits', commits[0]!, 'one');
     // The clock the ref reads are timed by, held still and moved by hand.
-    let now = performance.now();
+    // Whole milliseconds: with a fractional start, (t + 100) - t can come out a hair under 100.
+    let now = Math.ceil(performance.now());
     const clock = vi.spyOn(performance, 'now').mockImplementation(() => now);
     /** What a read answers: the ref caught up, then the note (NotesApi.readable and get). */
     const read = async (ns: string, target: string) => {
