@@ -9,16 +9,19 @@ const DEFAULT_ENTRIES = 10_000;
 
 export class ReadCache<V> {
   private readonly entries = new Map<string, { mark: number; value: V }>();
+  /**
+   * The key a peek last missed and the mark it read: the get that follows a miss (the caller's
+   * slower path) reads under that mark rather than reading it again, which on SQLite is a read
+   * transaction of its own (4 µs). Any earlier mark is safe: marks only grow, so a value kept
+   * under one that has since moved is read again, never served.
+   */
+  private missed: { key: string; mark: number } | undefined;
 
   constructor(
     private readonly sql: Pick<SqlDatabase, 'changeMark' | 'changeMarkNow'>,
     private readonly maxEntries = DEFAULT_ENTRIES,
   ) {}
 
-  /**
-   * `key`'s value as `read` gives it, or as it gave it under the same change mark. `keep` says
-   * whether a value may be kept at all (one that depends on the clock as well must not).
-   */
   /**
    * `key`'s value as get would answer it from what it kept, without waiting: undefined when
    * nothing is kept under the current mark, or the mark cannot be read now (get reads then).
@@ -27,11 +30,19 @@ export class ReadCache<V> {
     const mark = this.sql.changeMarkNow();
     if (mark === undefined) return undefined;
     const hit = this.entries.get(key);
-    return hit !== undefined && hit.mark === mark ? hit.value : undefined;
+    if (hit !== undefined && hit.mark === mark) return hit.value;
+    this.missed = { key, mark };
+    return undefined;
   }
 
+  /**
+   * `key`'s value as `read` gives it, or as it gave it under the same change mark. `keep` says
+   * whether a value may be kept at all (one that depends on the clock as well must not).
+   */
   async get(key: string, read: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
-    const mark = await this.sql.changeMark();
+    const missed = this.missed;
+    this.missed = undefined;
+    const mark = missed !== undefined && missed.key === key ? missed.mark : await this.sql.changeMark();
     if (mark === undefined) return read();
     const hit = this.entries.get(key);
     if (hit !== undefined && hit.mark === mark) return hit.value;

@@ -68,3 +68,31 @@ it('made-up keys cannot grow it past its bound: it is emptied when full', async 
   expect(await cache.get('made-up-999', read, () => true)).toBe(1000);
   expect(await cache.get('made-up-0', read, () => true)).toBe(1001);
 });
+
+it('the get after a missed peek reads under the mark the peek read, not reading it again', async () => {
+  const m = marked();
+  let marks = 0;
+  const db = { changeMark: async () => (marks++, m.db.changeMark()), changeMarkNow: () => (marks++, m.db.changeMarkNow()) };
+  const cache = new ReadCache<string>(db);
+  let reads = 0;
+  const read = async () => `v${++reads}`;
+  expect(cache.peek('k')).toBeUndefined();
+  expect(await cache.get('k', read, () => true)).toBe('v1');
+  expect(marks).toBe(1);
+  // Once: a later get of the key reads the mark again, as does a get of another key.
+  expect(cache.peek('j')).toBeUndefined();
+  expect(await cache.get('k', read, () => true)).toBe('v1');
+  expect(await cache.get('j', read, () => true)).toBe('v2');
+  expect(marks).toBe(4);
+});
+
+it('a change between a missed peek and its get is never served from under the older mark', async () => {
+  const { m, cache, read } = counting();
+  expect(cache.peek('k')).toBeUndefined();
+  m.set(2);
+  // Read under mark 1 (taken before the read, as get's own would be): kept under 1, served under 2 never.
+  expect(await cache.get('k', read, () => true)).toBe('v1');
+  expect(cache.peek('k')).toBeUndefined();
+  expect(await cache.get('k', read, () => true)).toBe('v2');
+  expect(cache.peek('k')).toBe('v2');
+});

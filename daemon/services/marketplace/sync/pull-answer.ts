@@ -6,9 +6,16 @@
 // pull-answer.test.ts holds the two side by side and fails when the entry schema gains a field.
 import type { StoredPullPage } from '../../../../src/store/sync.js';
 
-/** A string, or null, as JSON. */
+/** Printable ASCII but `"` and `\\`: a string of only these is its own JSON text between quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * A string, or null, as JSON. The fields here (ids, names, timestamps) are nearly always plain
+ * ASCII, and a regular expression's test costs half of JSON.stringify's call into the runtime
+ * (10 entries: 50 strings, ~4 µs a page); anything else is JSON.stringify's.
+ */
 function text(s: string | null): string {
-  return s === null ? 'null' : JSON.stringify(s);
+  return s === null ? 'null' : PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
 }
 
 /** `{"entries":[…],"cursor":…,"has_more":…}`, field for field as PullResponseSchema orders them. */

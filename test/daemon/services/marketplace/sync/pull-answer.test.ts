@@ -33,8 +33,10 @@ describe('pullAnswer', () => {
       entries: [
         ...datas.map((d, i) => entry(i + 1, d)),
         entry(99, { x: 1 }, { device_id: null, table: 't"able', op: 'insert', row_id: 'r\\1', timestamp: 'ts\u2028' }),
+        // Each field outside plain printable ASCII: control characters, DEL, accents, astral and lone surrogates.
+        entry(100, 1, { device_id: 'd\u0001\u001f', table: 'tab\u007f', op: 'caf\u00e9', row_id: '\ud83d\ude00 \udc00', timestamp: ' !#[]~' }),
       ],
-      cursor: 99,
+      cursor: 100,
       has_more: true,
     };
     const answer = pullAnswer(page);
