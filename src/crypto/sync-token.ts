@@ -2,6 +2,7 @@
 // marketplace's sync secret, carrying user id (`sub`) and app id (`app`).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { SyncTokenClaims } from '../schemas/sync.js';
+import { dropOldest } from '../util/bounded-map.js';
 
 const HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
 export const SYNC_TOKEN_ISSUER = 'mkt-marketplace';
@@ -73,7 +74,7 @@ export class SyncTokenVerifier {
     const claims = verifySyncToken(this.key, token, nowMs);
     if (claims === undefined) return undefined;
     this.known.set(signed, { signature: Buffer.from(token.slice(dot + 1), 'latin1'), claims });
-    if (this.known.size > this.max) this.known.delete(this.known.keys().next().value!);
+    dropOldest(this.known, this.max);
     return claims;
   }
 

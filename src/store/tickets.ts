@@ -23,6 +23,7 @@ import type { Statement } from 'better-sqlite3';
 import { migrate, openDatabase, type Db } from './sqlite.js';
 import { ftsTokens } from '../notes/fts-tokens.js';
 import { quoteForError } from '../util/quote.js';
+import { dropOldest } from '../util/bounded-map.js';
 
 export interface TicketFilter {
   status?: Status;
@@ -854,7 +855,7 @@ export class SqliteTicketStore implements TicketStore {
       t = ticketView(t, t.comments?.length ?? t.comment_count ?? 0);
     }
     this.cache.set(t.id, t);
-    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value as string);
+    dropOldest(this.cache, CACHE_SIZE);
     return t;
   }
 

@@ -8,6 +8,7 @@ import { SyncTokenVerifier } from '../../../../src/crypto/sync-token.js';
 import { loadSecretFile, readProvisionedSecretFile } from '../../../../src/crypto/secret-file.js';
 import { Authenticator, type Problem } from '../../../plugins/auth.js';
 import { HttpError } from '../../../plugins/errors.js';
+import { dropOldest } from '../../../../src/util/bounded-map.js';
 
 /** Who is calling a bearer sync endpoint: the token's user and app. */
 export interface SyncCaller {
@@ -70,7 +71,7 @@ export function rememberExisting(check: (c: SyncCaller) => Promise<boolean>, max
     }
     if (!(await check(c))) return false;
     known.set(k, true);
-    if (known.size > max) known.delete(known.keys().next().value!);
+    dropOldest(known, max);
     return true;
   };
 }
