@@ -103,6 +103,20 @@ function storedEntry(r: EntryRow): StoredEntryText {
   return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data_json: r.data };
 }
 
+/**
+ * One entry as the JSON text sync_pull answers, written by the database: a page of ten entries
+ * cost 30 µs read as rows and written in JavaScript, 22 µs read as one text a row (no row of
+ * eight values made through V8's API, no quoting call per string). Strings are quoted by the
+ * engine's JSON quoting (SQLite's json_quote, PostgreSQL's to_json), which escapes as
+ * JSON.stringify does (`"`, `\\`, \b \f \n \r \t, other controls as lower-case \u00xx, nothing
+ * else); test/src/store/sync.test.ts holds the page against the schema's serializer on both.
+ */
+function entryJson(quote: (column: string) => string): string {
+  const q = (c: string) => `COALESCE(${quote(c)}, 'null')`;
+  return `'{"seq":' || seq || ',"key_id":' || key_id || ',"device_id":' || ${q('device_id')} || ',"table":' || ${q('tbl')} || ',"op":' || ${q('op')} || ',"row_id":' || ${q('row_id')} || ',"timestamp":' || ${q('ts')} || ',"data":' || COALESCE(data, 'null') || '}'`;
+}
+const ENTRY_JSON = { sqlite: entryJson((c) => `json_quote(${c})`), postgres: entryJson((c) => `to_json(${c})::text`) };
+
 /** One row more than asked tells whether more remain without a second query. */
 function paged<T>(rows: EntryRow[], limit: number, as: (r: EntryRow) => T): { entries: T[]; has_more: boolean } {
   const has_more = rows.length > limit;
@@ -219,9 +233,16 @@ class Rows implements SyncRows {
     ]);
   }
   async storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage> {
-    const rows = await this.x.all<EntryRow>(sqlText`SELECT ${ENTRY_COLUMNS} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [o.appId, o.userId, input.cursor, input.limit + 1]);
-    const { entries, has_more } = paged(rows, input.limit, storedEntry);
-    return { entries, cursor: entries.length ? entries[entries.length - 1]!.seq : input.cursor, has_more };
+    const rows = await this.x.all<{ seq: number; entry: string }>(sqlText`SELECT seq, ${ENTRY_JSON[this.x.engine]} AS entry FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [
+      o.appId,
+      o.userId,
+      input.cursor,
+      input.limit + 1,
+    ]);
+    const n = Math.min(rows.length, input.limit);
+    let json = '[';
+    for (let i = 0; i < n; i++) json += i === 0 ? rows[i]!.entry : `,${rows[i]!.entry}`;
+    return { entries_json: `${json}]`, cursor: n ? rows[n - 1]!.seq : input.cursor, has_more: rows.length > input.limit };
   }
   async entryCount(o: Owner): Promise<number> {
     return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;

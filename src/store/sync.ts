@@ -119,9 +119,14 @@ export interface PullPage {
 /** An entry as stored: its `data` still the JSON text it was stored as (null when it had none). */
 export type StoredEntryText = Omit<StoredChangeEntry, 'data'> & { data_json: string | null };
 
-/** A page of entries as stored, for an answer that writes their data without parsing it. */
+/**
+ * A page of entries written by the database as the JSON of the answer's `entries`: each entry's
+ * fields in the schema's order, strings quoted by the engine's JSON quoting, `data` the JSON text
+ * it was stored as (sync_pull sends it unparsed; bench/README.md, issue 37, eleventh session).
+ */
 export interface StoredPullPage {
-  entries: StoredEntryText[];
+  /** A JSON array of StoredChangeEntry. */
+  entries_json: string;
   cursor: number;
   has_more: boolean;
 }
@@ -131,9 +136,9 @@ export function parsedEntry(e: StoredEntryText): StoredChangeEntry {
   return { seq: e.seq, key_id: e.key_id, device_id: e.device_id, table: e.table, op: e.op, row_id: e.row_id, timestamp: e.timestamp, data: e.data_json === null ? null : (JSON.parse(e.data_json) as unknown) };
 }
 
-/** The page with each entry's data parsed. */
+/** The page with its entries parsed. */
 export function parsedPage(p: StoredPullPage): PullPage {
-  return { entries: p.entries.map(parsedEntry), cursor: p.cursor, has_more: p.has_more };
+  return { entries: JSON.parse(p.entries_json) as StoredChangeEntry[], cursor: p.cursor, has_more: p.has_more };
 }
 
 export interface SyncCounts {

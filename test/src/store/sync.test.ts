@@ -11,7 +11,10 @@ import { SqlSyncStore } from '../../../src/store/sync-sql.js';
 import { SqlAccountsStore } from '../../../src/store/accounts-sql.js';
 import { entryBytes } from '../../../src/store/sync-usage.js';
 import type { Owner } from '../../../src/store/sync.js';
-import type { ChangeEntry } from '../../../src/schemas/sync.js';
+import fastJsonStringify from 'fast-json-stringify';
+import { PullResponseSchema, StoredChangeEntrySchema, type ChangeEntry } from '../../../src/schemas/sync.js';
+import { parsedPage } from '../../../src/store/sync.js';
+import { pullAnswer } from '../../../daemon/services/marketplace/sync/pull-answer.js';
 import { pull, push } from '../../../daemon/services/marketplace/sync/changelog.js';
 import { deleteDevice, registerDevice } from '../../../daemon/services/marketplace/sync/devices.js';
 import { getKey, putKey } from '../../../daemon/services/marketplace/sync/keys.js';
@@ -75,6 +78,36 @@ describeEngines('SqlSyncStore', (open) => {
     expect(p2).toMatchObject({ cursor: 5, has_more: false });
     expect(await pull(store, ana, { cursor: 5, limit: 3, now: NOW })).toEqual({ entries: [], cursor: 5, has_more: false });
     expect(await syncCounts(store, ana)).toMatchObject({ cursor: 5, entry_count: 5, device_count: 2, key_version: 1, key_id: 1, rotation_in_progress: false });
+  });
+
+  it('writes a page as the bytes the route\'s schema serializer writes, whatever the strings and data hold', async () => {
+    await putKey(store, ana, { encryptedKey: 'E1', expectedVersion: 0, now: NOW });
+    // Every kind of character the engines' JSON quoting must escape as JSON.stringify does, or leave
+    // alone (PostgreSQL text holds no NUL, so neither does this test's); data of every JSON kind.
+    const odd = 'quote " backslash \\ newline \n return \r tab \t bs \b ff \f ctl \u0001\u001f del \u007f caf\u00e9 line sep \u2028 emoji \ud83d\ude00 </script>';
+    const datas: unknown[] = ['c2VhbGVk', { iv: 'aXY=', nested: { list: [1, 2.5, -0, 1e21, true, null], empty: {} } }, [{ a: 1 }, odd, 3], 0, -12.75, false, null, undefined, '', odd];
+    const sent: ChangeEntry[] = datas.map((data, i) => ({ table: i % 2 ? odd : 't', op: i % 3 ? 'update' : odd, row_id: `${odd} ${i}`, timestamp: i % 4 ? NOW : odd, ...(data === undefined ? {} : { data }) }));
+    expect(await push(store, ana, { deviceId: devA, batchId: 'odd', keyId: 1, entries: sent, now: NOW })).toMatchObject({ kind: 'ok', accepted: sent.length });
+    // An entry of no device (the schema allows it; none of ours writes it).
+    await db.run("INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES (?, ?, ?, 1, NULL, 't', 'delete', 'r', ?, NULL)", [ana.appId, ana.userId, sent.length + 1, NOW]);
+    const serializer = fastJsonStringify(PullResponseSchema as object);
+    for (const limit of [1, 4, sent.length + 1, 50]) {
+      const page = await store.storedPage(ana, { cursor: 0, limit });
+      const parsed = parsedPage(page);
+      expect(pullAnswer(page)).toBe(serializer(parsed));
+      expect(parsed.entries).toHaveLength(Math.min(limit, sent.length + 1));
+      expect(page.cursor).toBe(parsed.entries.length);
+      expect(page.has_more).toBe(limit < sent.length + 1);
+    }
+    const all = parsedPage(await store.storedPage(ana, { cursor: 0, limit: 50 })).entries;
+    expect(all).toEqual([
+      ...sent.map((e, i) => ({ seq: i + 1, key_id: 1, device_id: devA, table: e.table, op: e.op, row_id: e.row_id, timestamp: e.timestamp, data: e.data === undefined ? null : JSON.parse(JSON.stringify(e.data)) })),
+      { seq: sent.length + 1, key_id: 1, device_id: null, table: 't', op: 'delete', row_id: 'r', timestamp: NOW, data: null },
+    ]);
+    // Every field of the entry schema, in its order (a field added to it and not to the page fails here).
+    expect(Object.keys(all[0]!)).toEqual(Object.keys(StoredChangeEntrySchema.properties));
+    // A page past the end: no entries, the cursor asked.
+    expect(await store.storedPage(ana, { cursor: 99, limit: 5 })).toEqual({ entries_json: '[]', cursor: 99, has_more: false });
   });
 
   it('stores a push of any size whole: entries in several INSERTs, bytes, batch answer and device time with them', async () => {
