@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { loadSyncSecret, rememberExisting, tokenKey, type SyncCaller } from '../../../daemon/services/marketplace/sync/auth.js';
+import { ExistingCallers, loadSyncSecret, tokenKey, type SyncCaller } from '../../../daemon/services/marketplace/sync/auth.js';
 import { signSyncToken, verifySyncToken } from '../../../src/crypto/sync-token.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { startSyncServer, type SyncServer } from '../../helpers/sync-server.js';
@@ -28,16 +28,17 @@ afterAll(async () => {
 
 const decode = (part: string): Record<string, unknown> => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
 
-describe('rememberExisting (the bearer check of app and user)', () => {
+describe('ExistingCallers (the bearer check of app and user)', () => {
   const caller = (n: number): SyncCaller => ({ appId: 'app', userId: `u${n}` });
 
   it('remembers a yes, asks again after a no, and forgets the least recently used past its bound', async () => {
     const asked: string[] = [];
     const existing = new Set(['u1', 'u2', 'u3']);
-    const check = rememberExisting(async (c) => {
+    const callers = new ExistingCallers(async (c) => {
       asked.push(c.userId);
       return existing.has(c.userId);
     }, 2);
+    const check = (c: SyncCaller): Promise<boolean> => callers.exists(c);
     expect(await check(caller(1))).toBe(true);
     expect(await check(caller(1))).toBe(true);
     expect(asked).toEqual(['u1']);
@@ -58,6 +59,26 @@ describe('rememberExisting (the bearer check of app and user)', () => {
     // The pair is the key: the same user of another app is asked about.
     expect(await check({ appId: 'other', userId: 'u1' })).toBe(true);
     expect(asked).toEqual(['u4', 'u1']);
+  });
+
+  it('knows a caller without asking only once a yes is remembered, and a no never', async () => {
+    const asked: string[] = [];
+    const callers = new ExistingCallers(async (c) => {
+      asked.push(c.userId);
+      return c.userId !== 'u9';
+    }, 2);
+    expect(callers.known(caller(1))).toBe(false);
+    expect(await callers.exists(caller(9))).toBe(false);
+    expect(callers.known(caller(9))).toBe(false);
+    expect(await callers.exists(caller(1))).toBe(true);
+    expect(callers.known(caller(1))).toBe(true);
+    expect(asked).toEqual(['u9', 'u1']);
+    // known() counts as a use: after it, u2 is the least recently used, and u3 pushes it out.
+    expect(await callers.exists(caller(2))).toBe(true);
+    expect(callers.known(caller(1))).toBe(true);
+    expect(await callers.exists(caller(3))).toBe(true);
+    expect(callers.known(caller(2))).toBe(false);
+    expect(callers.known(caller(1))).toBe(true);
   });
 });
 

@@ -4,12 +4,10 @@
 // fastify" and "GET /tickets/{id} and the key rows taken before fastify"). A lane answers only a
 // JSON body that is exactly the route's fields (`key`, and `machine_fingerprint` where the route
 // takes one), strings its schema takes, and answers as the fastify route in routes.ts would: same
-// status, body bytes, headers, debug line and request line. A request it declines before reading
-// (another content type, a chunked or empty body, a body over the limit) fastify reads itself; a
-// body it has read and finds otherwise (malformed JSON, a missing or extra field) it hands to
-// fastify with the bytes read, which answers it as from the start.
+// status, body bytes, headers, debug line and request line. What it declines before reading and
+// what it hands to fastify after are json-lane.ts's rules.
 import { KEY_MAX_LENGTH, MACHINE_ID_MAX_LENGTH } from '../../../../src/schemas/license.js';
-import { readBody, type BodyDeadlines } from '../../../plugins/body.js';
+import { jsonLane, type JsonLaneDeps } from '../../../json-lane.js';
 import type { FailureWindow } from '../../../plugins/failure-window.js';
 import type { DirectRoutes, Lane } from '../../../direct-routes.js';
 import { guardedKeyAnswerNow, guardedKeyRequest } from './guarded.js';
@@ -46,11 +44,8 @@ export function keyFields(body: Buffer, withMachine: boolean): KeyFields | undef
   return { key, machine };
 }
 
-export interface KeyLaneDeps {
+export interface KeyLaneDeps extends JsonLaneDeps {
   guard: FailureWindow;
-  deadlines: BodyDeadlines;
-  /** The server's body limit (the key routes set none of their own). */
-  bodyLimit: number;
 }
 
 /** One route a lane answers: its path and fields, its domain call, and its 200 answer's text. */
@@ -66,40 +61,19 @@ export interface KeyLaneRoute<T extends { code?: string }> {
 
 /** The lane of one key route (POST `route.path`). */
 export function keyLane<T extends { code?: string }>(direct: DirectRoutes, deps: KeyLaneDeps, spec: KeyLaneRoute<T>): Lane {
-  const route = direct.route('POST', spec.path);
-  return (req, res, url) => {
-    // A query string, a trailing slash or a longer path: fastify's router decides.
-    if (req.method !== 'POST' || url !== spec.path) return false;
-    const h = req.headers;
-    if (h['transfer-encoding'] !== undefined) return false;
-    const length = h['content-length'];
-    // An empty body is fastify's 400; one over the limit its 413, before a byte is read.
-    if (length === undefined || !(Number(length) > 0 && Number(length) <= deps.bodyLimit)) return false;
-    // The two forms clients send; any other (parameters, case, another type) fastify matches or refuses.
-    const type = h['content-type'];
-    if (type !== 'application/json' && type !== 'application/json; charset=utf-8') return false;
-    const address = req.socket.remoteAddress;
-    if (address === undefined) return false;
-    const start = performance.now();
-    readBody(length, deps.bodyLimit, req, deps.deadlines, (err, body) => {
-      // fastify's parser reads with the same reader, and its error handler answers as fail() does.
-      if (err) return direct.begin(res, route, start).fail(err);
-      const fields = keyFields(body!, spec.withMachine);
-      if (!fields) return direct.handOff(req, res, body!);
-      const taken = direct.begin(res, route, start);
+  return jsonLane<string, KeyFields>(direct, deps, {
+    path: spec.path,
+    // The failure window counts by address; a socket without one (closed already) is fastify's.
+    admit: (req) => req.socket.remoteAddress,
+    fields: (body) => keyFields(body, spec.withMachine),
+    answer(taken, fields, address) {
       const debug = (obj: object, msg: string): void => taken.debug(obj, msg);
-      try {
-        const now = spec.now && guardedKeyAnswerNow(deps.guard, address, () => spec.now!(fields), debug);
-        if (now !== undefined) return taken.send(200, spec.text(now));
-      } catch (e) {
-        // In a body's callback, where nothing above would catch it: answered as the route's failure.
-        return taken.fail(e as Error);
-      }
+      const now = spec.now && guardedKeyAnswerNow(deps.guard, address, () => spec.now!(fields), debug);
+      if (now !== undefined) return taken.send(200, spec.text(now));
       guardedKeyRequest(deps.guard, address, () => spec.op(fields), debug).then(
         (r) => taken.send(200, spec.text(r)),
         (e: Error) => taken.fail(e),
       );
-    });
-    return true;
-  };
+    },
+  });
 }

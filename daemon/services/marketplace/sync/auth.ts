@@ -1,7 +1,7 @@
 // Bearer authentication of the sync area: the sync secret (one for every instance: the 0600 file
 // in the shared data dir, or the file MKT_SYNC_SECRET_FILE names), the key that signs access
-// tokens (derived from it), and the `verify` (remembering the callers found to exist) and 401 it
-// gives the auth plugin.
+// tokens (derived from it), and the bearer check (SyncBearer: remembering the callers found to
+// exist) for the auth plugin's hook and for the lane that answers sync_pull before fastify.
 import { createHmac } from 'node:crypto';
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import { SyncTokenVerifier } from '../../../../src/crypto/sync-token.js';
@@ -46,12 +46,20 @@ export function tokenKey(secret: Buffer): Buffer {
 export interface SyncAuthOptions {
   /**
    * Whether the token's app and user still exist; a token of a deleted app or user (or of
-   * another app this server does not know) is answered 401 like a tampered one.
+   * another app this server does not know) is answered 401 like a tampered one. Without it,
+   * every caller of a valid token exists (tests of one route).
    */
-  callerExists?(caller: SyncCaller): boolean | Promise<boolean>;
+  callers?: CallerCheck;
 }
 
-/** Callers rememberExisting keeps by default: bounded memory, and the active callers of a busy instance fit. */
+/** Whether a token's caller exists: asked (`exists`), or known without a statement (`known`). */
+export interface CallerCheck {
+  exists(caller: SyncCaller): boolean | Promise<boolean>;
+  /** True only when `exists` would answer true without asking the database. */
+  known(caller: SyncCaller): boolean;
+}
+
+/** Callers ExistingCallers keeps by default: bounded memory, and the active callers of a busy instance fit. */
 export const EXISTING_CALLERS_KEPT = 10_000;
 
 /**
@@ -60,20 +68,29 @@ export const EXISTING_CALLERS_KEPT = 10_000;
  * no statement. A no is asked again each time: the app or user may be created since, on any
  * instance. Whatever comes to delete apps or users must forget them here, on every instance.
  */
-export function rememberExisting(check: (c: SyncCaller) => Promise<boolean>, max = EXISTING_CALLERS_KEPT): (c: SyncCaller) => Promise<boolean> {
+export class ExistingCallers implements CallerCheck {
   // A Map iterates in insertion order: re-inserting on use makes its first key the least recently used.
-  const known = new Map<string, true>();
-  return async (c) => {
+  private readonly seen = new Map<string, true>();
+
+  constructor(
+    private readonly check: (c: SyncCaller) => Promise<boolean>,
+    private readonly max = EXISTING_CALLERS_KEPT,
+  ) {}
+
+  known(c: SyncCaller): boolean {
     const k = JSON.stringify([c.appId, c.userId]);
-    if (known.delete(k)) {
-      known.set(k, true);
-      return true;
-    }
-    if (!(await check(c))) return false;
-    known.set(k, true);
-    dropOldest(known, max);
+    if (!this.seen.delete(k)) return false;
+    this.seen.set(k, true);
     return true;
-  };
+  }
+
+  async exists(c: SyncCaller): Promise<boolean> {
+    if (this.known(c)) return true;
+    if (!(await this.check(c))) return false;
+    this.seen.set(JSON.stringify([c.appId, c.userId]), true);
+    dropOldest(this.seen, this.max);
+    return true;
+  }
 }
 
 /** The sync area's 401: an `error` text and a Bearer challenge. */
@@ -87,29 +104,61 @@ function unauthorized(problem: Problem): HttpError {
   return new HttpError(401, text, { 'www-authenticate': 'Bearer realm="mkt-sync"' });
 }
 
-/** Who holds a bearer token: a valid, unexpired token of this server for an app and user that exist. */
-export function syncAuthenticator(secret: Buffer, clock: { now(): number }, opts: SyncAuthOptions = {}): Authenticator<SyncCaller> {
-  const tokens = new SyncTokenVerifier(tokenKey(secret));
-  return new Authenticator<SyncCaller>({
-    schemes: ['Bearer'],
-    unauthorized,
-    async verify(credential) {
-      if (credential.kind !== 'token') return undefined;
-      const claims = tokens.verify(credential.token, clock.now());
-      if (!claims) return undefined;
-      const caller: SyncCaller = { userId: claims.sub, appId: claims.app };
-      if (opts.callerExists && !(await opts.callerExists(caller))) return undefined;
-      return caller;
-    },
-  });
+/**
+ * The bearer check of the sync area: who holds a token (a valid, unexpired token of this server
+ * for an app and user that exist), for fastify's hook and for a lane answering before fastify.
+ */
+export class SyncBearer {
+  private readonly tokens: SyncTokenVerifier;
+  readonly authenticator: Authenticator<SyncCaller>;
+
+  constructor(
+    secret: Buffer,
+    private readonly clock: { now(): number },
+    private readonly opts: SyncAuthOptions = {},
+  ) {
+    this.tokens = new SyncTokenVerifier(tokenKey(secret));
+    this.authenticator = new Authenticator<SyncCaller>({
+      schemes: ['Bearer'],
+      unauthorized,
+      verify: async (credential) => {
+        if (credential.kind !== 'token') return undefined;
+        const caller = this.tokenCaller(credential.token);
+        if (caller === undefined) return undefined;
+        if (opts.callers && !(await opts.callers.exists(caller))) return undefined;
+        return caller;
+      },
+    });
+  }
+
+  /**
+   * The caller of `token` when that is known at once, without a statement: a token the hook would
+   * accept, of a caller found to exist before. Undefined otherwise, and the hook decides (its 401,
+   * or the caller's first lookup).
+   */
+  knownCaller(token: string): SyncCaller | undefined {
+    const caller = this.tokenCaller(token);
+    if (caller === undefined || (this.opts.callers !== undefined && !this.opts.callers.known(caller))) return undefined;
+    return caller;
+  }
+
+  /** Hook for every bearer sync endpoint: 401 for a missing, malformed, expired, tampered or other-app token. */
+  hook(): preHandlerHookHandler {
+    const auth = this.authenticator;
+    return async function syncAuth(req) {
+      await auth.required(req);
+    };
+  }
+
+  private tokenCaller(token: string): SyncCaller | undefined {
+    const claims = this.tokens.verify(token, this.clock.now());
+    return claims === undefined ? undefined : { userId: claims.sub, appId: claims.app };
+  }
 }
 
-/** Hook for every bearer sync endpoint: 401 for a missing, malformed, expired, tampered or other-app token. */
+/** SyncBearer's hook, for a scope that needs no lane. */
 export function requireSyncAuth(secret: Buffer, clock: { now(): number }, opts: SyncAuthOptions = {}): preHandlerHookHandler {
-  const auth = syncAuthenticator(secret, clock, opts);
-  return async function syncAuth(req) {
-    await auth.required(req);
-  };
+  return new SyncBearer(secret, clock, opts).hook();
 }
 
 /** The authenticated caller of a route behind requireSyncAuth (throws if the hook did not run). */

@@ -4,7 +4,8 @@
 import type { OpenArea } from '../area.js';
 import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
 import { dummyPasswordHash } from '../../../../src/crypto/password.js';
-import { loadSyncSecret, rememberExisting, requireSyncAuth } from './auth.js';
+import { ExistingCallers, loadSyncSecret, SyncBearer } from './auth.js';
+import { PULL_PATH, pullLane } from './pull-lane.js';
 import { appRoutes } from './routes/app.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -27,11 +28,12 @@ export const openSyncArea: OpenArea = async (shared) => {
   // Made now, in the background, so the first unknown email does not pay for it (timing).
   void dummyPasswordHash();
   const clock = ctx.clock;
-  const auth = requireSyncAuth(secret, clock, {
+  const bearer = new SyncBearer(secret, clock, {
     // A token outlives neither its app nor its user: one statement for a caller not seen before,
-    // none after (apps and users are never deleted, see rememberExisting).
-    callerExists: rememberExisting((c) => store.callerExists(c.appId, c.userId)),
+    // none after (apps and users are never deleted, see ExistingCallers).
+    callers: new ExistingCallers((c) => store.callerExists(c.appId, c.userId)),
   });
+  const auth = bearer.hook();
   let storage: { close(): Promise<void> } | undefined;
   const deps = { store, accounts, clock };
   const guard = new FailureWindow(stores.limiter, clock, {
@@ -49,6 +51,8 @@ export const openSyncArea: OpenArea = async (shared) => {
         // Before the body is read: an unauthenticated request costs no parsing.
         scope.addHook('onRequest', auth);
         await changelogRoutes(scope, deps);
+        // The request a device sends at every sync, taken before fastify (pull-lane.ts).
+        app.directRoutes.add(PULL_PATH, pullLane(app.directRoutes, { bearer, store, clock, deadlines: app.bodyDeadlines, bodyLimit: app.initialConfig.bodyLimit! }));
         await deviceRoutes(scope, deps);
         // Status reports storage use as blob confirm reckons it: one definition, in the blob store.
         await accountRoutes(scope, { ...deps, usage: (appId, userId) => stores.storage.usage(appId, userId) });

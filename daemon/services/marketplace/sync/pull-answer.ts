@@ -6,9 +6,27 @@
 // reseal write it), so the bytes are those the schema's serializer wrote; test/src/store/
 // sync.test.ts holds the two side by side on both engines, and test/daemon/services/marketplace/
 // sync/pull-answer.test.ts fails when the entry schema gains a field.
-import type { StoredPullPage } from '../../../../src/store/sync.js';
+import type { Owner, StoredPullPage, SyncStore } from '../../../../src/store/sync.js';
+import type { Clock } from '../../../../src/util/clock.js';
+import { timestampNow } from '../../../../src/util/time.js';
+import { pullStored } from './changelog.js';
+
+/** A page's size when the request names none. */
+export const DEFAULT_PULL_LIMIT = 500;
+
+/** What a pull asks: the schema's fields (PullRequestSchema). */
+export interface PullFields {
+  cursor: number;
+  limit?: number | undefined;
+  deviceId?: string | undefined;
+}
 
 /** `{"entries":[…],"cursor":…,"has_more":…}`, field for field as PullResponseSchema orders them. */
 export function pullAnswer(page: StoredPullPage): string {
   return `{"entries":${page.entries_json},"cursor":${page.cursor},"has_more":${page.has_more}}`;
+}
+
+/** sync_pull's answer, for the route and its lane alike: the page after the cursor, the pulling device (if named) seen now. */
+export async function pullText(store: SyncStore, o: Owner, f: PullFields, clock: Clock): Promise<string> {
+  return pullAnswer(await pullStored(store, o, { cursor: f.cursor, limit: f.limit ?? DEFAULT_PULL_LIMIT, deviceId: f.deviceId, now: timestampNow(clock) }));
 }

@@ -8,11 +8,11 @@ import { timestampNow } from '../../../../../src/util/time.js';
 import { HttpError } from '../../../../plugins/errors.js';
 import { fits } from '../quota.js';
 import { overCap } from './uploads.js';
-import { pullStored, push } from '../changelog.js';
-import { pullAnswer } from '../pull-answer.js';
+import { push } from '../changelog.js';
+import { DEFAULT_PULL_LIMIT, pullText } from '../pull-answer.js';
 import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 
-export const DEFAULT_PULL_LIMIT = 500;
+export { DEFAULT_PULL_LIMIT };
 
 export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDeps): Promise<void> {
   const { store, clock } = deps;
@@ -59,9 +59,9 @@ export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDep
     },
     async (req, reply) => {
       const b = req.body;
-      const page = await pullStored(store, owner(req), { cursor: b.cursor, limit: b.limit ?? DEFAULT_PULL_LIMIT, deviceId: b.device_id, now: timestampNow(clock) });
+      const text = await pullText(store, owner(req), { cursor: b.cursor, limit: b.limit, deviceId: b.device_id }, clock);
       // Text with a JSON type is sent as it is: the schema above documents it, pullAnswer writes it.
-      return reply.type('application/json; charset=utf-8').send(pullAnswer(page));
+      return reply.type('application/json; charset=utf-8').send(text);
     },
   );
 }
