@@ -161,6 +161,13 @@ class PgExecutor implements SqlExecutor {
     return undefined;
   }
 
+  async column<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    const r = await this.query(sql, params);
+    const name = r.fields[0]?.name;
+    if (name === undefined) throw new Error('column() of a statement that returns no rows');
+    return r.rows.map((row: Record<string, unknown>) => row[name] as T);
+  }
+
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     return { changes: (await this.query(sql, params)).rowCount ?? 0 };
   }

@@ -20,6 +20,8 @@ export interface SqlExecutor {
   get<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
   /** The first column of the first row, or undefined. */
   value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined>;
+  /** The first column of every row (no row objects: a page of texts read as texts). */
+  column<T>(sql: string, params?: readonly unknown[]): Promise<T[]>;
   run(sql: string, params?: readonly unknown[]): Promise<RunResult>;
   /**
    * Inside a transaction: serialises every transaction that locks the same key until this one ends
@@ -106,6 +108,9 @@ export abstract class AutocommitDatabase {
   }
   value<T>(sql: string, params?: readonly unknown[]): Promise<T | undefined> {
     return this.auto.value<T>(sql, params);
+  }
+  column<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
+    return this.auto.column<T>(sql, params);
   }
   run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     return this.auto.run(sql, params);

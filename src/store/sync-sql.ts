@@ -115,6 +115,14 @@ function entryJson(quote: (column: string) => string): string {
   const q = (c: string) => `COALESCE(${quote(c)}, 'null')`;
   return `'{"seq":' || seq || ',"key_id":' || key_id || ',"device_id":' || ${q('device_id')} || ',"table":' || ${q('tbl')} || ',"op":' || ${q('op')} || ',"row_id":' || ${q('row_id')} || ',"timestamp":' || ${q('ts')} || ',"data":' || COALESCE(data, 'null') || '}'`;
 }
+const SEQ_AT = '{"seq":'.length;
+/** An entry text's seq: its first field, `{"seq":N,`, as entryJson writes it. */
+export function entrySeq(entry: string): number {
+  const comma = entry.indexOf(',', SEQ_AT);
+  const seq = comma > SEQ_AT ? Number(entry.slice(SEQ_AT, comma)) : NaN;
+  if (!entry.startsWith('{"seq":') || !Number.isSafeInteger(seq)) throw new Error(`an entry text that does not start with its seq: ${entry.slice(0, 40)}`);
+  return seq;
+}
 const ENTRY_JSON = { sqlite: entryJson((c) => `json_quote(${c})`), postgres: entryJson((c) => `to_json(${c})::text`) };
 
 /** One row more than asked tells whether more remain without a second query. */
@@ -233,16 +241,17 @@ class Rows implements SyncRows {
     ]);
   }
   async storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage> {
-    const rows = await this.x.all<{ seq: number; entry: string }>(sqlText`SELECT seq, ${ENTRY_JSON[this.x.engine]} AS entry FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [
+    // Texts alone, no row of seq and text: the cursor is the last entry's seq, its text's first field.
+    const entries = await this.x.column<string>(sqlText`SELECT ${ENTRY_JSON[this.x.engine]} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [
       o.appId,
       o.userId,
       input.cursor,
       input.limit + 1,
     ]);
-    const n = Math.min(rows.length, input.limit);
-    let json = '[';
-    for (let i = 0; i < n; i++) json += i === 0 ? rows[i]!.entry : `,${rows[i]!.entry}`;
-    return { entries_json: `${json}]`, cursor: n ? rows[n - 1]!.seq : input.cursor, has_more: rows.length > input.limit };
+    const has_more = entries.length > input.limit;
+    if (has_more) entries.length = input.limit;
+    const last = entries[entries.length - 1];
+    return { entries_json: `[${entries.join(',')}]`, cursor: last === undefined ? input.cursor : entrySeq(last), has_more };
   }
   async entryCount(o: Owner): Promise<number> {
     return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;

@@ -100,6 +100,22 @@ describeEngines('SqlDatabase', (open) => {
     expect((await page(4, 10)).map((r) => r.n)).toEqual([5]);
   });
 
+  it('column() reads the first column of every row, and the statement still reads rows after it', async () => {
+    const db = await open();
+    await db.migrate('t', SCHEMA);
+    for (let i = 1; i <= 3; i++) await db.run('INSERT INTO t (k, n) VALUES (?, ?)', [`k${i}`, i]);
+    const sql = 'SELECT k, n FROM t WHERE n > ? ORDER BY n LIMIT ?';
+    expect(await db.column(sql, [0, 10])).toEqual(['k1', 'k2', 'k3']);
+    expect(await db.column(sql, [3, 10])).toEqual([]);
+    // The same text through all(), get() and value(): rows again, on the statement column() used.
+    expect(await db.all(sql, [1, 10])).toEqual([{ k: 'k2', n: 2 }, { k: 'k3', n: 3 }]);
+    expect(await db.get(sql, [0, 1])).toEqual({ k: 'k1', n: 1 });
+    expect(await db.value(sql, [2, 1])).toBe('k3');
+    expect(await db.column('SELECT n FROM t ORDER BY n', [])).toEqual([1, 2, 3]);
+    expect(await db.transaction((tx) => tx.column<string>(sql, [1, 1]))).toEqual(['k2']);
+    await expect(db.column('UPDATE t SET n = n WHERE k = ?', ['k1'])).rejects.toThrow(/returns no rows/);
+  });
+
   it('rolls back a transaction that throws, commits one that resolves', async () => {
     const db = await open();
     await db.migrate('t', SCHEMA);

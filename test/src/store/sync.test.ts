@@ -7,7 +7,7 @@ import { describeEngines } from '../../helpers/engines.js';
 import { freshDatabaseUrl } from '../../helpers/pg.js';
 import { PgDatabase } from '../../../src/store/sql-pg.js';
 import type { SqlDatabase } from '../../../src/store/sql.js';
-import { SqlSyncStore } from '../../../src/store/sync-sql.js';
+import { SqlSyncStore, entrySeq } from '../../../src/store/sync-sql.js';
 import { SqlAccountsStore } from '../../../src/store/accounts-sql.js';
 import { entryBytes } from '../../../src/store/sync-usage.js';
 import type { Owner } from '../../../src/store/sync.js';
@@ -27,6 +27,14 @@ const pricing = { min_charge_cents: 100, per_gb_tenths_of_cent_per_month: 50, an
 const entries = (n: number, tag = 'x'): ChangeEntry[] => Array.from({ length: n }, (_, i) => ({ table: 't', op: 'insert', row_id: `${tag}${i}`, timestamp: NOW, data: { c: `${tag}${i}` } }));
 const ana: Owner = { appId: 'app1', userId: 'ana' };
 const bo: Owner = { appId: 'app1', userId: 'bo' };
+
+describe('entrySeq', () => {
+  it("reads the seq an entry's text starts with, and refuses a text that does not", () => {
+    expect(entrySeq('{"seq":42,"key_id":1}')).toBe(42);
+    expect(entrySeq(`{"seq":${2 ** 53 - 1},"x":1}`)).toBe(2 ** 53 - 1);
+    for (const bad of ['{"key_id":1,"seq":4}', '{"seq":"4","x":1}', '{"seq":4}', '[{"seq":4,']) expect(() => entrySeq(bad), bad).toThrow(/does not start with its seq/);
+  });
+});
 
 describeEngines('SqlSyncStore', (open) => {
   let db: SqlDatabase;
