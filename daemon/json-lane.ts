@@ -27,6 +27,17 @@ export interface JsonLaneRoute<A, F> {
   answer(taken: DirectRequest, fields: F, admitted: A): void;
 }
 
+/** A body's JSON object (own keys as JSON.parse makes them), or undefined for bad JSON or any other value. */
+export function jsonObject(body: Buffer): Record<string, unknown> | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
 /** The lane of POST `spec.path`. */
 export function jsonLane<A, F>(direct: DirectRoutes, deps: JsonLaneDeps, spec: JsonLaneRoute<A, F>): Lane {
   const route = direct.route('POST', spec.pattern ?? spec.path);

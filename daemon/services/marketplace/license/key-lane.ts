@@ -7,7 +7,7 @@
 // status, body bytes, headers, debug line and request line. What it declines before reading and
 // what it hands to fastify after are json-lane.ts's rules.
 import { KEY_MAX_LENGTH, MACHINE_ID_MAX_LENGTH } from '../../../../src/schemas/license.js';
-import { jsonLane, type JsonLaneDeps } from '../../../json-lane.js';
+import { jsonLane, jsonObject, type JsonLaneDeps } from '../../../json-lane.js';
 import type { FailureWindow } from '../../../plugins/failure-window.js';
 import type { DirectRoutes, Lane } from '../../../direct-routes.js';
 import { guardedKeyAnswerNow, guardedKeyRequest } from './guarded.js';
@@ -24,14 +24,8 @@ export interface KeyFields {
  * `machine` is '' when the route takes none.
  */
 export function keyFields(body: Buffer, withMachine: boolean): KeyFields | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-  const o = v as Record<string, unknown>;
+  const o = jsonObject(body);
+  if (o === undefined) return undefined;
   // Exactly the route's fields (an own `__proto__` key, which fastify's parser refuses, is one more).
   let n = 0;
   for (const k in o) if (Object.hasOwn(o, k)) n++;

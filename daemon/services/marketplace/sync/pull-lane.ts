@@ -12,7 +12,7 @@ import { MAX_CREDENTIAL_LENGTH } from '../../../plugins/auth.js';
 import type { SyncStore } from '../../../../src/store/sync.js';
 import type { Clock } from '../../../../src/util/clock.js';
 import type { DirectRoutes, Lane } from '../../../direct-routes.js';
-import { jsonLane, type JsonLaneDeps } from '../../../json-lane.js';
+import { jsonLane, jsonObject, type JsonLaneDeps } from '../../../json-lane.js';
 import type { SyncBearer } from './auth.js';
 import { pullText, type PullFields } from './pull-answer.js';
 
@@ -26,14 +26,8 @@ const DEVICE_ID_MAX_LENGTH = 200;
  * else; undefined for any other body (fastify's to answer, or to refuse).
  */
 export function pullFields(body: Buffer): PullFields | undefined {
-  let v: unknown;
-  try {
-    v = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-  const o = v as Record<string, unknown>;
+  const o = jsonObject(body);
+  if (o === undefined) return undefined;
   let cursor: number | undefined;
   let limit: number | undefined;
   let deviceId: string | undefined;
