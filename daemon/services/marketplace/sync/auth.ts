@@ -110,7 +110,7 @@ function unauthorized(problem: Problem): HttpError {
  */
 export class SyncBearer {
   private readonly tokens: SyncTokenVerifier;
-  readonly authenticator: Authenticator<SyncCaller>;
+  private readonly authenticator: Authenticator<SyncCaller>;
 
   constructor(
     secret: Buffer,
