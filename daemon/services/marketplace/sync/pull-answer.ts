@@ -1,11 +1,12 @@
 // The answer of sync_pull, for its route and its lane alike (pullText): the page read, and written
-// as JSON text by hand around the page's entries, which the database wrote as JSON already, each entry's `data` spliced in as the JSON text it was stored as
-// (src/store/sync-sql.ts, storedPage). Parsing every entry's data only for fast-json-stringify to
-// write it back cost a page of 500 entries 458-573 µs against 311-324 (bench/README.md, "Each
-// row's own work", issue 37). The stored text is always JSON.stringify's own output (push and
-// reseal write it), so the bytes are those the schema's serializer wrote; test/src/store/
-// sync.test.ts holds the two side by side on both engines, and test/daemon/services/marketplace/
-// sync/pull-answer.test.ts fails when the entry schema gains a field.
+// as JSON text by hand around its entries, which the database wrote as JSON already, each entry's
+// `data` spliced in as the JSON text it was stored as (src/store/sync-sql.ts, storedPage). Parsing
+// every entry's data only for fast-json-stringify to write it back cost a page of 500 entries
+// 458-573 µs against 311-324 (bench/README.md, "Each row's own work", issue 37). The stored text
+// is always JSON.stringify's own output (push and reseal write it), so the bytes are those the
+// schema's serializer wrote; test/src/store/sync.test.ts holds the two side by side on both
+// engines, and test/daemon/services/marketplace/sync/pull-answer.test.ts fails when the entry
+// schema gains a field.
 import type { Owner, StoredPullPage, SyncStore } from '../../../../src/store/sync.js';
 import type { Clock } from '../../../../src/util/clock.js';
 import { timestampNow } from '../../../../src/util/time.js';
