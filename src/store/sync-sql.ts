@@ -6,7 +6,6 @@ import type { SqlDatabase, SqlExecutor } from './sql.js';
 import { migrateSync } from './sync-schema.js';
 import { readUsage, USAGE_COLUMNS, usageOf, usageParams, type Usage, type UsageRow } from './sync-usage.js';
 import type { StoredChangeEntry } from '../schemas/sync.js';
-import { parsedEntry } from './sync.js';
 import type {
   BatchRow,
   KeyRow,
@@ -17,7 +16,6 @@ import type {
   RetiredKey,
   RotationRow,
   RotationState,
-  StoredEntryText,
   StoredPullPage,
   SyncApp,
   SyncAppPricing,
@@ -99,8 +97,9 @@ function chunks<T>(rows: T[], n: number): T[][] {
   return out;
 }
 
-function storedEntry(r: EntryRow): StoredEntryText {
-  return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data_json: r.data };
+/** A row as the entry it stores, its data parsed. */
+function entryOf(r: EntryRow): StoredChangeEntry {
+  return { seq: r.seq, key_id: r.key_id, device_id: r.device_id, table: r.tbl, op: r.op, row_id: r.row_id, timestamp: r.ts, data: r.data === null ? null : (JSON.parse(r.data) as unknown) };
 }
 
 /**
@@ -115,12 +114,12 @@ function entryJson(quote: (column: string) => string): string {
   const q = (c: string) => `COALESCE(${quote(c)}, 'null')`;
   return `'{"seq":' || seq || ',"key_id":' || key_id || ',"device_id":' || ${q('device_id')} || ',"table":' || ${q('tbl')} || ',"op":' || ${q('op')} || ',"row_id":' || ${q('row_id')} || ',"timestamp":' || ${q('ts')} || ',"data":' || COALESCE(data, 'null') || '}'`;
 }
-const SEQ_AT = '{"seq":'.length;
+const SEQ_FIELD = '{"seq":';
 /** An entry text's seq: its first field, `{"seq":N,`, as entryJson writes it. */
 export function entrySeq(entry: string): number {
-  const comma = entry.indexOf(',', SEQ_AT);
-  const seq = comma > SEQ_AT ? Number(entry.slice(SEQ_AT, comma)) : NaN;
-  if (!entry.startsWith('{"seq":') || !Number.isSafeInteger(seq)) throw new Error(`an entry text that does not start with its seq: ${entry.slice(0, 40)}`);
+  const comma = entry.indexOf(',', SEQ_FIELD.length);
+  const seq = comma > SEQ_FIELD.length ? Number(entry.slice(SEQ_FIELD.length, comma)) : NaN;
+  if (!entry.startsWith(SEQ_FIELD) || !Number.isSafeInteger(seq)) throw new Error(`an entry text that does not start with its seq: ${entry.slice(0, 40)}`);
   return seq;
 }
 const ENTRY_JSON = { sqlite: entryJson((c) => `json_quote(${c})`), postgres: entryJson((c) => `to_json(${c})::text`) };
@@ -274,7 +273,7 @@ class Rows implements SyncRows {
       input.newKeyId,
       input.limit + 1,
     ]);
-    return paged(rows, input.limit, (r) => parsedEntry(storedEntry(r)));
+    return paged(rows, input.limit, entryOf);
   }
   async countUnsealed(o: Owner, upToSeq: number, keyId: number): Promise<number> {
     return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER} AND seq <= ? AND key_id <> ?`, [o.appId, o.userId, upToSeq, keyId])) ?? 0;

@@ -116,9 +116,6 @@ export interface PullPage {
   has_more: boolean;
 }
 
-/** An entry as stored: its `data` still the JSON text it was stored as (null when it had none). */
-export type StoredEntryText = Omit<StoredChangeEntry, 'data'> & { data_json: string | null };
-
 /**
  * A page of entries written by the database as the JSON of the answer's `entries`: each entry's
  * fields in the schema's order, strings quoted by the engine's JSON quoting, `data` the JSON text
@@ -129,11 +126,6 @@ export interface StoredPullPage {
   entries_json: string;
   cursor: number;
   has_more: boolean;
-}
-
-/** The entry with its data parsed. */
-export function parsedEntry(e: StoredEntryText): StoredChangeEntry {
-  return { seq: e.seq, key_id: e.key_id, device_id: e.device_id, table: e.table, op: e.op, row_id: e.row_id, timestamp: e.timestamp, data: e.data_json === null ? null : (JSON.parse(e.data_json) as unknown) };
 }
 
 /** The page with its entries parsed. */
