@@ -91,6 +91,10 @@ const SQLITE = [
      SELECT app_id, user_id, SUM(${ENTRY_BYTES_SQL}) FROM sync_entries GROUP BY app_id, user_id;`,
   // The sign-in limit's windows moved to the shared limiter table (src/store/limiter-windows.ts).
   'DROP TABLE IF EXISTS sync_auth_failures;',
+  // Each entry's fields after its key id, as the pull writes them (src/store/sync-sql.ts,
+  // entryFieldsJson): a pull splices them instead of quoting five columns a row (issue 37).
+  `ALTER TABLE sync_entries ADD COLUMN fields_json TEXT;
+   UPDATE sync_entries SET fields_json = ${fieldsJsonSql((c) => `json_quote(${c})`)};`,
 ];
 
 // The schema SQLite reaches after the migrations above, in one step. Byte counts and instants in
@@ -171,9 +175,24 @@ const POSTGRES = [
      app_id TEXT NOT NULL, user_id TEXT NOT NULL, bytes BIGINT NOT NULL,
      PRIMARY KEY (app_id, user_id)
    );`,
+  `ALTER TABLE sync_entries ADD COLUMN fields_json TEXT;
+   UPDATE sync_entries SET fields_json = ${fieldsJsonSql((c) => `to_json(${c})::text`)};`,
 ];
+
+/**
+ * SQL of an entry's `fields_json` over its columns, for the rows stored before the column: what
+ * entryFieldsJson writes at a push, each string quoted by the engine's JSON quoting (SQLite's
+ * json_quote, PostgreSQL's to_json), which escapes as JSON.stringify does.
+ */
+function fieldsJsonSql(quote: (column: string) => string): string {
+  const q = (c: string) => `COALESCE(${quote(c)}, 'null')`;
+  return `',"device_id":' || ${q('device_id')} || ',"table":' || ${q('tbl')} || ',"op":' || ${q('op')} || ',"row_id":' || ${q('row_id')} || ',"timestamp":' || ${q('ts')} || ',"data":'`;
+}
+
+/** Every migration of the `sync` component, for tests that stop a database at an earlier version. */
+export const SYNC_MIGRATIONS = { sqlite: SQLITE, postgres: POSTGRES };
 
 /** Brings the `sync` tables to the current version (idempotent; instances may run it together). */
 export async function migrateSync(db: SqlDatabase): Promise<void> {
-  await db.migrate('sync', { sqlite: SQLITE, postgres: POSTGRES });
+  await db.migrate('sync', SYNC_MIGRATIONS);
 }

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { SqlDatabase, SqlExecutor } from './sql.js';
 import { migrateSync } from './sync-schema.js';
 import { readUsage, USAGE_COLUMNS, usageOf, usageParams, type Usage, type UsageRow } from './sync-usage.js';
-import type { StoredChangeEntry } from '../schemas/sync.js';
+import type { ChangeEntry, StoredChangeEntry } from '../schemas/sync.js';
 import type {
   BatchRow,
   KeyRow,
@@ -42,13 +42,15 @@ const ENTRY_COLUMNS = 'seq, key_id, device_id, tbl, op, row_id, ts, data';
 const ROTATION_COLUMNS = 'id, device_id, new_encrypted_key, new_key_id, target_seq, state, last_activity_ms';
 const OWNER = 'app_id = ? AND user_id = ?';
 
-const INSERT_ENTRIES = 'INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES ';
+const INSERT_ENTRIES = 'INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data, fields_json) VALUES ';
+const ENTRY_ROW = '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
 /**
- * Entries per INSERT: at 10 parameters a row, a statement (with a push's other writes) stays under
- * 999, the smallest parameter limit either engine ever had; a longer push takes one INSERT per
- * run. It also bounds the shapes (row counts) PostgreSQL prepares per connection.
+ * Entries per INSERT: at 11 parameters a row, a statement (with a push's other writes) stays under
+ * 999, the smallest parameter limit either engine ever had (58 rows bind 638, as 64 rows of 10
+ * did); a longer push takes one INSERT per run. It also bounds the shapes (row counts) PostgreSQL
+ * prepares per connection.
  */
-const ENTRY_CHUNK = 64;
+const ENTRY_CHUNK = 58;
 const ADD_CHANGELOG_BYTES = `INSERT INTO sync_changelog_usage (app_id, user_id, bytes) VALUES (?, ?, ?)
   ON CONFLICT (app_id, user_id) DO UPDATE SET bytes = sync_changelog_usage.bytes + excluded.bytes`;
 const INSERT_BATCH = 'INSERT INTO sync_push_batches (app_id, user_id, device_id, batch_id, cursor, accepted, created_at) VALUES ';
@@ -85,9 +87,22 @@ function entryValues(o: Owner, rows: NewEntry[]): { sql: string; params: unknown
   const params: unknown[] = [];
   for (const r of rows) {
     const e = r.entry;
-    params.push(o.appId, o.userId, r.seq, r.keyId, r.deviceId, e.table, e.op, e.row_id, e.timestamp, r.dataJson);
+    params.push(o.appId, o.userId, r.seq, r.keyId, r.deviceId, e.table, e.op, e.row_id, e.timestamp, r.dataJson, entryFieldsJson(r.deviceId, e));
   }
-  return { sql: rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', '), params };
+  return { sql: rows.map(() => ENTRY_ROW).join(', '), params };
+}
+
+/**
+ * An entry's `fields_json`: its fields after `key_id`, as the pull writes them, up to `"data":`
+ * (`,"device_id":…,"table":…,"op":…,"row_id":…,"timestamp":…,"data":`). None of them changes
+ * after the push (a re-seal changes key_id and data, which stay columns), so the pull splices this
+ * text instead of quoting five columns a row: a page of ten entries 31-47 µs in SQLite's step →
+ * 16-24, of 500 entries 672 → 355 (bench/README.md, "fields_json", issue 37). The sync migration
+ * writes the same text for rows stored before the column (sync-schema.ts, fieldsJsonSql).
+ */
+export function entryFieldsJson(deviceId: string | null, e: Pick<ChangeEntry, 'table' | 'op' | 'row_id' | 'timestamp'>): string {
+  const q = JSON.stringify;
+  return `,"device_id":${q(deviceId)},"table":${q(e.table)},"op":${q(e.op)},"row_id":${q(e.row_id)},"timestamp":${q(e.timestamp)},"data":`;
 }
 
 /** `rows` in runs of at most `n`. */
@@ -105,24 +120,18 @@ function entryOf(r: EntryRow): StoredChangeEntry {
 /**
  * One entry as the JSON text sync_pull answers, written by the database: a page of ten entries
  * cost 30 µs read as rows and written in JavaScript, 22 µs read as one text a row (no row of
- * eight values made through V8's API, no quoting call per string). Strings are quoted by the
- * engine's JSON quoting (SQLite's json_quote, PostgreSQL's to_json), which escapes as
- * JSON.stringify does (`"`, `\\`, \b \f \n \r \t, other controls as lower-case \u00xx, nothing
- * else); test/src/store/sync.test.ts holds the page against the schema's serializer on both.
+ * eight values made through V8's API). Its strings were quoted once, at the push (fields_json).
+ * test/src/store/sync.test.ts holds the page against the schema's serializer on both engines.
  */
-function entryJson(quote: (column: string) => string): string {
-  const q = (c: string) => `COALESCE(${quote(c)}, 'null')`;
-  return `'{"seq":' || seq || ',"key_id":' || key_id || ',"device_id":' || ${q('device_id')} || ',"table":' || ${q('tbl')} || ',"op":' || ${q('op')} || ',"row_id":' || ${q('row_id')} || ',"timestamp":' || ${q('ts')} || ',"data":' || COALESCE(data, 'null') || '}'`;
-}
+const ENTRY_JSON = `'{"seq":' || seq || ',"key_id":' || key_id || fields_json || COALESCE(data, 'null') || '}'`;
 const SEQ_FIELD = '{"seq":';
-/** An entry text's seq: its first field, `{"seq":N,`, as entryJson writes it. */
+/** An entry text's seq: its first field, `{"seq":N,`, as ENTRY_JSON writes it. */
 export function entrySeq(entry: string): number {
   const comma = entry.indexOf(',', SEQ_FIELD.length);
   const seq = comma > SEQ_FIELD.length ? Number(entry.slice(SEQ_FIELD.length, comma)) : NaN;
   if (!entry.startsWith(SEQ_FIELD) || !Number.isSafeInteger(seq)) throw new Error(`an entry text that does not start with its seq: ${entry.slice(0, 40)}`);
   return seq;
 }
-const ENTRY_JSON = { sqlite: entryJson((c) => `json_quote(${c})`), postgres: entryJson((c) => `to_json(${c})::text`) };
 
 /** One row more than asked tells whether more remain without a second query. */
 function paged<T>(rows: EntryRow[], limit: number, as: (r: EntryRow) => T): { entries: T[]; has_more: boolean } {
@@ -241,7 +250,7 @@ class Rows implements SyncRows {
   }
   async storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage> {
     // Texts alone, no row of seq and text: the cursor is the last entry's seq, its text's first field.
-    const entries = await this.x.column<string>(sqlText`SELECT ${ENTRY_JSON[this.x.engine]} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [
+    const entries = await this.x.column<string>(sqlText`SELECT ${ENTRY_JSON} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [
       o.appId,
       o.userId,
       input.cursor,

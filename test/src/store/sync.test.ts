@@ -7,7 +7,8 @@ import { describeEngines } from '../../helpers/engines.js';
 import { freshDatabaseUrl } from '../../helpers/pg.js';
 import { PgDatabase } from '../../../src/store/sql-pg.js';
 import type { SqlDatabase } from '../../../src/store/sql.js';
-import { SqlSyncStore, entrySeq } from '../../../src/store/sync-sql.js';
+import { SqlSyncStore, entryFieldsJson, entrySeq } from '../../../src/store/sync-sql.js';
+import { SYNC_MIGRATIONS } from '../../../src/store/sync-schema.js';
 import { SqlAccountsStore } from '../../../src/store/accounts-sql.js';
 import { entryBytes } from '../../../src/store/sync-usage.js';
 import type { Owner } from '../../../src/store/sync.js';
@@ -97,7 +98,13 @@ describeEngines('SqlSyncStore', (open) => {
     const sent: ChangeEntry[] = datas.map((data, i) => ({ table: i % 2 ? odd : 't', op: i % 3 ? 'update' : odd, row_id: `${odd} ${i}`, timestamp: i % 4 ? NOW : odd, ...(data === undefined ? {} : { data }) }));
     expect(await push(store, ana, { deviceId: devA, batchId: 'odd', keyId: 1, entries: sent, now: NOW })).toMatchObject({ kind: 'ok', accepted: sent.length });
     // An entry of no device (the schema allows it; none of ours writes it).
-    await db.run("INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES (?, ?, ?, 1, NULL, 't', 'delete', 'r', ?, NULL)", [ana.appId, ana.userId, sent.length + 1, NOW]);
+    await db.run("INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data, fields_json) VALUES (?, ?, ?, 1, NULL, 't', 'delete', 'r', ?, NULL, ?)", [
+      ana.appId,
+      ana.userId,
+      sent.length + 1,
+      NOW,
+      entryFieldsJson(null, { table: 't', op: 'delete', row_id: 'r', timestamp: NOW }),
+    ]);
     const serializer = fastJsonStringify(PullResponseSchema as object);
     for (const limit of [1, 4, sent.length + 1, 50]) {
       const page = await store.storedPage(ana, { cursor: 0, limit });
@@ -116,6 +123,15 @@ describeEngines('SqlSyncStore', (open) => {
     expect(Object.keys(all[0]!)).toEqual(Object.keys(StoredChangeEntrySchema.properties));
     // A page past the end: no entries, the cursor asked.
     expect(await store.storedPage(ana, { cursor: 99, limit: 5 })).toEqual({ entries_json: '[]', cursor: 99, has_more: false });
+  });
+
+  it('answers a lone surrogate in a pushed string as pushed, escaped as JSON.stringify escapes it', async () => {
+    await putKey(store, ana, { encryptedKey: 'E1', expectedVersion: 0, now: NOW });
+    const lone = 'half \ud83d of an emoji, and \ude00 the other';
+    await push(store, ana, { deviceId: devA, batchId: 'lone', keyId: 1, entries: [{ table: lone, op: 'update', row_id: lone, timestamp: NOW, data: lone }], now: NOW });
+    const page = await store.storedPage(ana, { cursor: 0, limit: 1 });
+    expect(page.entries_json).toContain('"row_id":"half \\ud83d of an emoji, and \\ude00 the other"');
+    expect(parsedPage(page).entries[0]).toMatchObject({ table: lone, row_id: lone, data: lone });
   });
 
   it('stores a push of any size whole: entries in several INSERTs, bytes, batch answer and device time with them', async () => {
@@ -340,5 +356,25 @@ describe('SqlSyncStore on PostgreSQL, two instances on one database', () => {
     expect(await rotationBatch(b, ana, { rotationId: begun.rotation_id, entries: [1, 2, 3].map((seq) => ({ seq, data: `R${seq}` })), nowMs: T0 })).toEqual({ kind: 'ok', updated: 3, remaining: 0 });
     expect(await completeRotation(a, ana, { rotationId: begun.rotation_id, nowMs: T0 })).toEqual({ kind: 'completed', key_version: 2, key_id: 2, already: false });
     expect(await getKey(b, ana)).toMatchObject({ encrypted_key: 'E2', key_version: 2, key_id: 2, pending_key: null });
+  });
+});
+
+describeEngines('sync migration to fields_json', (open) => {
+  it('writes fields_json for the entries stored before it as a push writes it, and pages them as the serializer does', async () => {
+    const db = await open();
+    await db.migrate('sync', { sqlite: SYNC_MIGRATIONS.sqlite.slice(0, -1), postgres: SYNC_MIGRATIONS.postgres.slice(0, -1) });
+    const odd = 'quote " backslash \\ newline \n tab \t ctl \u0001\u001f del \u007f caf\u00e9 line sep \u2028 emoji \ud83d\ude00 </script>';
+    const rows = [
+      { device: 'dev-1', table: odd, op: 'update', row_id: odd, ts: NOW, data: JSON.stringify({ a: odd, n: [1, 2.5] }) },
+      { device: null, table: 't', op: odd, row_id: 'r', ts: odd, data: null },
+    ];
+    for (const [i, r] of rows.entries()) {
+      await db.run('INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?)', [ana.appId, ana.userId, i + 1, r.device, r.table, r.op, r.row_id, r.ts, r.data]);
+    }
+    const store = await SqlSyncStore.open(db);
+    expect(await db.column('SELECT fields_json FROM sync_entries ORDER BY seq')).toEqual(rows.map((r) => entryFieldsJson(r.device, { table: r.table, op: r.op, row_id: r.row_id, timestamp: r.ts })));
+    const page = await store.storedPage(ana, { cursor: 0, limit: 10 });
+    expect(pullAnswer(page)).toBe(fastJsonStringify(PullResponseSchema as object)(parsedPage(page)));
+    expect(parsedPage(page).entries.map((e) => [e.device_id, e.table, e.op, e.row_id, e.timestamp])).toEqual(rows.map((r) => [r.device, r.table, r.op, r.row_id, r.ts]));
   });
 });
