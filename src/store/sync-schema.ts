@@ -1,7 +1,7 @@
 // Tables of the marketplace sync area (component `sync`), shared by the changelog/keys store
 // (sync.ts) and the blob/billing store (sync-billing.ts), for both engines. Append only: SQLite
 // databases in the field are at some version of the first list; PostgreSQL starts at the second.
-import type { SqlDatabase } from './sql.js';
+import type { Engine, SqlDatabase } from './sql.js';
 import { ENTRY_BYTES_SQL } from './sync-usage.js';
 
 const SQLITE = [
@@ -94,7 +94,7 @@ const SQLITE = [
   // Each entry's fields after its key id, as the pull writes them (src/store/sync-sql.ts,
   // entryFieldsJson): a pull splices them instead of quoting five columns a row (issue 37).
   `ALTER TABLE sync_entries ADD COLUMN fields_json TEXT;
-   UPDATE sync_entries SET fields_json = ${fieldsJsonSql((c) => `json_quote(${c})`)};`,
+   UPDATE sync_entries SET fields_json = ${fieldsJsonSql('sqlite')};`,
 ];
 
 // The schema SQLite reaches after the migrations above, in one step. Byte counts and instants in
@@ -176,16 +176,18 @@ const POSTGRES = [
      PRIMARY KEY (app_id, user_id)
    );`,
   `ALTER TABLE sync_entries ADD COLUMN fields_json TEXT;
-   UPDATE sync_entries SET fields_json = ${fieldsJsonSql((c) => `to_json(${c})::text`)};`,
+   UPDATE sync_entries SET fields_json = ${fieldsJsonSql('postgres')};`,
 ];
 
 /**
- * SQL of an entry's `fields_json` over its columns, for the rows stored before the column: what
+ * SQL of an entry's `fields_json` over its columns, for the rows stored without it: what
  * entryFieldsJson writes at a push, each string quoted by the engine's JSON quoting (SQLite's
- * json_quote, PostgreSQL's to_json), which escapes as JSON.stringify does.
+ * json_quote, PostgreSQL's to_json), which escapes as JSON.stringify does. The migration writes it
+ * for the rows stored before the column, and a pull falls back to it for a row an instance of the
+ * earlier version inserted while a cluster was being upgraded (src/store/sync-sql.ts, ENTRY_JSON).
  */
-function fieldsJsonSql(quote: (column: string) => string): string {
-  const q = (c: string) => `COALESCE(${quote(c)}, 'null')`;
+export function fieldsJsonSql(engine: Engine): string {
+  const q = (c: string) => `COALESCE(${engine === 'postgres' ? `to_json(${c})::text` : `json_quote(${c})`}, 'null')`;
   return `',"device_id":' || ${q('device_id')} || ',"table":' || ${q('tbl')} || ',"op":' || ${q('op')} || ',"row_id":' || ${q('row_id')} || ',"timestamp":' || ${q('ts')} || ',"data":'`;
 }
 

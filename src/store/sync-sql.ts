@@ -2,8 +2,8 @@
 // writes the sync changelog, device, key and rotation rows with bound parameters. It decides
 // nothing; the sync area's domain modules do, inside `transaction()`.
 import { randomUUID } from 'node:crypto';
-import type { SqlDatabase, SqlExecutor } from './sql.js';
-import { migrateSync } from './sync-schema.js';
+import type { Engine, SqlDatabase, SqlExecutor } from './sql.js';
+import { fieldsJsonSql, migrateSync } from './sync-schema.js';
 import { readUsage, USAGE_COLUMNS, usageOf, usageParams, type Usage, type UsageRow } from './sync-usage.js';
 import type { ChangeEntry, StoredChangeEntry } from '../schemas/sync.js';
 import type {
@@ -123,7 +123,21 @@ function entryOf(r: EntryRow): StoredChangeEntry {
  * eight values made through V8's API). Its strings were quoted once, at the push (fields_json).
  * test/src/store/sync.test.ts holds the page against the schema's serializer on both engines.
  */
-const ENTRY_JSON = `'{"seq":' || seq || ',"key_id":' || key_id || fields_json || COALESCE(data, 'null') || '}'`;
+const ENTRY_JSON = entryJson('fields_json');
+/**
+ * ENTRY_JSON for a page holding a row an instance of the earlier version inserted after the
+ * migration (a cluster upgraded one instance at a time), whose fields_json is NULL and so is its
+ * text: its fields quoted by the engine as the migration quotes them. Not the statement of every
+ * page: the COALESCE's fallback cost a page of ten entries 7 µs on SQLite even when unused (its
+ * constant parts are evaluated at each run).
+ */
+const ENTRY_JSON_QUOTED: Record<Engine, string> = {
+  sqlite: entryJson(`COALESCE(fields_json, ${fieldsJsonSql('sqlite')})`),
+  postgres: entryJson(`COALESCE(fields_json, ${fieldsJsonSql('postgres')})`),
+};
+function entryJson(fields: string): string {
+  return `'{"seq":' || seq || ',"key_id":' || key_id || ${fields} || COALESCE(data, 'null') || '}'`;
+}
 const SEQ_FIELD = '{"seq":';
 /** An entry text's seq: its first field, `{"seq":N,`, as ENTRY_JSON writes it. */
 export function entrySeq(entry: string): number {
@@ -250,16 +264,15 @@ class Rows implements SyncRows {
   }
   async storedPage(o: Owner, input: { cursor: number; limit: number }): Promise<StoredPullPage> {
     // Texts alone, no row of seq and text: the cursor is the last entry's seq, its text's first field.
-    const entries = await this.x.column<string>(sqlText`SELECT ${ENTRY_JSON} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, [
-      o.appId,
-      o.userId,
-      input.cursor,
-      input.limit + 1,
-    ]);
+    const args = [o.appId, o.userId, input.cursor, input.limit + 1];
+    let entries = await this.x.column<string | null>(sqlText`SELECT ${ENTRY_JSON} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, args);
+    if (entries.includes(null)) {
+      entries = await this.x.column<string>(sqlText`SELECT ${ENTRY_JSON_QUOTED[this.x.engine]} FROM sync_entries WHERE ${OWNER} AND seq > ? ORDER BY seq LIMIT ?`, args);
+    }
     const has_more = entries.length > input.limit;
     if (has_more) entries.length = input.limit;
     const last = entries[entries.length - 1];
-    return { entries_json: `[${entries.join(',')}]`, cursor: last === undefined ? input.cursor : entrySeq(last), has_more };
+    return { entries_json: `[${entries.join(',')}]`, cursor: last == null ? input.cursor : entrySeq(last), has_more };
   }
   async entryCount(o: Owner): Promise<number> {
     return (await this.x.value<number>(sqlText`SELECT COUNT(*) FROM sync_entries WHERE ${OWNER}`, [o.appId, o.userId])) ?? 0;

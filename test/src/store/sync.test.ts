@@ -377,4 +377,24 @@ describeEngines('sync migration to fields_json', (open) => {
     expect(pullAnswer(page)).toBe(fastJsonStringify(PullResponseSchema as object)(parsedPage(page)));
     expect(parsedPage(page).entries.map((e) => [e.device_id, e.table, e.op, e.row_id, e.timestamp])).toEqual(rows.map((r) => [r.device, r.table, r.op, r.row_id, r.ts]));
   });
+
+  it('pages an entry an instance of the earlier version inserted after the migration (fields_json NULL) as the serializer does', async () => {
+    const db = await open();
+    const store = await SqlSyncStore.open(db);
+    const odd = 'quote " backslash \\ ctl \u0001 line sep \u2028 emoji \ud83d\ude00';
+    // This version's row, then the earlier version's, whose INSERT names ten columns: fields_json stays NULL.
+    await db.run("INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data, fields_json) VALUES (?, ?, 1, 1, NULL, 'notes', 'insert', 'a', ?, '{\"x\":1}', ?)", [
+      ana.appId,
+      ana.userId,
+      NOW,
+      entryFieldsJson(null, { table: 'notes', op: 'insert', row_id: 'a', timestamp: NOW }),
+    ]);
+    await db.run('INSERT INTO sync_entries (app_id, user_id, seq, key_id, device_id, tbl, op, row_id, ts, data) VALUES (?, ?, 2, 1, ?, ?, ?, ?, ?, ?)', [ana.appId, ana.userId, odd, odd, 'update', odd, NOW, JSON.stringify({ s: odd })]);
+    const page = await store.storedPage(ana, { cursor: 0, limit: 10 });
+    expect(pullAnswer(page)).toBe(fastJsonStringify(PullResponseSchema as object)(parsedPage(page)));
+    expect(parsedPage(page).entries.map((e) => [e.seq, e.device_id, e.table, e.row_id, e.data])).toEqual([
+      [1, null, 'notes', 'a', { x: 1 }],
+      [2, odd, odd, odd, { s: odd }],
+    ]);
+  });
 });
