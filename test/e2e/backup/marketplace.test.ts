@@ -6,7 +6,8 @@
 // repository passes `git fsck`, marketplace.db passes integrity_check, and the server's secrets
 // keep mode 0600. A second case: sync entries pushed and blobs stored in the
 // local object store by `mkt sync` race the backup, and a new device on the restored server
-// pulls every entry and fetches every blob acknowledged before it started.
+// pulls every entry and fetches every blob acknowledged before it started. Each case starts the
+// binary several times and runs rounds of writers: a loaded CI took 52 and 87 s, so each may take 300.
 import { execFile } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -120,7 +121,7 @@ describe('mkt backup: marketplace, online', () => {
     await stopServed(back);
     expect(integrity(join(restoredDir, 'marketplace.db'))).toBe('ok');
     await execFileAsync('git', ['--git-dir', repo, 'fsck', '--full', '--no-dangling']);
-  });
+  }, 300_000);
 
   it('sync: every entry pushed and blob stored (local object store) before the backup started comes back', async () => {
     const data = join(tmp.path, 'sync-data');
@@ -184,5 +185,5 @@ describe('mkt backup: marketplace, online', () => {
     }
     await stopServed(back);
     expect(integrity(join(restoredDir, 'marketplace.db'))).toBe('ok');
-  });
+  }, 300_000);
 });
