@@ -1,5 +1,6 @@
 // holdYoungGeneration: a workload whose scavenges keep many survivors makes V8 grow the new
-// space; after the hold, the same workload leaves it at the size it started with. Governed
+// space; after the hold, the same workload does not grow it. V8 may still shrink it (a loaded CI
+// saw 4 MiB become 2 MiB during the workload), which the hold neither prevents nor needs to. Governed
 // (governYoungGeneration), a daemon lets it grow again while scavenges take much of its time;
 // GrowthPolicy decides when, from each interval's share.
 import { spawnSync } from 'node:child_process';
@@ -30,10 +31,10 @@ describe('the young generation of a daemon', () => {
     expect(after).toBeGreaterThan(before);
   });
 
-  it('stays at its starting size once held', () => {
+  it('does not grow past its starting size once held', () => {
     const { before, after } = newSpace(true);
     expect(before).toBeGreaterThan(0);
-    expect(after).toBe(before);
+    expect(after).toBeLessThanOrEqual(before);
   });
 });
 
