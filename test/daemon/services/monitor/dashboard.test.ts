@@ -161,7 +161,9 @@ describe('dashboard card', () => {
     expect(html.slice(html.indexOf('data-target="web"'))).not.toContain('Incident timeline');
   });
 
-  it('stays fast for 1,000 targets', () => {
+  // How fast is bench/monitor.ts's (BENCH_ONLY=dashboard): a timed bound here failed or passed
+  // with the machine's load, not with the code.
+  it('renders 1,000 targets, each card with its 90 days', () => {
     const statuses: Record<string, TargetStatus> = {};
     const days: Record<string, DayCell[]> = {};
     const trends: Record<string, (number | null)[]> = {};
@@ -170,10 +172,9 @@ describe('dashboard card', () => {
       days[`t${i}`] = ninety({ uptime: 99.9, down: 1 });
       trends[`t${i}`] = Array.from({ length: 24 }, (_, h) => 20 + h);
     }
-    const t0 = performance.now();
     const html = render(statuses, days, trends);
-    expect(performance.now() - t0).toBeLessThan(2000);
     expect(html.match(/data-date=/g)).toHaveLength(90_000);
+    expect(html.match(/<[a-z]+ [^>]*data-target="/g)).toHaveLength(1000);
   });
 });
 
