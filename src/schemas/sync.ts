@@ -125,7 +125,7 @@ export const SyncDeviceResponseSchema = Type.Object({
   name: Type.String(),
   platform: nullable(Type.String()),
   created_at: Type.String(),
-  last_seen_at: Type.String(),
+  last_seen_at: Type.String({ description: 'The last push or registration naming the device, or a pull naming it (written at most once a minute a device)' }),
 });
 export type SyncDevice = Static<typeof SyncDeviceResponseSchema>;
 

@@ -12,6 +12,7 @@ import { StoreUnavailableError } from '../../../../src/store/sql.js';
 import { parsedPage, type NewEntry, type Owner, type PullPage, type PushRecord, type StoredPullPage, type SyncStore } from '../../../../src/store/sync.js';
 import { entryBytes, type Usage } from '../../../../src/store/sync-usage.js';
 import { lockOwnerWithNext, ownerLockKey } from './owner-lock.js';
+import type { DeviceSightings } from './device-sightings.js';
 
 export type PushOutcome =
   | { kind: 'ok'; cursor: number; accepted: number; duplicate: boolean }
@@ -142,11 +143,17 @@ type PullInput = { cursor: number; limit: number; deviceId?: string; now: string
 
 /**
  * Entries after `cursor`, oldest first, at most `limit`, each entry's data the JSON text it was
- * stored as (the route writes it into the answer unparsed); the pulling device (if named) is seen now.
+ * stored as (the route writes it into the answer unparsed); the pulling device (if named) is seen
+ * now: written every time without `sightings`, else when they say it is due (device-sightings.ts).
  */
-export async function pullStored(store: SyncStore, o: Owner, input: PullInput): Promise<StoredPullPage> {
+export async function pullStored(store: SyncStore, o: Owner, input: PullInput, sightings?: DeviceSightings): Promise<StoredPullPage> {
   const page = await store.storedPage(o, { cursor: input.cursor, limit: input.limit });
-  if (input.deviceId !== undefined) await store.touchDevice(o, input.deviceId, input.now);
+  const device = input.deviceId;
+  if (device === undefined) return page;
+  const nowMs = Date.parse(input.now);
+  if (sightings !== undefined && !sightings.due(o, device, nowMs)) return page;
+  await store.touchDevice(o, device, input.now);
+  sightings?.wrote(o, device, nowMs);
   return page;
 }
 

@@ -6,6 +6,7 @@ import { SYNC_TOKEN_LIFETIME_SECONDS } from '../../../../src/schemas/sync.js';
 import { dummyPasswordHash } from '../../../../src/crypto/password.js';
 import { ExistingCallers, loadSyncSecret, SyncBearer } from './auth.js';
 import { PULL_PATH, pullLane } from './pull-lane.js';
+import { DeviceSightings } from './device-sightings.js';
 import { appRoutes } from './routes/app.js';
 import { changelogRoutes } from './routes/changelog.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -50,9 +51,11 @@ export const openSyncArea: OpenArea = async (shared) => {
       await app.register(async (scope) => {
         // Before the body is read: an unauthenticated request costs no parsing.
         scope.addHook('onRequest', auth);
-        await changelogRoutes(scope, deps);
+        // One record for the route and the lane: a device seen through either is seen.
+        const sightings = new DeviceSightings();
+        await changelogRoutes(scope, { ...deps, sightings });
         // The request a device sends at every sync, taken before fastify (pull-lane.ts).
-        app.directRoutes.add(PULL_PATH, pullLane(app.directRoutes, { bearer, store, clock, deadlines: app.bodyDeadlines, bodyLimit: app.initialConfig.bodyLimit! }));
+        app.directRoutes.add(PULL_PATH, pullLane(app.directRoutes, { bearer, store, clock, sightings, deadlines: app.bodyDeadlines, bodyLimit: app.initialConfig.bodyLimit! }));
         await deviceRoutes(scope, deps);
         // Status reports storage use as blob confirm reckons it: one definition, in the blob store.
         await accountRoutes(scope, { ...deps, usage: (appId, userId) => stores.storage.usage(appId, userId) });

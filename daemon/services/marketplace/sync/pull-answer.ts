@@ -11,6 +11,7 @@ import type { Owner, StoredPullPage, SyncStore } from '../../../../src/store/syn
 import type { Clock } from '../../../../src/util/clock.js';
 import { timestampNow } from '../../../../src/util/time.js';
 import { pullStored } from './changelog.js';
+import type { DeviceSightings } from './device-sightings.js';
 
 /** A page's size when the request names none. */
 export const DEFAULT_PULL_LIMIT = 500;
@@ -27,7 +28,16 @@ export function pullAnswer(page: StoredPullPage): string {
   return `{"entries":${page.entries_json},"cursor":${page.cursor},"has_more":${page.has_more}}`;
 }
 
+/** What sync_pull's answer needs besides the request, for the route and its lane alike. */
+export interface PullDeps {
+  store: SyncStore;
+  clock: Clock;
+  /** The service's one record of the devices' sightings written (the route's and the lane's). */
+  sightings: DeviceSightings;
+}
+
 /** sync_pull's answer, for the route and its lane alike: the page after the cursor, the pulling device (if named) seen now. */
-export async function pullText(store: SyncStore, o: Owner, f: PullFields, clock: Clock): Promise<string> {
-  return pullAnswer(await pullStored(store, o, { cursor: f.cursor, limit: f.limit ?? DEFAULT_PULL_LIMIT, deviceId: f.deviceId, now: timestampNow(clock) }));
+export async function pullText(deps: PullDeps, o: Owner, f: PullFields): Promise<string> {
+  const input = { cursor: f.cursor, limit: f.limit ?? DEFAULT_PULL_LIMIT, deviceId: f.deviceId, now: timestampNow(deps.clock) };
+  return pullAnswer(await pullStored(deps.store, o, input, deps.sightings));
 }

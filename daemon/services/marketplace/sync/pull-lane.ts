@@ -9,12 +9,10 @@
 // field, a string for a number, a limit out of range), and fastify answers as from the start.
 import { MAX_PULL_LIMIT } from '../../../../src/schemas/sync.js';
 import { MAX_CREDENTIAL_LENGTH } from '../../../plugins/auth.js';
-import type { SyncStore } from '../../../../src/store/sync.js';
-import type { Clock } from '../../../../src/util/clock.js';
 import type { DirectRoutes, Lane } from '../../../direct-routes.js';
 import { jsonLane, jsonObject, type JsonLaneDeps } from '../../../json-lane.js';
 import type { SyncBearer } from './auth.js';
-import { pullText, type PullFields } from './pull-answer.js';
+import { pullText, type PullDeps, type PullFields } from './pull-answer.js';
 
 export const PULL_PATH = '/api/v1/sync/pull';
 /** The schema's bound on a device id, in code points; a string within it in UTF-16 units is within it in code points too. */
@@ -48,15 +46,13 @@ export function pullFields(body: Buffer): PullFields | undefined {
   return cursor === undefined ? undefined : { cursor, limit, deviceId };
 }
 
-export interface PullLaneDeps extends JsonLaneDeps {
+export interface PullLaneDeps extends JsonLaneDeps, PullDeps {
   bearer: SyncBearer;
-  store: SyncStore;
-  clock: Clock;
 }
 
 /** The lane of POST /api/v1/sync/pull. */
 export function pullLane(direct: DirectRoutes, deps: PullLaneDeps): Lane {
-  const { bearer, store, clock } = deps;
+  const { bearer } = deps;
   return jsonLane(direct, deps, {
     path: PULL_PATH,
     admit(req) {
@@ -67,7 +63,7 @@ export function pullLane(direct: DirectRoutes, deps: PullLaneDeps): Lane {
     },
     fields: pullFields,
     answer(taken, f, caller) {
-      pullText(store, caller, f, clock).then(
+      pullText(deps, caller, f).then(
         (text) => taken.send(200, text),
         (e: Error) => taken.fail(e),
       );

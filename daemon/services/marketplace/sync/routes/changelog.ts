@@ -9,12 +9,12 @@ import { HttpError } from '../../../../plugins/errors.js';
 import { fits } from '../quota.js';
 import { overCap } from './uploads.js';
 import { push } from '../changelog.js';
-import { DEFAULT_PULL_LIMIT, pullText } from '../pull-answer.js';
+import { DEFAULT_PULL_LIMIT, pullText, type PullDeps } from '../pull-answer.js';
 import { BEARER, TAGS, bearerErrors, owner, type BearerRouteDeps } from './common.js';
 
 export { DEFAULT_PULL_LIMIT };
 
-export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDeps): Promise<void> {
+export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDeps & PullDeps): Promise<void> {
   const { store, clock } = deps;
 
   app.post<{ Body: Static<typeof PushRequestSchema> }>(
@@ -59,7 +59,7 @@ export async function changelogRoutes(app: FastifyInstance, deps: BearerRouteDep
     },
     async (req, reply) => {
       const b = req.body;
-      const text = await pullText(store, owner(req), { cursor: b.cursor, limit: b.limit, deviceId: b.device_id }, clock);
+      const text = await pullText(deps, owner(req), { cursor: b.cursor, limit: b.limit, deviceId: b.device_id });
       // Text with a JSON type is sent as it is: the schema above documents it, pullAnswer writes it.
       return reply.type('application/json; charset=utf-8').send(text);
     },

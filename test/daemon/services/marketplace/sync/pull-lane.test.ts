@@ -103,6 +103,43 @@ describe('the pull lane answers exactly as the fastify route', () => {
     await same(JSON.stringify({ cursor: 3, device_id: 'no-such-device' }), bearer(ana), 'lane', 'an unknown device');
   });
 
+  it('writes a device\'s sighting at most once a minute, through the lane and the route alike; a failed write is tried again', async () => {
+    const seen = async (): Promise<string | undefined> => (await s.call<{ id: string; last_seen_at: string }[]>('GET', '/api/v1/sync/devices', { token: ana })).body.find((d) => d.id === laptop)?.last_seen_at;
+    const touches = vi.spyOn(SqlSyncStore.prototype, 'touchDevice');
+    try {
+      const body = JSON.stringify({ cursor: 3, device_id: laptop });
+      s.clock.advance(60_000);
+      const written = new Date(s.clock.now()).toISOString();
+      expect((await whoAnswers(s.svc.app.directRoutes, () => overHttp(body, bearer(ana)))).by).toBe('lane');
+      expect(touches).toHaveBeenCalledTimes(1);
+      // 59.999 s later: neither the lane nor the route writes it again.
+      s.clock.advance(59_999);
+      expect((await whoAnswers(s.svc.app.directRoutes, () => overHttp(body, bearer(ana)))).by).toBe('lane');
+      expect((await injected(body, bearer(ana))).status).toBe(200);
+      expect(touches).toHaveBeenCalledTimes(1);
+      expect(await seen()).toBe(written);
+      // A minute after the write, another user's pull naming this device id writes nothing of ana's
+      // and holds back none of her sightings; hers is written, unless the write fails, and then at
+      // her next pull.
+      s.clock.advance(1);
+      await s.addUser('cy', 'cy@example.com', 'pw-cy');
+      const cy = await s.signIn(apiKey, 'cy@example.com', 'pw-cy');
+      expect((await overHttp(body, bearer(cy))).status).toBe(200);
+      expect(await seen()).toBe(written);
+      touches.mockRejectedValueOnce(new Error('database is locked'));
+      expect((await overHttp(body, bearer(ana))).status).toBe(500);
+      expect(await seen()).toBe(written);
+      await same(body, bearer(ana), 'lane', 'the sighting due');
+      expect(await seen()).toBe(new Date(s.clock.now()).toISOString());
+      // A clock set back writes at once (last_seen_at stays the clock's).
+      s.clock.advance(-10_000);
+      expect((await overHttp(body, bearer(ana))).status).toBe(200);
+      expect(await seen()).toBe(new Date(s.clock.now()).toISOString());
+    } finally {
+      touches.mockRestore();
+    }
+  });
+
   it("a failing store is the route's 500, answered and logged alike", async () => {
     const failing = vi.spyOn(SqlSyncStore.prototype, 'storedPage').mockRejectedValue(new Error('disk I/O error'));
     try {
