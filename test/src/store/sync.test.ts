@@ -78,14 +78,14 @@ describeEngines('SqlSyncStore', (open) => {
     // The same batch id from another device is another batch.
     expect(await push(store, ana, { deviceId: devB, batchId: 'b1', keyId: 1, entries: entries(2, 'y'), now: NOW })).toMatchObject({ cursor: 5, duplicate: false });
     expect(await push(store, bo, { deviceId: boDevice, batchId: 'b1', keyId: 1, entries: entries(1), now: NOW })).toMatchObject({ cursor: 1 });
-    const p1 = await pull(store, ana, { cursor: 0, limit: 2, now: NOW });
+    const p1 = await pull(store, ana, { cursor: 0, limit: 2 });
     expect(p1.entries.map((e) => e.seq)).toEqual([1, 2]);
     expect(p1).toMatchObject({ cursor: 2, has_more: true });
     expect(p1.entries[0]).toEqual({ seq: 1, key_id: 1, device_id: devA, table: 't', op: 'insert', row_id: 'x0', timestamp: NOW, data: { c: 'x0' } });
-    const p2 = await pull(store, ana, { cursor: 2, limit: 3, now: NOW });
+    const p2 = await pull(store, ana, { cursor: 2, limit: 3 });
     expect(p2.entries.map((e) => e.row_id)).toEqual(['x2', 'y0', 'y1']);
     expect(p2).toMatchObject({ cursor: 5, has_more: false });
-    expect(await pull(store, ana, { cursor: 5, limit: 3, now: NOW })).toEqual({ entries: [], cursor: 5, has_more: false });
+    expect(await pull(store, ana, { cursor: 5, limit: 3 })).toEqual({ entries: [], cursor: 5, has_more: false });
     expect(await syncCounts(store, ana)).toMatchObject({ cursor: 5, entry_count: 5, device_count: 2, key_version: 1, key_id: 1, rotation_in_progress: false });
   });
 
@@ -147,7 +147,7 @@ describeEngines('SqlSyncStore', (open) => {
       expect(await push(store, ana, { deviceId: devA, batchId: `s${i}`, keyId: 1, entries: batch, now: later })).toEqual({ kind: 'ok', cursor, accepted: n, duplicate: false });
     }
     expect(await push(store, ana, { deviceId: devA, batchId: 's0', keyId: 1, entries: entries(1), now: later })).toEqual({ kind: 'ok', cursor: 150, accepted: 150, duplicate: true });
-    const all = (await pull(store, ana, { cursor: 0, limit: 1000, now: NOW })).entries;
+    const all = (await pull(store, ana, { cursor: 0, limit: 1000 })).entries;
     expect(all.map((e) => e.seq)).toEqual(Array.from({ length: cursor }, (_, i) => i + 1));
     expect(all[149]).toEqual({ seq: 150, key_id: 1, device_id: devA, table: 't', op: 'insert', row_id: 's0-149', timestamp: NOW, data: { c: 's0-149' } });
     expect(all[150]!.row_id).toBe('s1-0');
@@ -214,7 +214,7 @@ describeEngines('SqlSyncStore', (open) => {
     // A batch naming an entry outside the rotation changes nothing.
     expect(await rotationBatch(store, ana, { rotationId: id, entries: [{ seq: 1, data: 'R1' }, { seq: 4, data: 'R4' }], nowMs: T0 })).toEqual({ kind: 'not_in_rotation', seq: 4 });
     expect(await rotationBatch(store, ana, { rotationId: id, entries: [{ seq: 1, data: 'R1' }, { seq: 99, data: 'R' }], nowMs: T0 })).toEqual({ kind: 'not_in_rotation', seq: 99 });
-    expect((await pull(store, ana, { cursor: 0, limit: 1, now: NOW })).entries[0]).toMatchObject({ key_id: 1, data: { c: 'x0' } });
+    expect((await pull(store, ana, { cursor: 0, limit: 1 })).entries[0]).toMatchObject({ key_id: 1, data: { c: 'x0' } });
     expect(await rotationBatch(store, ana, { rotationId: 'other', entries: [{ seq: 1, data: 'R1' }], nowMs: T0 })).toEqual({ kind: 'not_found' });
     expect(await rotationBatch(store, ana, { rotationId: id, entries: [{ seq: 1, data: 'R1' }, { seq: 2, data: 'R2' }], nowMs: T0 })).toEqual({ kind: 'ok', updated: 2, remaining: 1 });
     // A retried batch is harmless.
@@ -225,7 +225,7 @@ describeEngines('SqlSyncStore', (open) => {
     expect(await completeRotation(store, ana, { rotationId: id, nowMs: T0 })).toEqual({ kind: 'completed', key_version: 3, key_id: 2, already: false });
     expect(await completeRotation(store, ana, { rotationId: id, nowMs: T0 })).toMatchObject({ kind: 'completed', already: true });
     expect(await getKey(store, ana)).toEqual({ encrypted_key: 'E2', key_version: 3, key_id: 2, pending_key: null, retired_keys: [] });
-    expect((await pull(store, ana, { cursor: 0, limit: 10, now: NOW })).entries.map((e) => [e.key_id, e.data])).toEqual([
+    expect((await pull(store, ana, { cursor: 0, limit: 10 })).entries.map((e) => [e.key_id, e.data])).toEqual([
       [2, 'R1'],
       [2, 'R2'],
       [2, 'R3'],
@@ -319,7 +319,7 @@ describe('SqlSyncStore on PostgreSQL, two instances on one database', () => {
     );
     const total = results.reduce((n, r) => n + (r.kind === 'ok' ? r.accepted : 0), 0);
     expect(results.every((r) => r.kind === 'ok' && !r.duplicate)).toBe(true);
-    const seqs = (await pull(a, ana, { cursor: 0, limit: 1000, now: NOW })).entries.map((e) => e.seq);
+    const seqs = (await pull(a, ana, { cursor: 0, limit: 1000 })).entries.map((e) => e.seq);
     expect(seqs).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     // Each batch's entries are contiguous and end at its cursor.
     const cursors = results.map((r) => (r.kind === 'ok' ? r.cursor : -1)).sort((x, y) => x - y);

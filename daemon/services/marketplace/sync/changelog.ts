@@ -11,6 +11,7 @@ import type { ChangeEntry } from '../../../../src/schemas/sync.js';
 import { StoreUnavailableError } from '../../../../src/store/sql.js';
 import { parsedPage, type NewEntry, type Owner, type PullPage, type PushRecord, type StoredPullPage, type SyncStore } from '../../../../src/store/sync.js';
 import { entryBytes, type Usage } from '../../../../src/store/sync-usage.js';
+import { formatTimestamp } from '../../../../src/util/time.js';
 import { lockOwnerWithNext, ownerLockKey } from './owner-lock.js';
 import type { DeviceSightings } from './device-sightings.js';
 
@@ -139,7 +140,8 @@ function pushGroup(store: SyncStore, o: Owner, inputs: PushInput[]): Promise<Pus
   });
 }
 
-type PullInput = { cursor: number; limit: number; deviceId?: string; now: string };
+/** A page's bounds, and the pulling device with the time it pulled (when the request names one). */
+type PullInput = { cursor: number; limit: number; device?: { id: string; nowMs: number } };
 
 /**
  * Entries after `cursor`, oldest first, at most `limit`, each entry's data the JSON text it was
@@ -148,12 +150,11 @@ type PullInput = { cursor: number; limit: number; deviceId?: string; now: string
  */
 export async function pullStored(store: SyncStore, o: Owner, input: PullInput, sightings?: DeviceSightings): Promise<StoredPullPage> {
   const page = await store.storedPage(o, { cursor: input.cursor, limit: input.limit });
-  const device = input.deviceId;
+  const device = input.device;
   if (device === undefined) return page;
-  const nowMs = Date.parse(input.now);
-  if (sightings !== undefined && !sightings.due(o, device, nowMs)) return page;
-  await store.touchDevice(o, device, input.now);
-  sightings?.wrote(o, device, nowMs);
+  if (sightings !== undefined && !sightings.due(o, device.id, device.nowMs)) return page;
+  await store.touchDevice(o, device.id, formatTimestamp(device.nowMs));
+  sightings?.wrote(o, device.id, device.nowMs);
   return page;
 }
 

@@ -9,7 +9,6 @@
 // schema gains a field.
 import type { Owner, StoredPullPage, SyncStore } from '../../../../src/store/sync.js';
 import type { Clock } from '../../../../src/util/clock.js';
-import { timestampNow } from '../../../../src/util/time.js';
 import { pullStored } from './changelog.js';
 import type { DeviceSightings } from './device-sightings.js';
 
@@ -38,6 +37,6 @@ export interface PullDeps {
 
 /** sync_pull's answer, for the route and its lane alike: the page after the cursor, the pulling device (if named) seen now. */
 export async function pullText(deps: PullDeps, o: Owner, f: PullFields): Promise<string> {
-  const input = { cursor: f.cursor, limit: f.limit ?? DEFAULT_PULL_LIMIT, deviceId: f.deviceId, now: timestampNow(deps.clock) };
-  return pullAnswer(await pullStored(deps.store, o, input, deps.sightings));
+  const device = f.deviceId === undefined ? undefined : { id: f.deviceId, nowMs: deps.clock.now() };
+  return pullAnswer(await pullStored(deps.store, o, { cursor: f.cursor, limit: f.limit ?? DEFAULT_PULL_LIMIT, device }, deps.sightings));
 }
