@@ -4,12 +4,14 @@
 // request line written when an answer has been sent. Both were fastify hooks (onSend,
 // onResponse) run for every request; here they are a few reads in the server's own request and
 // response classes (bench/README.md, "The floor on the build", "One line at the answer"). The
-// direct routes (direct-routes.ts) take their few requests here, before fastify sees them.
+// direct routes (direct-routes.ts) take their few requests here, before fastify sees them. Each
+// request opens the event loop's request turn (src/util/request-turn.ts).
 import { createServer, IncomingMessage, ServerResponse, type OutgoingHttpHeader, type OutgoingHttpHeaders, type Server } from 'node:http';
 import { fastifyTimeoutOptions, type ServerTimeouts } from './timeouts.js';
 import { sweepIdleConnections } from './idle-sweep.js';
 import type { DirectRoutes } from './direct-routes.js';
 import { requestAnswered, type LineRoute, type LoggedRequest } from './plugins/request-log.js';
+import { requestArrived } from '../src/util/request-turn.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 type WriteHeadArgs = [statusCode: number, statusMessage?: string | OutgoingHttpHeaders | OutgoingHttpHeader[], headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]];
@@ -69,7 +71,16 @@ export function httpServerFactory(timeouts: ServerTimeouts, direct?: DirectRoute
   const t = fastifyTimeoutOptions(timeouts);
   return (handler) => {
     if (direct) direct.fallback = handler;
-    const listener: Handler = direct ? (req, res) => void (direct.take(req, res) || handler(req, res)) : handler;
+    // Each request opens the request turn (src/util/request-turn.ts), in whose span SQLite's reads share one transaction.
+    const listener: Handler = direct
+      ? (req, res) => {
+          requestArrived();
+          if (!direct.take(req, res)) handler(req, res);
+        }
+      : (req, res) => {
+          requestArrived();
+          handler(req, res);
+        };
     const server = createServer({ ...t.http, IncomingMessage: LineRequest, ServerResponse: ClosingResponse }, listener);
     // What fastify sets on a server it makes itself.
     server.keepAliveTimeout = t.keepAliveTimeout;

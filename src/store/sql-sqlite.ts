@@ -4,9 +4,11 @@
 // this process run inside it; transactions therefore take turns, and a statement outside them
 // waits while one is open. BEGIN IMMEDIATE takes the write lock up front, so a transaction's reads
 // and writes see one state, as PostgreSQL's row and advisory locks give there.
+// The reads of one request turn outside transactions share one read transaction (statement()).
 import { EventEmitter } from 'node:events';
 import type Database from 'better-sqlite3';
 import { openDatabase, type Db } from './sqlite.js';
+import { atRequestTurnEnd, inRequestTurn } from '../util/request-turn.js';
 import { AutocommitDatabase, claimPeriod, type ComponentMigrations, type RunResult, type SqlDatabase, type SqlExecutor } from './sql.js';
 
 type Stmt = Database.Statement<unknown[]>;
@@ -16,6 +18,8 @@ type RowMaker = (values: unknown[]) => Record<string, unknown>;
 interface Prepared {
   stmt: Stmt;
   row?: RowMaker;
+  /** Whether the statement only reads (sqlite3_stmt_readonly): a `RETURNING` write is a reader that writes. */
+  readOnly: boolean;
 }
 
 /**
@@ -53,7 +57,7 @@ class SqliteExecutor implements SqlExecutor {
   // Each statement awaits only when it must wait: most run at once, without two more promises.
   async all<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     if (this.mustWait()) await this.owner.idle();
-    const { stmt, row } = this.owner.prepare(sql);
+    const { stmt, row } = this.owner.statement(sql, this.inTx);
     if (!stmt.reader) {
       stmt.run(...bind(params));
       return [];
@@ -65,7 +69,7 @@ class SqliteExecutor implements SqlExecutor {
 
   /** The first row as better-sqlite3 reads it (an array for a statement with a RowMaker); once ready to run. */
   private first(sql: string, params: readonly unknown[] | undefined): { found: unknown; row?: RowMaker } {
-    const { stmt, row } = this.owner.prepare(sql);
+    const { stmt, row } = this.owner.statement(sql, this.inTx);
     if (!stmt.reader) {
       stmt.run(...bind(params));
       return { found: undefined };
@@ -91,7 +95,7 @@ class SqliteExecutor implements SqlExecutor {
 
   async column<T>(sql: string, params?: readonly unknown[]): Promise<T[]> {
     if (this.mustWait()) await this.owner.idle();
-    const { stmt } = this.owner.prepare(sql);
+    const { stmt } = this.owner.statement(sql, this.inTx);
     if (!stmt.reader) throw new Error('column() of a statement that returns no rows');
     // Plucked, better-sqlite3 makes no array a row (a page of 500 texts read 30% faster); the
     // statement goes back to raw rows for all/get/value, which share it. Nothing runs in between.
@@ -105,7 +109,7 @@ class SqliteExecutor implements SqlExecutor {
 
   async run(sql: string, params?: readonly unknown[]): Promise<RunResult> {
     if (this.mustWait()) await this.owner.idle();
-    const r = this.owner.prepare(sql).stmt.run(...bind(params));
+    const r = this.owner.statement(sql, this.inTx).stmt.run(...bind(params));
     return { changes: r.changes };
   }
 
@@ -125,13 +129,16 @@ class SqliteExecutor implements SqlExecutor {
 export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   readonly engine = 'sqlite' as const;
   readonly label: string;
-  readonly db: Db;
+  /** The connection (see `db`). */
+  private readonly conn: Db;
   private readonly statements = new Map<string, Prepared>();
   /** Resolves when the open transaction (if any) ends; transactions queue on it. */
   private turn: Promise<void> = Promise.resolve();
   private busy = 0;
   private readonly running = new Set<string>();
   private readonly events = new EventEmitter();
+  /** Whether the turn's read transaction is open (see statement()). */
+  private turnRead = false;
   /** What changeMark saw last, and the mark it gave (moved by one at each change seen). */
   private marked = { version: -1, changes: -1, mark: 0 };
   /** Autocommit statements (they wait while a transaction is open). */
@@ -140,23 +147,79 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   /** Opens (creating) the file; `connection` reuses a connection the caller opened and closes. */
   constructor(file: string, connection?: Db) {
     super();
-    this.db = connection ?? openDatabase(file);
+    this.conn = connection ?? openDatabase(file);
     this.label = file;
     this.auto = new SqliteExecutor(this, false);
     this.events.setMaxListeners(0);
   }
 
+  /**
+   * The connection, for code that runs statements of its own on it (migrations at open, tests):
+   * the request turn's read transaction ends first, so what it runs commits as it returns.
+   */
+  get db(): Db {
+    this.endTurnRead();
+    return this.conn;
+  }
+
+  /** Whether a request turn's read transaction is open on the connection (statement()). */
+  get readingInTurn(): boolean {
+    return this.turnRead && this.conn.inTransaction;
+  }
+
   prepare(sql: string): Prepared {
     let p = this.statements.get(sql);
     if (!p) {
-      const stmt = this.db.prepare(sql);
+      const stmt = this.conn.prepare(sql);
       const row = stmt.reader ? rowMaker(stmt.columns().map((c) => c.name)) : undefined;
       if (row) stmt.raw(true);
-      p = { stmt, row };
+      p = { stmt, row, readOnly: stmt.readonly };
       this.statements.set(sql, p);
     }
     return p;
   }
+
+  /**
+   * `sql` prepared for a statement of the executor, `inTx` when it belongs to the open transaction.
+   * In a request turn (src/util/request-turn.ts) an autocommit read joins the turn's one read
+   * transaction, begun at its first read and committed when the turn ends: each read statement
+   * outside a transaction paid SQLite's read lock on the WAL index (two fcntl calls, and an fstat
+   * while the WAL is empty), 4-6 µs on this VM against 0.6 for a keyed lookup (bench/README.md,
+   * "One read transaction a turn"). Any other autocommit statement ends it first, so a write
+   * still commits as it returns and every read after it sees it.
+   */
+  statement(sql: string, inTx: boolean): Prepared {
+    const p = this.prepare(sql);
+    if (!inTx) {
+      if (!p.readOnly) this.endTurnRead();
+      else if (!this.turnRead && inRequestTurn() && !this.conn.inTransaction) this.beginTurnRead();
+    }
+    return p;
+  }
+
+  private beginTurnRead(): void {
+    this.prepare('BEGIN').stmt.run();
+    this.turnRead = true;
+    atRequestTurnEnd(this.endTurnReadQuietly);
+  }
+
+  /** Ends the turn's read transaction, if open: before a write, a transaction, a migration or closing. */
+  private endTurnRead(): void {
+    if (!this.turnRead) return;
+    this.turnRead = false;
+    // A statement's error may have rolled it back already (SQLITE_BUSY, SQLITE_NOMEM, SQLITE_IOERR).
+    if (this.conn.inTransaction) this.prepare('COMMIT').stmt.run();
+  }
+
+  /** endTurnRead at the turn's end, where an error has no caller to go to. */
+  private readonly endTurnReadQuietly = (): void => {
+    try {
+      this.endTurnRead();
+    } catch {
+      // A read transaction has nothing to commit: ROLLBACK ends it the same.
+      if (this.conn.open && this.conn.inTransaction) this.conn.exec('ROLLBACK');
+    }
+  };
 
   /** Whether a transaction is open or waiting for its turn. */
   get transactionOpen(): boolean {
@@ -175,6 +238,7 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
     this.busy++;
     try {
       await before;
+      this.endTurnRead();
       // Prepared once (through the statement cache), not parsed by exec at each of a busy writer's commits.
       this.prepare('BEGIN IMMEDIATE').stmt.run();
       try {
@@ -182,7 +246,7 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
         this.prepare('COMMIT').stmt.run();
         return out;
       } catch (err) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (this.conn.inTransaction) this.conn.exec('ROLLBACK');
         throw err;
       }
     } finally {
@@ -193,16 +257,17 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
 
   async migrate(component: string, migrations: ComponentMigrations): Promise<void> {
     await this.idle();
+    this.endTurnRead();
     const list = migrations.sqlite;
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
-    const current = (this.db.prepare('SELECT version FROM schema_migrations WHERE component = ?').get(component) as { version: number } | undefined)?.version ?? 0;
+    this.conn.exec('CREATE TABLE IF NOT EXISTS schema_migrations (component TEXT PRIMARY KEY, version INTEGER NOT NULL)');
+    const current = (this.conn.prepare('SELECT version FROM schema_migrations WHERE component = ?').get(component) as { version: number } | undefined)?.version ?? 0;
     if (current > list.length) {
       throw new Error(`${component} schema version ${current} is newer than this mkt knows (${list.length}); upgrade mkt`);
     }
     for (let v = current; v < list.length; v++) {
       const m = list[v]!;
       await this.transaction(async (tx) => {
-        if (typeof m === 'string') this.db.exec(m);
+        if (typeof m === 'string') this.conn.exec(m);
         else await m(tx);
         await tx.run(
           'INSERT INTO schema_migrations (component, version) VALUES (?, ?) ON CONFLICT(component) DO UPDATE SET version = excluded.version',
@@ -244,8 +309,8 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
   }
 
   private markNow(): number {
-    const version = (this.prepare('PRAGMA data_version').stmt.get() as unknown[])[0] as number;
-    const changes = (this.prepare('SELECT total_changes()').stmt.get() as unknown[])[0] as number;
+    const version = (this.statement('PRAGMA data_version', false).stmt.get() as unknown[])[0] as number;
+    const changes = (this.statement('SELECT total_changes()', false).stmt.get() as unknown[])[0] as number;
     if (version !== this.marked.version || changes !== this.marked.changes) this.marked = { version, changes, mark: this.marked.mark + 1 };
     return this.marked.mark;
   }
@@ -257,6 +322,9 @@ export class SqliteDatabase extends AutocommitDatabase implements SqlDatabase {
 
   async close(): Promise<void> {
     await this.idle();
-    if (this.db.open) this.db.close();
+    if (this.conn.open) {
+      this.endTurnRead();
+      this.conn.close();
+    }
   }
 }
