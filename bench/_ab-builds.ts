@@ -1,0 +1,60 @@
+// Two builds' server CPU a request on one row, side by side: the marketplace of another checkout
+// (MKT_AB_BASE, built: `git worktree add /tmp/base <commit> && ln -s $PWD/node_modules /tmp/base/
+// && (cd /tmp/base && npm run build)`) and this one's, each seeded alike, loaded in interleaved
+// rounds of 3 s; CPU is read from /proc, so the machine's drift between rounds moves both alike.
+//
+//   node --import tsx bench/_ab-builds.ts status|verify|pull|floor [rounds=8] [connections=20]
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
+import { autocannon, spawnListening, type Load, type ServerProcess } from './_util.js';
+import { pushEntries, signedIn } from './sync.js';
+const base = process.env.MKT_AB_BASE;
+if (!base) {
+  console.error('MKT_AB_BASE: the path of the other checkout, built');
+  process.exit(2);
+}
+const trees = { base, new: join(import.meta.dirname, '..') };
+const which = process.argv[2] ?? 'status';
+const rounds = Number(process.argv[3] ?? 8);
+const connections = Number(process.argv[4] ?? 20);
+const cpu = (pid: number) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return (Number(f[11]) + Number(f[12])) * 10_000; };
+const serve = (tree: string, dir: string) => spawnListening(tree, [join(tree, 'bin/mkt'), 'serve', 'marketplace', '--port', '0', '--data-dir', dir], { MKT_LOG_LEVEL: 'info' });
+async function setup(tree: string): Promise<{ s: ServerProcess; url: string; load: Load }> {
+  const dir = mkdtempSync(join(tmpdir(), 'mkt-ab-'));
+  const json = { 'content-type': 'application/json' };
+  if (which === 'floor') {
+    const s = await spawnListening(tree, [join(tree, 'bench/_floor-server.mjs')], { FLOOR_BODY: '{"id":"T-1","title":"printer on floor 3 is offline"}' });
+    return { s, url: `${s.url}/floor/x`, load: {} };
+  }
+  if (which === 'status' || which === 'verify') {
+    const admin = await LicenseAdmin.open({ dataDir: dir });
+    await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
+    const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
+    await admin.close();
+    const s = await serve(tree, dir);
+    if (which === 'status') return { s, url: `${s.url}/api/v1/keys/status`, load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) } };
+    return { s, url: `${s.url}/api/v1/license/verify`, load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) } };
+  }
+  const s = await serve(tree, dir);
+  const api = await signedIn(s, dir);
+  await pushEntries(api, 1000);
+  return { s, url: `${s.url}/api/v1/sync/pull`, load: { method: 'POST', headers: { ...json, authorization: `Bearer ${api.token}` }, body: JSON.stringify({ cursor: 990, limit: 10 }) } };
+}
+const a = await setup(trees.base), b = await setup(trees.new);
+for (const x of [a, b]) await autocannon(x.url, { ...x.load, seconds: 2 });
+const us: Record<string, number[]> = { base: [], new: [] };
+for (let r = 0; r < rounds; r++) {
+  for (const [k, x] of (r % 2 ? [['new', b], ['base', a]] : [['base', a], ['new', b]]) as [string, typeof a][]) {
+    const c0 = cpu(x.s.pid);
+    const res = await autocannon(x.url, { ...x.load, seconds: 3, connections });
+    us[k]!.push((cpu(x.s.pid) - c0) / res.total);
+  }
+}
+const med = (xs: number[]) => [...xs].sort((p, q) => p - q)[xs.length >> 1]!;
+console.log(which, connections, 'base', us.base!.map((v) => v.toFixed(0)).join(' '), 'median', med(us.base!).toFixed(1));
+console.log(which, 'new ', us.new!.map((v) => v.toFixed(0)).join(' '), 'median', med(us.new!).toFixed(1));
+console.log(which, 'new/base per round', us.new!.map((v, i) => (v / us.base![i]!).toFixed(2)).join(' '), 'median', med(us.new!.map((v, i) => v / us.base![i]!)).toFixed(3));
+await a.s.stop(); await b.s.stop();
+process.exit(0);
