@@ -4,11 +4,11 @@
 // rounds of 3 s; CPU is read from /proc, so the machine's drift between rounds moves both alike.
 //
 //   node --import tsx bench/_ab-builds.ts status|verify|pull|floor [rounds=8] [connections=20]
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { autocannon, spawnListening, type Load, type ServerProcess } from './_util.js';
+import { autocannon, cpuMicros, median, spawnListening, type Load, type ServerProcess } from './_util.js';
 import { pushEntries, signedIn } from './sync.js';
 const base = process.env.MKT_AB_BASE;
 if (!base) {
@@ -19,7 +19,6 @@ const trees = { base, new: join(import.meta.dirname, '..') };
 const which = process.argv[2] ?? 'status';
 const rounds = Number(process.argv[3] ?? 8);
 const connections = Number(process.argv[4] ?? 20);
-const cpu = (pid: number) => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return (Number(f[11]) + Number(f[12])) * 10_000; };
 const serve = (tree: string, dir: string) => spawnListening(tree, [join(tree, 'bin/mkt'), 'serve', 'marketplace', '--port', '0', '--data-dir', dir], { MKT_LOG_LEVEL: 'info' });
 async function setup(tree: string): Promise<{ s: ServerProcess; url: string; load: Load }> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-ab-'));
@@ -47,14 +46,13 @@ for (const x of [a, b]) await autocannon(x.url, { ...x.load, seconds: 2 });
 const us: Record<string, number[]> = { base: [], new: [] };
 for (let r = 0; r < rounds; r++) {
   for (const [k, x] of (r % 2 ? [['new', b], ['base', a]] : [['base', a], ['new', b]]) as [string, typeof a][]) {
-    const c0 = cpu(x.s.pid);
+    const c0 = cpuMicros(x.s.pid);
     const res = await autocannon(x.url, { ...x.load, seconds: 3, connections });
-    us[k]!.push((cpu(x.s.pid) - c0) / res.total);
+    us[k]!.push((cpuMicros(x.s.pid) - c0) / res.total);
   }
 }
-const med = (xs: number[]) => [...xs].sort((p, q) => p - q)[xs.length >> 1]!;
-console.log(which, connections, 'base', us.base!.map((v) => v.toFixed(0)).join(' '), 'median', med(us.base!).toFixed(1));
-console.log(which, 'new ', us.new!.map((v) => v.toFixed(0)).join(' '), 'median', med(us.new!).toFixed(1));
-console.log(which, 'new/base per round', us.new!.map((v, i) => (v / us.base![i]!).toFixed(2)).join(' '), 'median', med(us.new!.map((v, i) => v / us.base![i]!)).toFixed(3));
+console.log(which, connections, 'base', us.base!.map((v) => v.toFixed(0)).join(' '), 'median', median(us.base!).toFixed(1));
+console.log(which, 'new ', us.new!.map((v) => v.toFixed(0)).join(' '), 'median', median(us.new!).toFixed(1));
+console.log(which, 'new/base per round', us.new!.map((v, i) => (v / us.base![i]!).toFixed(2)).join(' '), 'median', median(us.new!.map((v, i) => v / us.base![i]!)).toFixed(3));
 await a.s.stop(); await b.s.stop();
 process.exit(0);

@@ -17,6 +17,22 @@ export function procStats(pid: number): { cpuMs: number; rssKb: number; hwmKb: n
   return { cpuMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / CLK_TCK, rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
 }
 
+/** The median of `xs` (the upper one of an even count). */
+export function median(xs: number[]): number {
+  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+}
+
+/** CPU time (user + system) in µs a process has used so far; this process's own for `undefined`. */
+export function cpuMicros(pid: number | undefined): number {
+  if (pid === undefined) {
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  }
+  // Fields 14 and 15 of /proc/PID/stat (after the command's closing parenthesis), in clock ticks of 10 ms.
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10_000;
+}
+
 /** Median wall time in ms of running a command `runs` times (after one warm-up). */
 export function timeCommand(cmd: string, args: string[], runs = 15, env: NodeJS.ProcessEnv = process.env): number {
   const times: number[] = [];

@@ -13,11 +13,11 @@
 // `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name holds that text, without the floor's
 // rounds (a row's own before and after). The notes rows need a hosted repository of 100,000 notes:
 // `npm run bench -- notes`.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { autocannon, bareServer, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, cpuMicros, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
 import { autocannonUnique } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 
@@ -32,21 +32,6 @@ const ONLY = process.env.MKT_BENCH_FLOOR_ONLY || undefined;
 /** Plain fastify (bench/_fastify-server.mjs): what the framework costs before any plugin of ours. */
 function servePlainFastify(body: string): Promise<ServerProcess> {
   return spawnListening('plain fastify', [join(import.meta.dirname, '_fastify-server.mjs')], { FLOOR_BODY: body });
-}
-
-/** CPU time (user + system) in µs a process has used so far; this process's own for `undefined`. */
-function cpuMicros(pid: number | undefined): number {
-  if (pid === undefined) {
-    const u = process.cpuUsage();
-    return u.user + u.system;
-  }
-  // Fields 14 and 15 of /proc/PID/stat (after the command's closing parenthesis), in clock ticks of 10 ms.
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-}
-
-function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
 const ROW_ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROW_ROUNDS ?? 3);

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { saveToken } from '../src/client/license-offline.js';
 import { machineFingerprint } from '../src/client/license-offline.js';
-import { autocannon, bareServer, printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, median, printRow, ratio, references, serveBuilt, startupEnv, warmLoad, type Load, type LoadResult, type ServerProcess } from './_util.js';
 import { timeAgainstNode } from './_startup.js';
 
 const json = { 'content-type': 'application/json' };
@@ -64,10 +64,6 @@ function admin(dir: string, args: string[]): string {
 
 function issue(dir: string, item: string): string {
   return (JSON.parse(admin(dir, ['key', 'issue', item, '--json'])) as { key: string }[])[0]!.key;
-}
-
-function median(xs: number[]): number {
-  return [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 }
 
 async function answer(url: string, load: Load): Promise<string> {

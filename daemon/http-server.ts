@@ -72,15 +72,10 @@ export function httpServerFactory(timeouts: ServerTimeouts, direct?: DirectRoute
   return (handler) => {
     if (direct) direct.fallback = handler;
     // Each request opens the request turn (src/util/request-turn.ts), in whose span SQLite's reads share one transaction.
-    const listener: Handler = direct
-      ? (req, res) => {
-          requestArrived();
-          if (!direct.take(req, res)) handler(req, res);
-        }
-      : (req, res) => {
-          requestArrived();
-          handler(req, res);
-        };
+    const listener: Handler = (req, res) => {
+      requestArrived();
+      if (!direct?.take(req, res)) handler(req, res);
+    };
     const server = createServer({ ...t.http, IncomingMessage: LineRequest, ServerResponse: ClosingResponse }, listener);
     // What fastify sets on a server it makes itself.
     server.keepAliveTimeout = t.keepAliveTimeout;
