@@ -22,6 +22,7 @@ const { holdYoungGeneration, governYoungGeneration } = await load('daemon/young-
 holdYoungGeneration();
 const { LineRequest, ClosingResponse } = await load('daemon/http-server.js');
 const { resolveTimeouts, fastifyTimeoutOptions } = await load('daemon/timeouts.js');
+const { sweepIdleConnections } = await load('daemon/idle-sweep.js');
 const { createLogger } = await load('daemon/logger.js');
 const { RequestLines } = await load('daemon/plugins/request-log.js');
 const { RequestIds } = await load('daemon/direct-routes.js');
@@ -65,12 +66,15 @@ if (!handler) {
   console.error(`unknown LAYERS_VARIANT ${variant}`);
   process.exit(2);
 }
-const t = fastifyTimeoutOptions(resolveTimeouts());
+const timeouts = resolveTimeouts();
+const t = fastifyTimeoutOptions(timeouts);
 const server = variant === 'bare' ? createServer(handler) : createServer({ ...t.http, IncomingMessage: LineRequest, ServerResponse: ClosingResponse }, handler);
 if (variant !== 'bare') {
+  // As daemon/http-server.ts sets them: the idle limit swept, not node's socket timer (which
+  // every read and write re-arms, and which the daemon left in the tenth session).
   server.keepAliveTimeout = t.keepAliveTimeout;
   server.requestTimeout = t.requestTimeout;
-  server.setTimeout(t.connectionTimeout);
+  sweepIdleConnections(server, timeouts.idleMs);
 }
 if (variant === 'token-in-daemon') {
   const { mkdtempSync } = await import('node:fs');

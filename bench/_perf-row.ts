@@ -3,7 +3,7 @@
 // `perf record` samples them, and bench/_perf-split.ts charges every sample to a part. Printed side
 // by side in µs per request, with the row's excess over the floor: that excess is the row's own work.
 //
-//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|heartbeat|pull|ping-get|ping-post|note
+//   npm run build && node --import tsx bench/_perf-row.ts status|verify|verify-new|heartbeat|pull|ping-get|ping-post|note|ticket
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
@@ -30,7 +30,9 @@ interface Row {
   load: Load;
   token?: string;
   /** The service that serves the row (marketplace unless named). */
-  service?: 'marketplace' | 'monitor';
+  service?: 'marketplace' | 'monitor' | 'tickets';
+  /** The service's environment (the tickets token). */
+  env?: Record<string, string>;
   /** A request made once before the row's load (a seat taken for the heartbeats). */
   setup?: { path: string; body: string };
   /** The floor's load, where the row's own cannot be sent to the floor (a ping's text log). */
@@ -109,6 +111,20 @@ function pingRow(dir: string, post: boolean): Row {
   };
 }
 
+/** GET /tickets/{id} of one ticket, with the node's shared token (as bench/floor.ts's row). */
+async function ticketRow(dir: string): Promise<Row> {
+  const token = 'bench-token-0123456789abcdef';
+  const env = { MKT_TICKETS_TOKEN: token };
+  const seeder = await serveBuilt('tickets', dir, env);
+  try {
+    const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
+    const created = (await (await fetch(`${seeder.url}/tickets`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body })).json()) as { id: string };
+    return { service: 'tickets', env, path: `/tickets/${created.id}`, load: { headers: { authorization: `Bearer ${token}` } }, token };
+  } finally {
+    await seeder.stop();
+  }
+}
+
 /** Samples `server` for SECONDS under the load (after a warm-up) and splits the recording. */
 async function record(server: ServerProcess, url: string, load: Load, file: string): Promise<{ rps: number; parts: Map<string, number>; total: number }> {
   const run = load.run ?? ((u: string) => autocannon(u, { ...load, seconds: SECONDS }));
@@ -124,7 +140,7 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
-const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post', 'note'] as const;
+const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post', 'note', 'ticket'] as const;
 const which = ROWS.find((r) => r === process.argv[2]);
 if (which === undefined) {
   console.error(`usage: bench/_perf-row.ts ${ROWS.join('|')}`);
@@ -132,8 +148,8 @@ if (which === undefined) {
 }
 const dir = mkdtempSync(join(tmpdir(), 'mkt-perf-row-'));
 try {
-  const row = which === 'note' ? await noteRow(dir) : which === 'pull' ? await pullRow(dir) : which === 'ping-get' || which === 'ping-post' ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
-  const ours = await serveBuilt(row.service ?? 'marketplace', dir, {}, ['--perf-basic-prof']);
+  const row = which === 'ticket' ? await ticketRow(dir) : which === 'note' ? await noteRow(dir) : which === 'pull' ? await pullRow(dir) : which === 'ping-get' || which === 'ping-post' ? pingRow(dir, which === 'ping-post') : await licenseRow(dir, which);
+  const ours = await serveBuilt(row.service ?? 'marketplace', dir, row.env ?? {}, ['--perf-basic-prof']);
   let answer: string;
   let mine: Awaited<ReturnType<typeof record>>;
   try {
