@@ -8,7 +8,8 @@
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
 // MKT_PERF_KEEP=1 keeps the recordings (row.data, floor.data) for `perf report` or a closer split;
-// MKT_PERF_WARM=S warms each server S seconds first (default 2; the ping path compiles for ~6).
+// MKT_PERF_WARM=S warms each server S seconds first (default 2; the ping path compiles for ~6); a row
+// with a load of its own (verify-new) is warmed by one run of that load.
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
 import { execFileSync, spawn } from 'node:child_process';
@@ -128,8 +129,10 @@ async function ticketRow(dir: string): Promise<Row> {
 /** Samples `server` for SECONDS under the load (after a warm-up) and splits the recording. */
 async function record(server: ServerProcess, url: string, load: Load, file: string): Promise<{ rps: number; parts: Map<string, number>; total: number }> {
   const run = load.run ?? ((u: string) => autocannon(u, { ...load, seconds: SECONDS }));
-  // Warm-up with the plain load, as warmLoad does: a custom run (new machines) is used once only.
-  await autocannon(url, { ...load, seconds: Number(process.env.MKT_PERF_WARM ?? 2) });
+  // Warmed by the load recorded: a custom run (each request a new machine) takes paths the plain
+  // load does not, which V8 went on optimizing for 10-15 s (bench/README.md, sixteenth session).
+  if (load.run) await load.run(url);
+  else await autocannon(url, { ...load, seconds: Number(process.env.MKT_PERF_WARM ?? 2) });
   const perf = spawn('perf', ['record', '-F', '999', '-g', '-p', String(server.pid), '-o', file, '--', 'sleep', String(SECONDS)], { stdio: 'ignore' });
   const done = new Promise<void>((resolve, reject) => {
     perf.on('error', reject);
