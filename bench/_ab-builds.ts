@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { autocannon, cpuMicros, median, spawnListening, type Load, type ServerProcess } from './_util.js';
+import { benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 const base = process.env.MKT_AB_BASE;
 if (!base) {
@@ -29,12 +30,11 @@ async function setup(tree: string): Promise<{ s: ServerProcess; url: string; loa
   }
   if (which === 'status' || which === 'verify') {
     const admin = await LicenseAdmin.open({ dataDir: dir });
-    await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
-    const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
+    const { key } = await benchKey(admin);
     await admin.close();
     const s = await serve(tree, dir);
-    if (which === 'status') return { s, url: `${s.url}/api/v1/keys/status`, load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) } };
-    return { s, url: `${s.url}/api/v1/license/verify`, load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) } };
+    if (which === 'status') return { s, url: `${s.url}/api/v1/keys/status`, load: { method: 'POST', headers: json, body: JSON.stringify({ key: key }) } };
+    return { s, url: `${s.url}/api/v1/license/verify`, load: { method: 'POST', headers: json, body: JSON.stringify({ key: key, machine_fingerprint: 'bench-machine' }) } };
   }
   const s = await serve(tree, dir);
   const api = await signedIn(s, dir);

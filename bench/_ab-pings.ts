@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { autocannon, procStats, spawnListening, type Load, type ServerProcess } from './_util.js';
+import { autocannon, median, procStats, spawnListening, type Load, type ServerProcess } from './_util.js';
 
 const SECONDS = Number(process.env.AB_SECONDS ?? 4);
 const config = `name: bench\ntoken: t\nincident_threshold: 1\ntargets:\n  hb:\n    interval: 10m\n    heartbeat: { period: 1h, grace: 1h, ping_key: bench-ping-key-000000 }\n`;
@@ -78,7 +78,6 @@ try {
     }
     console.log(`round ${i + 1}: A ${figures.A.rps[i]} req/s ${figures.A.us[i]} µs a ping, B ${figures.B.rps[i]} req/s ${figures.B.us[i]} µs a ping`);
   }
-  const median = (x: number[]): number => [...x].sort((p, q) => p - q)[Math.floor(x.length / 2)]!;
   console.log(`median: A ${median(figures.A.rps)} req/s ${median(figures.A.us)} µs a ping; B ${median(figures.B.rps)} req/s ${median(figures.B.us)} µs a ping; B/A throughput ${(median(figures.B.rps) / median(figures.A.rps)).toFixed(2)}`);
 } finally {
   await sides.A.stop();

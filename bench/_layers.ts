@@ -5,21 +5,14 @@
 // the median of its rounds' throughput ratio to bare and the server's main-thread CPU a request
 // (from /proc) with its difference to bare's in the same round. Run on the build:
 // `npm run build && node --import tsx bench/_layers.ts`.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { autocannon, serveBuilt, spawnListening, type ServerProcess } from './_util.js';
+import { autocannon, mainThreadCpuMicros, median, serveBuilt, spawnListening, type ServerProcess } from './_util.js';
 
 const TOKEN = 'bench-token-0123456789abcdef';
 const ROUNDS = Number(process.env.LAYERS_ROUNDS ?? 8);
 
-/** The main thread's CPU time in µs (its own task's utime and stime). */
-function threadCpu(pid: number): number {
-  const f = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
-}
-
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-layers-'));
 const servers: { name: string; server: ServerProcess; url: string }[] = [];
@@ -42,10 +35,10 @@ try {
     for (let k = 0; k < servers.length; k++) {
       const i = (r + k) % servers.length;
       const s = servers[i]!;
-      const before = threadCpu(s.server.pid);
+      const before = mainThreadCpuMicros(s.server.pid);
       const res = await autocannon(s.url, { ...load, seconds: 3 });
       if (res.errors + res.non2xx > 0) throw new Error(`${s.name}: ${res.errors} errors, ${res.non2xx} answers not 2xx`);
-      rounds[i]!.push({ rps: res.rps, us: (threadCpu(s.server.pid) - before) / res.total });
+      rounds[i]!.push({ rps: res.rps, us: (mainThreadCpuMicros(s.server.pid) - before) / res.total });
     }
   }
   const bare = rounds[0]!;

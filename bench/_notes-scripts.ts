@@ -11,7 +11,7 @@ import { request } from 'undici';
 import { AccountsAdmin } from '../daemon/services/marketplace/accounts/admin.js';
 import { fieldsObject, type NoteField } from '../src/notes/fields.js';
 import { buildNotesFixture, fixtureGit, messageIdOf, type NotesFixture } from '../test/helpers/notes-fixture.js';
-import { ratio, spawnListening, type ServerProcess } from './_util.js';
+import { median, ratio, spawnListening, type ServerProcess } from './_util.js';
 
 const ROOT = join(import.meta.dirname, '..');
 const OWNER = 'bench';
@@ -36,7 +36,6 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** `mkt serve marketplace` from the sources, in a process of its own (the client is this one). */
 function serve(dataDir: string): Promise<ServerProcess> {

@@ -21,7 +21,7 @@ import { AccountsAdmin } from '../daemon/services/marketplace/accounts/admin.js'
 import { autocannon, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
 import { splitRecording } from './_perf-split.js';
 import { pushEntries, signedIn } from './sync.js';
-import { autocannonUnique } from './license.js';
+import { autocannonUnique, benchKey } from './license.js';
 
 const json = { 'content-type': 'application/json' };
 const SECONDS = 5;
@@ -51,11 +51,10 @@ async function licenseRow(dir: string, which: LicenseRowName): Promise<Row> {
     const seat: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: f!.key, machine_fingerprint: 'bench-machine' }) };
     return { path: '/api/v1/license/heartbeat', load: seat, setup: { path: '/api/v1/keys/validate', body: JSON.stringify({ key: f!.key, machine_id: 'bench-machine', activate: true }) } };
   }
-  await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
-  const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
-  if (which === 'status') return { path: '/api/v1/keys/status', load: { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) } };
-  const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
-  return { path: '/api/v1/license/verify', load: which === 'verify' ? verify : { ...verify, run: (url) => autocannonUnique(url, k!.key) } };
+  const { key } = await benchKey(admin);
+  if (which === 'status') return { path: '/api/v1/keys/status', load: { method: 'POST', headers: json, body: JSON.stringify({ key: key }) } };
+  const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: key, machine_fingerprint: 'bench-machine' }) };
+  return { path: '/api/v1/license/verify', load: which === 'verify' ? verify : { ...verify, run: (url) => autocannonUnique(url, key) } };
 }
 
 async function pullRow(dir: string): Promise<Row> {

@@ -2,6 +2,7 @@
 // a warm-up, as timeCommand measures it, but the baseline and the commands take turns run by run,
 // so a burst of load from other jobs on the shared 2-core machine falls on all of them alike.
 import { spawnSync } from 'node:child_process';
+import { median } from './_util.js';
 
 export interface StartupTimes {
   /** `node -e 0`, ms. */
@@ -23,7 +24,6 @@ export function timeAgainstNode(commands: string[][], runs: number, env: NodeJS.
       if (i > 0) times[j]!.push(ms);
     }
   }
-  const median = (a: number[]): number => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)]!;
   const [baseline, ...rest] = times.map(median);
   return { baseline: baseline!, commands: rest };
 }

@@ -8,13 +8,18 @@ import { join } from 'node:path';
 
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
+/** CPU time (user + system) in µs from a /proc `stat` file: a process's, or one thread's (`task/TID/stat`). */
+function statCpuMicros(path: string): number {
+  // Fields 14 and 15 (after the command's closing parenthesis), in clock ticks.
+  const f = readFileSync(path, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK;
+}
+
 /** CPU (user + system, ms) and memory (VmRSS, VmHWM, KiB) of a process so far, from Linux's /proc. */
 export function procStats(pid: number): { cpuMs: number; rssKb: number; hwmKb: number } {
-  // Fields 14 and 15 of /proc/PID/stat (after the command's closing parenthesis), in clock ticks.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (field: string): number => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { cpuMs: ((Number(stat[11]) + Number(stat[12])) * 1000) / CLK_TCK, rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
+  return { cpuMs: statCpuMicros(`/proc/${pid}/stat`) / 1000, rssKb: kb('VmRSS'), hwmKb: kb('VmHWM') };
 }
 
 /** The median of `xs` (the upper one of an even count). */
@@ -28,9 +33,12 @@ export function cpuMicros(pid: number | undefined): number {
     const u = process.cpuUsage();
     return u.user + u.system;
   }
-  // Fields 14 and 15 of /proc/PID/stat (after the command's closing parenthesis), in clock ticks of 10 ms.
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) * 10_000;
+  return statCpuMicros(`/proc/${pid}/stat`);
+}
+
+/** CPU time in µs of a process's main thread alone (its own task), not its pools' and compilers'. */
+export function mainThreadCpuMicros(pid: number): number {
+  return statCpuMicros(`/proc/${pid}/task/${pid}/stat`);
 }
 
 /** Median wall time in ms of running a command `runs` times (after one warm-up). */

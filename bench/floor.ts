@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { autocannon, bareServer, cpuMicros, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
-import { autocannonUnique } from './license.js';
+import { autocannonUnique, benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 
 const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 6);
@@ -121,16 +121,15 @@ async function ticketRows(): Promise<void> {
 async function marketplaceRows(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-floor-marketplace-'));
   const admin = await LicenseAdmin.open({ dataDir: dir });
-  await admin.createItem({ id: 'bench', name: 'Bench', licenseTemplate: null, maxActivations: null, verification: true });
-  const [k] = await admin.issueKeys({ itemId: 'bench', count: 1, expiresAt: null, licensee: null });
+  const { key } = await benchKey(admin);
   await admin.close();
   const svc = await serveBuilt('marketplace', dir);
   try {
     const json = { 'content-type': 'application/json' };
-    await row('POST /api/v1/keys/status', `${svc.url}/api/v1/keys/status`, svc.pid, { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key }) }, 0.6);
-    const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: k!.key, machine_fingerprint: 'bench-machine' }) };
+    await row('POST /api/v1/keys/status', `${svc.url}/api/v1/keys/status`, svc.pid, { method: 'POST', headers: json, body: JSON.stringify({ key: key }) }, 0.6);
+    const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: key, machine_fingerprint: 'bench-machine' }) };
     await row('verify, known machine', `${svc.url}/api/v1/license/verify`, svc.pid, verify, 0.5);
-    await row('verify, each a new machine', `${svc.url}/api/v1/license/verify`, svc.pid, { ...verify, run: (u) => autocannonUnique(u, k!.key, SECONDS) }, 0.3);
+    await row('verify, each a new machine', `${svc.url}/api/v1/license/verify`, svc.pid, { ...verify, run: (u) => autocannonUnique(u, key, SECONDS) }, 0.3);
     if (ONLY !== undefined && !'sync_pull (10 entries)'.includes(ONLY)) return;
     const api = await signedIn(svc, dir);
     await pushEntries(api, 1000);

