@@ -82,6 +82,12 @@ const LOCK = 'SELECT pg_advisory_xact_lock(hashtextextended(?, 0))';
  * Whether the server answers, as the statements find it: the first failure for a lost server and
  * the first success after it each call the listeners once, so a service logs one line when the
  * database goes and one when it is back, not one per request (each request still answers 503).
+ *
+ * Only a connection opened after the loss was noticed can prove the server back. PostgreSQL shuts
+ * down by terminating its backends one by one, so for a few milliseconds an old connection still
+ * answers after another has been cut; counting that answer told "back" and then "gone" again.
+ * A new connection cannot be opened until a server accepts work again (one shutting down refuses
+ * it with 57P03), so an answer after one has been opened is the server's, not the dying one's.
  */
 export class Availability {
   private down: string | undefined;
@@ -89,6 +95,8 @@ export class Availability {
   private downSince = 0;
   /** When it was found back: a failure of a statement sent before then is the outage's, already told. */
   private upSince = 0;
+  /** When a connection was last opened (performance.now()); -Infinity before the first. */
+  private openedAt = -Infinity;
   private readonly listeners: ((up: boolean, detail: string) => void)[] = [];
 
   on(fn: (up: boolean, detail: string) => void): void {
@@ -99,12 +107,18 @@ export class Availability {
     return this.down === undefined;
   }
 
+  /** A new connection to the server completed its start-up (the pool's `connect` event). */
+  connected(): void {
+    this.openedAt = performance.now();
+  }
+
   /**
-   * A statement sent at `sentAt` (performance.now()) got an answer. One sent before the loss was
-   * noticed says nothing: while PostgreSQL shuts down, some connections still answer for a moment.
+   * A statement sent at `sentAt` (performance.now()) got an answer. It says the server is back only
+   * if it was sent after the loss was noticed and a connection has been opened since: while
+   * PostgreSQL shuts down, connections it has not cut yet still answer for a moment.
    */
   ok(sentAt: number): void {
-    if (this.down === undefined || sentAt < this.downSince) return;
+    if (this.down === undefined || sentAt < this.downSince || this.openedAt < this.downSince) return;
     const was = this.down;
     this.down = undefined;
     this.upSince = performance.now();
@@ -284,6 +298,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
   private listener: pg.Client | undefined;
   private listening = new Set<string>();
   private closed = false;
+  private probing = false;
   /** Whether the server answers; `onAvailability` hears each change once. */
   readonly health = new Availability();
 
@@ -297,8 +312,46 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
     this.pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, keepAlive: true, keepAliveInitialDelayMillis: 10_000, pipeline: true });
     // An idle client whose server went away: the pool drops it; the next query reconnects.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', () => this.health.connected());
+    this.health.on((up) => void (up || this.probe()));
     this.auto = new PgExecutor(this.pool, this.health);
     this.events.setMaxListeners(0);
+  }
+
+  /**
+   * While the server is unavailable, a connection of its own is tried every second until one opens
+   * and answers. Statements on the pool's old connections cannot prove the server back (see
+   * Availability), and the loss may not be a restart at all (a saturated pool, one backend
+   * terminated), in which case the pool may open no new connection for a long time.
+   */
+  private probe(): void {
+    if (this.probing || this.closed) return;
+    this.probing = true;
+    const attempt = async (): Promise<void> => {
+      if (this.closed || this.health.available) {
+        this.probing = false;
+        return;
+      }
+      const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+      c.on('error', () => undefined);
+      try {
+        await c.connect();
+        this.health.connected();
+        const sentAt = performance.now();
+        await c.query('SELECT 1');
+        this.health.ok(sentAt);
+      } catch {
+        // Still gone: the next attempt tells.
+      } finally {
+        await c.end().catch(() => undefined);
+      }
+      if (this.closed || this.health.available) {
+        this.probing = false;
+        return;
+      }
+      setTimeout(() => void attempt(), 1_000).unref();
+    };
+    void attempt();
   }
 
   /** Connects (once, to fail fast with a clear error) and returns the database. */
