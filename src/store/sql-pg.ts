@@ -299,6 +299,8 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
   private listening = new Set<string>();
   private closed = false;
   private probing = false;
+  /** The probe's connection while it is being tried: close() cuts it rather than wait out its connect. */
+  private prober: pg.Client | undefined;
   /** Whether the server answers; `onAvailability` hears each change once. */
   readonly health = new Availability();
 
@@ -334,6 +336,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
       }
       const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
       c.on('error', () => undefined);
+      this.prober = c;
       try {
         await c.connect();
         this.health.connected();
@@ -343,6 +346,7 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
       } catch {
         // Still gone: the next attempt tells.
       } finally {
+        this.prober = undefined;
         await c.end().catch(() => undefined);
       }
       if (this.closed || this.health.available) {
@@ -563,6 +567,8 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
 
   async close(): Promise<void> {
     this.closed = true;
+    // Destroyed, not ended: an end() during its connect waits for the connect to finish or time out.
+    this.prober?.connection.stream.destroy();
     const l = this.listener;
     this.listener = undefined;
     await l?.end().catch(() => undefined);
