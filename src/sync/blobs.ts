@@ -259,8 +259,7 @@ async function multipartRun(s: SyncSession, sess: UploadSession, sealer: BlobSea
       const part = urls.parts.find((x) => x.part_number === n);
       if (!part) throw new NegativeError(`the server sent no URL for part ${n}`);
       if (part.content_length !== length) throw new NegativeError(`part ${n}: the server expects ${part.content_length} bytes, this client built ${length} (different part geometry)`);
-      sess.etags[String(n)] = await putStreamToSignedUrl(part.url, { length, checksum, body, flushed: body.flushed });
-      s.state.saveUpload(sess);
+      s.state.recordPart(sess, n, await putStreamToSignedUrl(part.url, { length, checksum, body, flushed: body.flushed }));
       done += length;
       opts.onProgress?.({ phase: 'upload', done, total: sess.size_bytes });
     })().then(

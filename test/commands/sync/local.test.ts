@@ -1,7 +1,7 @@
 // `mkt sync` without a server (issue 7): input parsing (JSON lines, sizes, cursors), the local
 // price formula, the 0600 state files, the keyring assembled from the server's envelopes, and
 // the exit codes of usage errors and of commands run before login.
-import { statSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { run } from '../../../commands/root/run.js';
@@ -77,6 +77,30 @@ describe('local state', () => {
     expect(st.uploads('http://y')).toEqual([]);
     st.removeUpload('http://x', 'a'.repeat(64));
     expect(st.uploads('http://x')).toEqual([]);
+  });
+
+  it("a stored part is one line appended to the session's log, read back with the session; torn lines and another upload's lines are left out", () => {
+    const st = new SyncState({ XDG_CONFIG_HOME: join(home.path, 'parts') });
+    const hash = 'b'.repeat(64);
+    const session = { server: 'http://x', hash, file: '/f', plain_size: 1, size_bytes: 41, upload_id: 'u1', key_fingerprint: 'ff', part_size: 8, part_count: 6, etags: { '1': '"e1"' }, started_at: '' };
+    st.saveUpload(session);
+    st.recordPart(session, 2, '"e2"');
+    st.recordPart(session, 3, '"e3"');
+    expect(session.etags).toEqual({ '1': '"e1"', '2': '"e2"', '3': '"e3"' });
+    const dir = join(st.dir, 'uploads');
+    const log = readdirSync(dir).find((n) => n.endsWith('.parts'))!;
+    expect(statSync(join(dir, log)).mode & 0o777).toBe(0o600);
+    // A line of an earlier session under the same name, and a line torn by a crash mid-write.
+    appendFileSync(join(dir, log), '{"upload_id":"u0","part":4,"etag":"\\"old\\""}\n{"upload_id":"u1","part":5,"et');
+    expect(st.upload('http://x', hash)?.etags).toEqual({ '1': '"e1"', '2': '"e2"', '3': '"e3"' });
+    expect(st.uploads('http://x').map((u) => Object.keys(u.etags).length)).toEqual([3]);
+    // A session written whole again (a new start) holds its ETags itself: the log goes.
+    st.saveUpload({ ...session, upload_id: 'u2', etags: {} });
+    expect(existsSync(join(dir, log))).toBe(false);
+    expect(st.upload('http://x', hash)?.etags).toEqual({});
+    st.recordPart({ ...session, upload_id: 'u2', etags: {} }, 1, '"n1"');
+    st.removeUpload('http://x', hash);
+    expect(readdirSync(dir)).toEqual([]);
   });
 });
 
