@@ -1,6 +1,7 @@
 // Local sync state of one device: the per-server profile (app key, email, device, pull cursor,
 // an unfinished rotation) and resumable multipart sessions (each a JSON file and a log of the
-// parts stored since, one JSON line each), as 0600 files under $XDG_CONFIG_HOME/mkt/sync/. Secrets (token, keyring) never land here: see src/sync/secrets.ts.
+// parts stored since, one JSON line each), as 0600 files under $XDG_CONFIG_HOME/mkt/sync/.
+// Secrets (token, keyring) never land here: see src/sync/secrets.ts.
 import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
