@@ -164,7 +164,9 @@ export class SyncState {
    */
   recordPart(s: UploadSession, n: number, etag: string): void {
     s.etags[String(n)] = etag;
-    appendFileSync(this.partsFile(this.uploadFile(s.server, s.hash)), `${JSON.stringify({ upload_id: s.upload_id, part: n, etag })}\n`, { mode: 0o600 });
+    // The newline comes first: a line torn by a crash is then ended by the next run's first line
+    // rather than joined to it.
+    appendFileSync(this.partsFile(this.uploadFile(s.server, s.hash)), `\n${JSON.stringify({ upload_id: s.upload_id, part: n, etag })}`, { mode: 0o600 });
   }
 
   removeUpload(server: string, hash: string): void {

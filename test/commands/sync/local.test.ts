@@ -91,9 +91,13 @@ describe('local state', () => {
     const log = readdirSync(dir).find((n) => n.endsWith('.parts'))!;
     expect(statSync(join(dir, log)).mode & 0o777).toBe(0o600);
     // A line of an earlier session under the same name, and a line torn by a crash mid-write.
-    appendFileSync(join(dir, log), '{"upload_id":"u0","part":4,"etag":"\\"old\\""}\n{"upload_id":"u1","part":5,"et');
+    appendFileSync(join(dir, log), '\n{"upload_id":"u0","part":4,"etag":"\\"old\\""}\n{"upload_id":"u1","part":5,"et');
     expect(st.upload('http://x', hash)?.etags).toEqual({ '1': '"e1"', '2': '"e2"', '3': '"e3"' });
     expect(st.uploads('http://x').map((u) => Object.keys(u.etags).length)).toEqual([3]);
+    // The run that resumes after the crash: its first part is read back whole, not joined to the torn line.
+    const resumed = st.upload('http://x', hash)!;
+    st.recordPart(resumed, 6, '"e6"');
+    expect(st.upload('http://x', hash)?.etags).toEqual({ '1': '"e1"', '2': '"e2"', '3': '"e3"', '6': '"e6"' });
     // A session written whole again (a new start) holds its ETags itself: the log goes.
     st.saveUpload({ ...session, upload_id: 'u2', etags: {} });
     expect(existsSync(join(dir, log))).toBe(false);
