@@ -334,7 +334,8 @@ export class PgDatabase extends AutocommitDatabase implements SqlDatabase {
         this.probing = false;
         return;
       }
-      const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000 });
+      // query_timeout: a server that takes the connection but never answers must not end the probing.
+      const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
       c.on('error', () => undefined);
       this.prober = c;
       try {
