@@ -54,11 +54,22 @@ function writeJson0600(file: string, value: unknown): void {
   renameSync(tmp, file);
 }
 
-function readJson<T>(file: string): T | undefined {
+/** A file's text, or undefined when there is none; any other failure names the file. */
+function readText(file: string): string | undefined {
   try {
-    return JSON.parse(readFileSync(file, 'utf8')) as T;
+    return readFileSync(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+function readJson<T>(file: string): T | undefined {
+  const text = readText(file);
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch (err) {
     throw new Error(`cannot read ${file}: ${(err as Error).message}`);
   }
 }
@@ -125,13 +136,7 @@ export class SyncState {
   private readUpload(file: string): UploadSession | undefined {
     const s = readJson<UploadSession>(file);
     if (s === undefined) return undefined;
-    let log = '';
-    try {
-      log = readFileSync(this.partsFile(file), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot read ${this.partsFile(file)}: ${(err as Error).message}`);
-    }
-    for (const line of log.split('\n')) {
+    for (const line of (readText(this.partsFile(file)) ?? '').split('\n')) {
       let p: { upload_id?: unknown; part?: unknown; etag?: unknown };
       try {
         p = JSON.parse(line) as typeof p;
