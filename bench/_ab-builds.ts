@@ -3,7 +3,7 @@
 // && (cd /tmp/base && npm run build)`) and this one's, each seeded alike, loaded in interleaved
 // rounds of 3 s; CPU is read from /proc, so the machine's drift between rounds moves both alike.
 //
-//   node --import tsx bench/_ab-builds.ts status|verify|pull|floor [rounds=8] [connections=20]
+//   node --import tsx bench/_ab-builds.ts status|verify|pull|floor|ticket-post [rounds=8] [connections=20]
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +27,12 @@ async function setup(tree: string): Promise<{ s: ServerProcess; url: string; loa
   if (which === 'floor') {
     const s = await spawnListening(tree, [join(tree, 'bench/_floor-server.mjs')], { FLOOR_BODY: '{"id":"T-1","title":"printer on floor 3 is offline"}' });
     return { s, url: `${s.url}/floor/x`, load: {} };
+  }
+  if (which === 'ticket-post') {
+    const token = 'bench-token-0123456789abcdef';
+    const s = await spawnListening(tree, [join(tree, 'bin/mkt'), 'serve', 'tickets', '--port', '0', '--data-dir', dir], { MKT_LOG_LEVEL: 'info', MKT_TICKETS_TOKEN: token });
+    const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
+    return { s, url: `${s.url}/tickets`, load: { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body } };
   }
   if (which === 'status' || which === 'verify') {
     const admin = await LicenseAdmin.open({ dataDir: dir });
