@@ -9,7 +9,7 @@
 // rounds (default 2).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
@@ -114,8 +114,8 @@ function writeFile(file: string, size: number): void {
     writeSync(fd, block);
   }
   // On disk before it is read: a user's file is not 1 GiB of dirty pages written a moment ago,
-  // and their writeback would share the disk with the server's writes of the put it measures
-  // (and not with the raw upload's, which reads from memory).
+  // whose writeback would share the disk with the server's writes during the put that follows
+  // (and not during the raw upload, which sends from memory).
   fsyncSync(fd);
   closeSync(fd);
 }
