@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { autocannon, cpuMicros, median, spawnListening, type Load, type ServerProcess } from './_util.js';
+import { autocannon, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, cpuMicros, median, spawnListening, type Load, type ServerProcess } from './_util.js';
 import { benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 const base = process.env.MKT_AB_BASE;
@@ -20,7 +20,8 @@ const trees = { base, new: join(import.meta.dirname, '..') };
 const which = process.argv[2] ?? 'status';
 const rounds = Number(process.argv[3] ?? 8);
 const connections = Number(process.argv[4] ?? 20);
-const serve = (tree: string, dir: string) => spawnListening(tree, [join(tree, 'bin/mkt'), 'serve', 'marketplace', '--port', '0', '--data-dir', dir], { MKT_LOG_LEVEL: 'info' });
+const serve = (tree: string, dir: string, service = 'marketplace', env: NodeJS.ProcessEnv = {}) =>
+  spawnListening(tree, [join(tree, 'bin/mkt'), 'serve', service, '--port', '0', '--data-dir', dir], { MKT_LOG_LEVEL: 'info', ...env });
 async function setup(tree: string): Promise<{ s: ServerProcess; url: string; load: Load }> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-ab-'));
   const json = { 'content-type': 'application/json' };
@@ -29,10 +30,8 @@ async function setup(tree: string): Promise<{ s: ServerProcess; url: string; loa
     return { s, url: `${s.url}/floor/x`, load: {} };
   }
   if (which === 'ticket-post') {
-    const token = 'bench-token-0123456789abcdef';
-    const s = await spawnListening(tree, [join(tree, 'bin/mkt'), 'serve', 'tickets', '--port', '0', '--data-dir', dir], { MKT_LOG_LEVEL: 'info', MKT_TICKETS_TOKEN: token });
-    const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
-    return { s, url: `${s.url}/tickets`, load: { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body } };
+    const s = await serve(tree, dir, 'tickets', { MKT_TICKETS_TOKEN: BENCH_TICKETS_TOKEN });
+    return { s, url: `${s.url}/tickets`, load: { method: 'POST', headers: { ...json, authorization: `Bearer ${BENCH_TICKETS_TOKEN}` }, body: BENCH_NEW_TICKET } };
   }
   if (which === 'status' || which === 'verify') {
     const admin = await LicenseAdmin.open({ dataDir: dir });

@@ -8,9 +8,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { autocannon, mainThreadCpuMicros, median, serveBuilt, spawnListening, type ServerProcess } from './_util.js';
+import { autocannon, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, mainThreadCpuMicros, median, serveBuilt, spawnListening, type ServerProcess } from './_util.js';
 
-const TOKEN = 'bench-token-0123456789abcdef';
+const TOKEN = BENCH_TICKETS_TOKEN;
 const ROUNDS = Number(process.env.LAYERS_ROUNDS ?? 8);
 
 
@@ -19,7 +19,7 @@ const servers: { name: string; server: ServerProcess; url: string }[] = [];
 try {
   const daemon = await serveBuilt('tickets', dir, { MKT_TICKETS_TOKEN: TOKEN });
   const headers = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
-  const created = (await (await fetch(`${daemon.url}/tickets`, { method: 'POST', headers, body: JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] }) })).json()) as { id: string };
+  const created = (await (await fetch(`${daemon.url}/tickets`, { method: 'POST', headers, body: BENCH_NEW_TICKET })).json()) as { id: string };
   const path = `/tickets/${created.id}`;
   const body = await (await fetch(`${daemon.url}${path}`, { headers })).text();
   for (const variant of ['bare', 'server', 'line', 'token', 'token-in-daemon']) {

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { AccountsAdmin } from '../daemon/services/marketplace/accounts/admin.js';
-import { autocannon, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
+import { autocannon, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
 import { splitRecording } from './_perf-split.js';
 import { pushEntries, signedIn } from './sync.js';
 import { autocannonUnique, benchKey } from './license.js';
@@ -113,12 +113,11 @@ function pingRow(dir: string, post: boolean): Row {
 
 /** GET /tickets/{id} of one ticket, with the node's shared token (as bench/floor.ts's row). */
 async function ticketRow(dir: string): Promise<Row> {
-  const token = 'bench-token-0123456789abcdef';
+  const token = BENCH_TICKETS_TOKEN;
   const env = { MKT_TICKETS_TOKEN: token };
   const seeder = await serveBuilt('tickets', dir, env);
   try {
-    const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
-    const created = (await (await fetch(`${seeder.url}/tickets`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body })).json()) as { id: string };
+    const created = (await (await fetch(`${seeder.url}/tickets`, { method: 'POST', headers: { ...json, authorization: `Bearer ${token}` }, body: BENCH_NEW_TICKET })).json()) as { id: string };
     return { service: 'tickets', env, path: `/tickets/${created.id}`, load: { headers: { authorization: `Bearer ${token}` } }, token };
   } finally {
     await seeder.stop();

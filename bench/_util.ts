@@ -6,6 +6,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
+/** The tickets daemon's shared token in every bench that serves one. */
+export const BENCH_TICKETS_TOKEN = 'bench-token-0123456789abcdef';
+/** The ticket the server rows create: POST /tickets's body, and the ticket GET /tickets/{id} reads. */
+export const BENCH_NEW_TICKET = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
 const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
 
 /** CPU time (user + system) in µs from a /proc `stat` file: a process's, or one thread's (`task/TID/stat`). */

@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { autocannon, bareServer, cpuMicros, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, cpuMicros, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
 import { autocannonUnique, benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 
@@ -104,11 +104,11 @@ function errorsOf(results: LoadResult[]): string {
 
 async function ticketRows(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'mkt-bench-floor-tickets-'));
-  const token = 'bench-token-0123456789abcdef';
+  const token = BENCH_TICKETS_TOKEN;
   const node = await serveBuilt('tickets', dir, { MKT_TICKETS_TOKEN: token });
   try {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
-    const body = JSON.stringify({ title: 'printer error after update', description: 'the office printer shows an error when printing duplex', priority: 'high', channel: 'email', tags: ['hardware'] });
+    const body = BENCH_NEW_TICKET;
     const created = (await (await fetch(`${node.url}/tickets`, { method: 'POST', headers, body })).json()) as { id: string };
     await row('GET /tickets/{id}', `${node.url}/tickets/${created.id}`, node.pid, { headers: { authorization: headers.authorization } }, 0.75, token);
     await row('POST /tickets', `${node.url}/tickets`, node.pid, { method: 'POST', headers, body }, 0.5, token);

@@ -21,14 +21,14 @@ import { SqliteTicketStore, ftsQuery, type ListPosition, type TicketFilter } fro
 import { CHANNELS, PRIORITIES, type Ticket } from '../src/schemas/tickets.js';
 import { encodeCursor } from '../daemon/services/tickets/list-cursor.js';
 import { commentsSection, purgeSection } from './_tickets-comments-purge.js';
-import { bareServer, frameName, mulberry32, printRow, references, serveBuilt, shortUrl, topShares, warmLoad, type Load, type ProfileFrame, type ServerProcess } from './_util.js';
+import { bareServer, BENCH_TICKETS_TOKEN, frameName, mulberry32, printRow, references, serveBuilt, shortUrl, topShares, warmLoad, type Load, type ProfileFrame, type ServerProcess } from './_util.js';
 
 const N = Number(process.env.MKT_BENCH_TICKETS ?? 1_000_000);
 const ONLY = (process.env.MKT_BENCH_ONLY ?? 'list,search,count,create,sync,comments').split(',');
 /** The sections that serve the seeded database from a node of its own. */
 const ON_SOURCE = ['list', 'search', 'count', 'create', 'sync'];
 const PROFILE = process.env.MKT_BENCH_PROFILE;
-const TOKEN = 'bench-token-0123456789abcdef';
+const TOKEN = BENCH_TICKETS_TOKEN;
 const auth = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 const GOAL_P99_MS = 20;
 const GOAL_SYNC_MS = 60_000;
