@@ -53,7 +53,9 @@ function bufferedStdout(): LineBatch {
   // crash after the last line still writes it; `flushLogs` is the orderly path the stop takes.
   // minLength 1: each chunk the batch hands on is written at once, and a flush still waits for
   // the write under way (sonic-boom's flush does not wait at all with minLength 0).
-  const stream = pino.destination({ dest: 1, sync: false, minLength: 1 });
+  // Buffer mode: the batch hands on bytes, which are written as they are (a string would be
+  // encoded again at every write).
+  const stream = pino.destination({ dest: 1, sync: false, minLength: 1, contentMode: 'buffer' });
   ownFlush.set(stream, stream.flush);
   // pino stops writing when the reader has gone (EPIPE) and lets other errors crash the process;
   // but a reader that closed with lines unread gives ECONNRESET, and then sonic-boom's flushSync
@@ -63,7 +65,8 @@ function bufferedStdout(): LineBatch {
     const silent = (): void => {};
     Object.assign(stream, { write: () => true, flush: (cb?: () => void) => cb?.(), flushSync: silent, end: silent });
   });
-  return new LineBatch(stream, LOG_BUFFER_BYTES, LOG_FLUSH_MS);
+  // sonic-boom's types know only its utf8 mode's `write(string)`; in buffer mode it takes Buffers.
+  return new LineBatch(stream as unknown as BatchTarget, LOG_BUFFER_BYTES, LOG_FLUSH_MS);
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {

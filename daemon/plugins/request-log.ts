@@ -4,6 +4,8 @@ import pino from 'pino';
 import type { FastifyBaseLogger, FastifyInstance, RouteOptions } from 'fastify';
 import type { Logger } from '../logger.js';
 import { requestLogger } from '../request-logger.js';
+import { LineBatch } from '../log-batch.js';
+import { RequestLineBytes } from '../request-line-bytes.js';
 
 /** pino's level number of `info`, the request line's level. */
 const INFO = 30;
@@ -23,6 +25,7 @@ interface PinoInternals {
  */
 export class RequestLines {
   private readonly internals: PinoInternals;
+  private readonly bytes = new RequestLineBytes();
 
   constructor(private readonly logger: Logger) {
     this.internals = logger as unknown as PinoInternals;
@@ -36,8 +39,12 @@ export class RequestLines {
   write(reqId: string, routePart: string, status: number, ms: number): void {
     // Read each time: the level can change while the server runs (and a child's bindings never do).
     if (this.logger.levelVal > INFO) return;
-    const line = `{"level":${INFO},"time":${this.timeText()}${this.internals[pino.symbols.chindingsSym]},"reqId":${JSON.stringify(reqId)}${routePart},"status":${status},"ms":${tenths(ms)},"msg":"request"}\n`;
-    this.internals[pino.symbols.streamSym].write(line);
+    const stream = this.internals[pino.symbols.streamSym];
+    const bindings = this.internals[pino.symbols.chindingsSym];
+    // Into the batch's bytes when the destination is the daemon's own; from the template otherwise.
+    if (stream instanceof LineBatch && this.bytes.put(stream, Date.now(), bindings, reqId, routePart, status, ms)) return;
+    const line = `{"level":${INFO},"time":${this.timeText()}${bindings},"reqId":${JSON.stringify(reqId)}${routePart},"status":${status},"ms":${tenths(ms)},"msg":"request"}\n`;
+    stream.write(line);
   }
 
   private lastTime = 0;

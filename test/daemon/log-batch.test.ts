@@ -10,8 +10,8 @@ import { LineBatch } from '../../daemon/log-batch.js';
 class Target extends EventEmitter {
   chunks: string[] = [];
   flushed = 0;
-  write(chunk: string): boolean {
-    this.chunks.push(chunk);
+  write(chunk: Buffer): boolean {
+    this.chunks.push(chunk.toString('utf8'));
     return true;
   }
   flush(cb: () => void): void {

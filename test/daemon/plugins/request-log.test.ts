@@ -8,6 +8,9 @@ import { buildServer } from '../../../daemon/server.js';
 import { createLogger, type Logger } from '../../../daemon/logger.js';
 import fc from 'fast-check';
 import { RequestLines, tenths } from '../../../daemon/plugins/request-log.js';
+import { LineBatch } from '../../../daemon/log-batch.js';
+import { EventEmitter } from 'node:events';
+import pino from 'pino';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
   let text = '';
@@ -187,5 +190,58 @@ describe('the request line\'s ms', () => {
     const json = (ms: number) => JSON.stringify(Math.round(ms * 10) / 10);
     for (const ms of [0, 0.04, 0.05, 0.95, 1, 9.96, 12.25, 1e9, 1e12]) expect(tenths(ms)).toBe(json(ms));
     fc.assert(fc.property(fc.double({ min: 0, max: 1e7, noNaN: true }), (ms) => tenths(ms) === json(ms)), { numRuns: 20_000 });
+  });
+});
+
+describe('the request line as bytes (daemon/request-line-bytes.ts)', () => {
+  /** A logger writing into a LineBatch, as the daemon's does, and the chunks the batch hands on. */
+  function batched(bindings: pino.Bindings, bytes = 16 * 1024): { logger: Logger; batch: LineBatch; text: () => string } {
+    const chunks: Buffer[] = [];
+    const target = Object.assign(new EventEmitter(), { write: (c: Buffer) => chunks.push(c) });
+    const batch = new LineBatch(target, bytes, 60_000);
+    const logger = pino({ level: 'info', base: { pid: 1 } }, batch).child(bindings);
+    return { logger, batch, text: () => (batch.drain(), Buffer.concat(chunks).toString('utf8')) };
+  }
+
+  it('is byte for byte the template\'s line, for any id, route, status, duration and bindings', () => {
+    const text = fc.string({ unit: 'grapheme', maxLength: 12 });
+    fc.assert(
+      fc.property(text, text, text, fc.integer({ min: -5, max: 1200 }), fc.oneof(fc.double({ min: -10, max: 2e8, noNaN: true }), fc.constantFrom(0, 0.05, 99.95, 107374182.3)), text, (service, reqId, route, status, ms, method) => {
+        const ours = batched({ service });
+        const theirs = capture();
+        const template = createLogger({ level: 'info', stream: theirs.stream, pretty: false }).child({ service });
+        (template as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym] = (ours.logger as unknown as Record<symbol, unknown>)[pino.symbols.chindingsSym];
+        const part = RequestLines.routePart(method, route);
+        new RequestLines(ours.logger).write(reqId, part, status, ms);
+        new RequestLines(template).write(reqId, part, status, ms);
+        const strip = (s: string): string => s.replace(/^\{"level":30,"time":\d{13},/, '');
+        expect(strip(ours.text())).toBe(strip(theirs.text()));
+        expect(ours.text()).toMatch(/^\{"level":30,"time":\d{13},/);
+        // Every line this writer takes is JSON with the fields given.
+        const line = JSON.parse(ours.text()) as Record<string, unknown>;
+        expect([line.reqId, line.method, line.route, line.service]).toEqual([reqId, method, route, service]);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('keeps its place among the logger\'s other lines, across chunks and past a line longer than a chunk', () => {
+    const out = batched({ service: 's' }, 300);
+    const lines = new RequestLines(out.logger);
+    const part = RequestLines.routePart('GET', '/t/:id');
+    const expected: string[] = [];
+    for (let i = 0; i < 200; i++) {
+      if (i % 7 === 3) {
+        // Non-ASCII text, and now and then one line longer than the whole buffer.
+        const note = i % 35 === 3 ? 'ü'.repeat(3000) : `naïve ✓ ${i}`;
+        out.logger.info({ i }, note);
+        expected.push(note);
+      } else {
+        lines.write(`req-${i.toString(36)}`, part, 200, i / 10);
+        expected.push(`req-${i.toString(36)}`);
+      }
+    }
+    const got = out.text().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; reqId?: string });
+    expect(got.map((l) => l.reqId ?? l.msg)).toEqual(expected);
   });
 });
