@@ -3,7 +3,7 @@
 // && (cd /tmp/base && npm run build)`) and this one's, each seeded alike, loaded in interleaved
 // rounds of 3 s; CPU is read from /proc, so the machine's drift between rounds moves both alike.
 //
-//   node --import tsx bench/_ab-builds.ts status|verify|pull|floor|ticket-post [rounds=8] [connections=20]
+//   node --import tsx bench/_ab-builds.ts status|verify|pull|floor|ticket-post|ticket-get [rounds=8] [connections=20]
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,13 @@ async function setup(tree: string): Promise<{ s: ServerProcess; url: string; loa
   if (which === 'ticket-post') {
     const s = await serve(tree, dir, 'tickets', { MKT_TICKETS_TOKEN: BENCH_TICKETS_TOKEN });
     return { s, url: `${s.url}/tickets`, load: { method: 'POST', headers: { ...json, authorization: `Bearer ${BENCH_TICKETS_TOKEN}` }, body: BENCH_NEW_TICKET } };
+  }
+  if (which === 'ticket-get') {
+    const s = await serve(tree, dir, 'tickets', { MKT_TICKETS_TOKEN: BENCH_TICKETS_TOKEN });
+    const headers = { authorization: `Bearer ${BENCH_TICKETS_TOKEN}` };
+    const made = await fetch(`${s.url}/tickets`, { method: 'POST', headers: { ...json, ...headers }, body: BENCH_NEW_TICKET });
+    const { id } = (await made.json()) as { id: string };
+    return { s, url: `${s.url}/tickets/${id}`, load: { headers } };
   }
   if (which === 'status' || which === 'verify') {
     const admin = await LicenseAdmin.open({ dataDir: dir });
