@@ -11,21 +11,8 @@ import { ticketWithComments } from './ticket-answer.js';
 import type { DirectRoutes, Lane } from '../../direct-routes.js';
 
 const PREFIX = '/tickets/';
-/**
- * Whether `id` is a ticket id as the cache keys it, a UUID in lower case
- * (`/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/`); anything else the route
- * resolves. Read by character codes: the regular expression was 0.7 % of the row's samples under perf.
- */
-export function isFullId(id: string): boolean {
-  if (id.length !== 36) return false;
-  for (let i = 0; i < 36; i++) {
-    const c = id.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (c !== 0x2d) return false;
-    } else if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
-  }
-  return true;
-}
+/** A ticket id as the cache keys it: a UUID in lower case. Anything else the route resolves. */
+const FULL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The answer's properties in the schema's order: JSON.stringify writes these and no others (not field_stamps). */
 const ANSWER_KEYS = Object.keys(TicketWithCommentsSchema.properties);
@@ -57,7 +44,7 @@ export function ticketGetLane(direct: DirectRoutes, deps: TicketGetLaneDeps): La
   return (req, res, url) => {
     if (req.method !== 'GET') return false;
     const id = url.slice(PREFIX.length);
-    if (!isFullId(id)) return false;
+    if (!FULL_ID.test(id)) return false;
     // The one form clients send; other spellings (`bearer`, extra spaces, Basic) the auth plugin reads.
     const auth = req.headers.authorization;
     if (auth === undefined || !auth.startsWith('Bearer ') || !deps.tokenMatches(auth.slice(7))) return false;
