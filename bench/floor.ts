@@ -8,7 +8,8 @@
 // so a machine whose speed drifts between windows moves all alike. Each server's CPU a request is
 // printed beside its ratio, and for a row its own work (its CPU a request less the floor's): a
 // change that adds a hook, a log field or a query shows its price there at once.
-// `MKT_BENCH_FLOOR_ROUNDS` (default 6) and `MKT_BENCH_FLOOR_ROW_ROUNDS` (default 3) rounds of
+// `MKT_BENCH_FLOOR_ROUNDS` (default 6) and `MKT_BENCH_FLOOR_ROW_ROUNDS` (default 5; on a VM whose
+// speed moves by ±30 % from one minute to the next, the median of 3 moved a row by 0.06) rounds of
 // `MKT_BENCH_FLOOR_SECONDS` (default 3) a load; `MKT_BENCH_FLOOR_ROWS=0` skips the rows;
 // `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name holds that text, without the floor's
 // rounds (a row's own before and after). The notes rows need a hosted repository of 100,000 notes:
@@ -34,7 +35,7 @@ function servePlainFastify(body: string): Promise<ServerProcess> {
   return spawnListening('plain fastify', [join(import.meta.dirname, '_fastify-server.mjs')], { FLOOR_BODY: body });
 }
 
-const ROW_ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROW_ROUNDS ?? 3);
+const ROW_ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROW_ROUNDS ?? 5);
 
 /**
  * One row: `url` of a running daemon (process `pid`) under `load`, beside bare node:http and the
