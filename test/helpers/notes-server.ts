@@ -145,3 +145,13 @@ export async function apiCall(baseUrl: string, method: string, path: string, opt
   const text = await res.text();
   return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
 }
+
+/**
+ * Whether the clock is being read by the note writer (src/notes/writer.ts), which reads it just
+ * before each write. A racing clock acts on these reads alone: the service's other readers (the
+ * license audit job's minutely timer, the sync reaper) once fired inside a race's window on a
+ * loaded machine and took the move meant for the write.
+ */
+export function readByNoteWriter(): boolean {
+  return /notes[\\/]writer\.[jt]s/.test(new Error().stack ?? '');
+}

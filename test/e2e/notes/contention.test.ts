@@ -5,7 +5,7 @@
 // The race is made deterministic by a clock the note writer reads just before it writes.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
+import { readByNoteWriter, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { repoDir } from '../../../src/git/hosting.js';
 
@@ -22,7 +22,7 @@ class RacingClock {
   left = 0;
   races = 0;
   now(): number {
-    if (this.left > 0) {
+    if (this.left > 0 && readByNoteWriter()) {
       this.left--;
       // Synchronous on purpose: the move lands between the server's read and its write.
       const tip = git(this.gitDir, ['rev-parse', REF]);

@@ -9,7 +9,7 @@
 // refused (the push, and a put_note with 422), as every pushed or written note is held to it.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiCall, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
+import { apiCall, readByNoteWriter, startNotesServer, gitIn, gitUrl, localRepo, GIT_ENV, type NotesServer } from '../../helpers/notes-server.js';
 import { tempDir } from '../../helpers/tmp.js';
 import { repoDir } from '../../../src/git/hosting.js';
 import type { NotesMergeStrategy } from '../../../src/store/repos.js';
@@ -22,12 +22,12 @@ function onDisk(gitDir: string, args: string[]): string {
   return execFileSync('git', ['--git-dir', gitDir, ...args], { encoding: 'utf8', env: { ...process.env, ...GIT_ENV } }).trim();
 }
 
-/** The system time; while `armed`, the first read moves REF to `to` behind the writer's back. */
+/** The system time; while `armed`, the note writer's first read moves REF to `to` behind its back. */
 class RacingClock {
   armed: { gitDir: string; to: string } | undefined;
   now(): number {
     const a = this.armed;
-    if (a) {
+    if (a && readByNoteWriter()) {
       this.armed = undefined;
       onDisk(a.gitDir, ['update-ref', REF, a.to]);
     }
