@@ -9,6 +9,8 @@ export interface Served {
   url: string;
   child: ChildProcess;
   exited: Promise<NodeJS.Signals | number | null>;
+  /** Everything it has printed so far, stdout and stderr together. */
+  output(): string;
 }
 
 /** Starts the server with `env` over this process's environment (MKT_LOG_LEVEL=warn unless given). */
@@ -19,14 +21,19 @@ export async function serveBinary(service: string, dataDir: string, env: NodeJS.
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   let out = '';
+  let listening = false;
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
+      if (listening) return;
       const m = /^listening on (http:\/\/\S+)$/m.exec(out);
-      if (m) resolve(m[1]!);
+      if (m) {
+        listening = true;
+        resolve(m[1]!);
+      }
     });
     child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
     child.once('exit', () => reject(new Error(`mkt serve ${service} exited before listening:\n${out}`)));
   });
-  return { url, child, exited };
+  return { url, child, exited, output: () => out };
 }
