@@ -48,7 +48,7 @@ describe('mkt serve and the young generation', () => {
     // Stopped, so that every line it logged has been written.
     served.child.kill('SIGTERM');
     expect(await served.exited).toBe(0);
-    const growths = growthsAllowed(served.output());
+    const growths = growthsAllowed(served.stdout());
     if (growths.length === 0) expect(after).toBe(first);
     else {
       // Only a busy machine gets here: the growth had the governor's leave, at its threshold.

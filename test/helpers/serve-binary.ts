@@ -9,8 +9,8 @@ export interface Served {
   url: string;
   child: ChildProcess;
   exited: Promise<NodeJS.Signals | number | null>;
-  /** Everything it has printed so far, stdout and stderr together. */
-  output(): string;
+  /** What it has written to stdout so far: its log lines, whole, never spliced with stderr's. */
+  stdout(): string;
 }
 
 /** Starts the server with `env` over this process's environment (MKT_LOG_LEVEL=warn unless given). */
@@ -20,20 +20,23 @@ export async function serveBinary(service: string, dataDir: string, env: NodeJS.
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  let out = '';
+  // Kept apart, so that a chunk of stderr never lands inside a JSON line of the log. Read as
+  // Buffers: tests attach their own 'data' listeners, which setEncoding would change under them.
+  let stdout = '';
+  let stderr = '';
   let listening = false;
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
+      stdout += c.toString();
       if (listening) return;
-      const m = /^listening on (http:\/\/\S+)$/m.exec(out);
+      const m = /^listening on (http:\/\/\S+)$/m.exec(stdout);
       if (m) {
         listening = true;
         resolve(m[1]!);
       }
     });
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-    child.once('exit', () => reject(new Error(`mkt serve ${service} exited before listening:\n${out}`)));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', () => reject(new Error(`mkt serve ${service} exited before listening:\n${stdout}${stderr}`)));
   });
-  return { url, child, exited, output: () => out };
+  return { url, child, exited, stdout: () => stdout };
 }

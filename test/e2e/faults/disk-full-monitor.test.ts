@@ -52,8 +52,6 @@ describe('the monitor on a full disk', () => {
     );
     const server = await serveBinary('monitor', dataDir);
     cleanups.push(() => stop(server));
-    let logs = '';
-    server.child.stdout!.on('data', (b: Buffer) => (logs += b.toString()));
     const file = join(dataDir, 'monitor.db');
 
     const acknowledged: string[] = [];
@@ -80,14 +78,14 @@ describe('the monitor on a full disk', () => {
     expect(silence.body.error).toMatch(/^the disk is full/);
 
     // The check engine meets the full disk too: it logs, and goes on.
-    await waitFor(async () => /the disk is full: recording a health check of web/.test(logs), 'the engine to log a check it could not record');
+    await waitFor(async () => /the disk is full: recording a health check of web/.test(server.stdout()), 'the engine to log a check it could not record');
 
     // Reads answer, the daemon is up.
     expect((await send(`${server.url}/api/health`, 'GET', undefined)).status).toBe(200);
     const status = await send(`${server.url}/api/status`, 'GET', undefined, auth);
     expect(status.status).toBe(200);
     expect((await send(`${server.url}/api/status/job`, 'GET', undefined, auth)).status).toBe(200);
-    expect(server.child.exitCode, logs).toBeNull();
+    expect(server.child.exitCode, server.stdout()).toBeNull();
 
     // Freed: the next ping is taken, and the engine records checks again.
     disk.free();
