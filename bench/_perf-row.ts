@@ -7,6 +7,9 @@
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
+// MKT_PERF_AGAINST=bare compares the row with bare node:http in a process of its own (answering the
+// same bytes, as bench/_util.ts bareServer) instead of the floor: the whole gap the ratio measures.
+//
 // MKT_PERF_KEEP=1 keeps the recordings (row.data, floor.data) for `perf report` or a closer split;
 // MKT_PERF_WARM=S warms each server S seconds first (default 2; the ping path compiles for ~6); a row
 // with a load of its own (verify-new) is warmed by one run of that load.
@@ -18,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { AccountsAdmin } from '../daemon/services/marketplace/accounts/admin.js';
-import { autocannon, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, serveBuilt, serveFloor, type Load, type ServerProcess } from './_util.js';
+import { autocannon, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, serveBuilt, serveFloor, spawnListening, type Load, type ServerProcess } from './_util.js';
 import { splitRecording } from './_perf-split.js';
 import { pushEntries, signedIn } from './sync.js';
 import { autocannonUnique, benchKey } from './license.js';
@@ -141,6 +144,14 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
+/** bench/_util.ts bareServer's answer in a process of its own, so perf samples it alone. */
+function serveBare(body: string): Promise<ServerProcess> {
+  const code = `const b = process.env.BARE_BODY; const n = Buffer.byteLength(b);
+require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': n }); res.end(b); }); })
+  .listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });`;
+  return spawnListening('bare node:http', ['--perf-basic-prof', '-e', code], { BARE_BODY: body });
+}
+
 const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post', 'note', 'ticket'] as const;
 const which = ROWS.find((r) => r === process.argv[2]);
 if (which === undefined) {
@@ -160,17 +171,19 @@ try {
   } finally {
     await ours.stop();
   }
-  const floorServer = await serveFloor(answer, row.token, ['--perf-basic-prof']);
+  const bare = process.env.MKT_PERF_AGAINST === 'bare';
+  const floorServer = bare ? await serveBare(answer) : await serveFloor(answer, row.token, ['--perf-basic-prof']);
   let floor: Awaited<ReturnType<typeof record>>;
   try {
-    floor = await record(floorServer, `${floorServer.url}/floor${row.load.method === 'POST' ? '' : '/1'}`, row.floorLoad ?? row.load, join(dir, 'floor.data'));
+    floor = await record(floorServer, bare ? `${floorServer.url}${row.path}` : `${floorServer.url}/floor${row.load.method === 'POST' ? '' : '/1'}`, row.floorLoad ?? row.load, join(dir, 'floor.data'));
   } finally {
     await floorServer.stop();
   }
   const us = (r: typeof mine, part: string): number => ((r.parts.get(part) ?? 0) / r.total) * (1e6 / r.rps);
   const names = [...new Set([...mine.parts.keys(), ...floor.parts.keys()])].sort((a, b) => us(mine, b) - us(floor, b) - (us(mine, a) - us(floor, a)));
-  console.log(`${which}: ${mine.rps.toFixed(0)} req/s; floor ${floor.rps.toFixed(0)} req/s (µs of server CPU per request, under perf)`);
-  console.log(`${'part'.padEnd(34)} ${'row'.padStart(7)} ${'floor'.padStart(7)} ${'own'.padStart(7)}`);
+  const against = bare ? 'bare' : 'floor';
+  console.log(`${which}: ${mine.rps.toFixed(0)} req/s; ${against} ${floor.rps.toFixed(0)} req/s (µs of server CPU per request, under perf)`);
+  console.log(`${'part'.padEnd(34)} ${'row'.padStart(7)} ${against.padStart(7)} ${'own'.padStart(7)}`);
   for (const n of names) console.log(`${n.padEnd(34)} ${us(mine, n).toFixed(1).padStart(7)} ${us(floor, n).toFixed(1).padStart(7)} ${(us(mine, n) - us(floor, n)).toFixed(1).padStart(7)}`);
   console.log(`${'total'.padEnd(34)} ${(1e6 / mine.rps).toFixed(1).padStart(7)} ${(1e6 / floor.rps).toFixed(1).padStart(7)} ${(1e6 / mine.rps - 1e6 / floor.rps).toFixed(1).padStart(7)}`);
 } finally {

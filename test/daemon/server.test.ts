@@ -162,4 +162,19 @@ describe('bearer helpers', () => {
     for (const other of ['tök-0123456789abcdeF', 'tok-0123456789abcdef', 'tök-0123456789abcde', `${secret} `, '', 'x'.repeat(10_000)]) expect(matches(other), other).toBe(false);
     fc.assert(fc.property(fc.string(), fc.string(), (a, b) => secretMatcher(a)(b) === (a === b)));
   });
+
+  it('a secret matcher reads the token after a prefix, and holds secrets longer than its array', () => {
+    fc.assert(fc.property(fc.string(), fc.string(), fc.string(), (a, prefix, b) => secretMatcher(a)(prefix + b, prefix.length) === (a === b)));
+    const long = 'k'.repeat(5000) + 'é';
+    const matches = secretMatcher(long);
+    expect(matches(long)).toBe(true);
+    expect(matches(`Bearer ${long}`, 7)).toBe(true);
+    // The array's zeros and its wrap-around past 4096 code units match nothing: the lengths differ.
+    for (const other of ['k'.repeat(5000), `${long}\0`, `${long}k`, 'k'.repeat(5001), `${'k'.repeat(4999)}é`]) expect(matches(other)).toBe(false);
+    const short = secretMatcher('abc');
+    for (const other of ['abc\0', `abc${'\0'.repeat(4093)}`, `abc${'\0'.repeat(4093)}abc`, 'ab']) expect(short(other)).toBe(false);
+    expect(short('Bearer abc', 11)).toBe(false);
+    expect(secretMatcher('')('')).toBe(true);
+    expect(secretMatcher('')('\0')).toBe(false);
+  });
 });

@@ -30,8 +30,8 @@ export function uncommentedTicketText(t: Ticket): string {
 export interface TicketGetLaneDeps {
   /** The ticket the store holds in memory under this full id, if any (SqliteTicketStore.cached). */
   cached(id: string): Ticket | undefined;
-  /** The shared token's constant-time check (the route's own, plugins/bearer.ts). */
-  tokenMatches(presented: string): boolean;
+  /** The shared token's constant-time check (the route's own, plugins/bearer.ts), of `presented` from `from` on. */
+  tokenMatches(presented: string, from: number): boolean;
 }
 
 /** The lane of GET /tickets/{id}. */
@@ -47,7 +47,7 @@ export function ticketGetLane(direct: DirectRoutes, deps: TicketGetLaneDeps): La
     if (!FULL_ID.test(id)) return false;
     // The one form clients send; other spellings (`bearer`, extra spaces, Basic) the auth plugin reads.
     const auth = req.headers.authorization;
-    if (auth === undefined || !auth.startsWith('Bearer ') || !deps.tokenMatches(auth.slice(7))) return false;
+    if (auth === undefined || !auth.startsWith('Bearer ') || !deps.tokenMatches(auth, 7)) return false;
     const t = deps.cached(id);
     if (t === undefined || (t.comment_count ?? 0) !== 0) return false;
     let text = texts.get(t);
