@@ -7,8 +7,8 @@
 //
 // verify-new names a new machine in every request (an activation and an Ed25519 signature each).
 //
-// MKT_PERF_AGAINST=bare compares the row with bare node:http in a process of its own (answering the
-// same bytes, as bench/_util.ts bareServer) instead of the floor: the whole gap the ratio measures.
+// MKT_PERF_AGAINST=bare compares the row with bare node:http in a process of its own (bench/_bare-server.ts,
+// answering the same bytes) instead of the floor: the whole gap the ratio measures.
 //
 // MKT_PERF_KEEP=1 keeps the recordings (row.data, floor.data) for `perf report` or a closer split;
 // MKT_PERF_WARM=S warms each server S seconds first (default 2; the ping path compiles for ~6); a row
@@ -144,12 +144,9 @@ async function record(server: ServerProcess, url: string, load: Load, file: stri
   return { rps: r.rps, ...splitRecording(file, server.pid) };
 }
 
-/** bench/_util.ts bareServer's answer in a process of its own, so perf samples it alone. */
+/** bench/_util.ts bareServer in a process of its own (bench/_bare-server.ts), so perf samples it alone. */
 function serveBare(body: string): Promise<ServerProcess> {
-  const code = `const b = process.env.BARE_BODY; const n = Buffer.byteLength(b);
-require('node:http').createServer((req, res) => { req.resume(); req.on('end', () => { res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': n }); res.end(b); }); })
-  .listen(0, '127.0.0.1', function () { console.log('listening on http://127.0.0.1:' + this.address().port); });`;
-  return spawnListening('bare node:http', ['--perf-basic-prof', '-e', code], { BARE_BODY: body });
+  return spawnListening('bare node:http', ['--perf-basic-prof', '--import', 'tsx', join(import.meta.dirname, '_bare-server.ts')], { BARE_BODY: body });
 }
 
 const ROWS = ['status', 'verify', 'verify-new', 'heartbeat', 'pull', 'ping-get', 'ping-post', 'note', 'ticket'] as const;
