@@ -9,7 +9,10 @@ export function constantTimeEqual(a: string, b: string): boolean {
   return timingSafeEqual(ha, hb);
 }
 
-/** The fewest code units a matcher holds: more than any header line node accepts (16 KiB) would need. */
+/**
+ * The code units a matcher's array holds at least, whatever the secret: for every secret up to this
+ * long (all that are configured in practice), the array, and so the check's memory reads, are the same.
+ */
 const MIN_CAPACITY = 4096;
 
 /**
