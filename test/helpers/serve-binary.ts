@@ -2,6 +2,7 @@
 // it prints `listening on`. No test framework here, so the benchmarks use it too.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 
 const mkt = join(import.meta.dirname, '../../bin/mkt');
 
@@ -21,13 +22,16 @@ export async function serveBinary(service: string, dataDir: string, env: NodeJS.
   });
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   // Kept apart, so that a chunk of stderr never lands inside a JSON line of the log. Read as
-  // Buffers: tests attach their own 'data' listeners, which setEncoding would change under them.
+  // Buffers (tests attach their own 'data' listeners, which setEncoding would change under them),
+  // decoded so that a character split across two chunks stays whole.
+  const outText = new StringDecoder('utf8');
+  const errText = new StringDecoder('utf8');
   let stdout = '';
   let stderr = '';
   let listening = false;
   const url = await new Promise<string>((resolve, reject) => {
     child.stdout!.on('data', (c: Buffer) => {
-      stdout += c.toString();
+      stdout += outText.write(c);
       if (listening) return;
       const m = /^listening on (http:\/\/\S+)$/m.exec(stdout);
       if (m) {
@@ -35,7 +39,7 @@ export async function serveBinary(service: string, dataDir: string, env: NodeJS.
         resolve(m[1]!);
       }
     });
-    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (stderr += errText.write(c)));
     child.once('exit', () => reject(new Error(`mkt serve ${service} exited before listening:\n${stdout}${stderr}`)));
   });
   return { url, child, exited, stdout: () => stdout };
