@@ -15,14 +15,14 @@
 // with a load of its own (verify-new) is warmed by one run of that load.
 //
 // Needs `perf` (linux-perf) and permission to record another process of the same user.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { AccountsAdmin } from '../daemon/services/marketplace/accounts/admin.js';
 import { autocannon, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, serveBuilt, serveFloor, spawnListening, type Load, type ServerProcess } from './_util.js';
 import { splitRecording } from './_perf-split.js';
+import { noteOwner, seedNote } from './_note-seed.js';
 import { pushEntries, signedIn } from './sync.js';
 import { autocannonUnique, benchKey } from './license.js';
 
@@ -75,28 +75,13 @@ async function pullRow(dir: string): Promise<Row> {
 
 /** An anonymous get_note of a public repository's note (as bench/notes.ts reads, on a small repository). */
 async function noteRow(dir: string): Promise<Row> {
-  const admin = await AccountsAdmin.open({ dataDir: dir });
-  await admin.addUser({ name: 'bench', email: 'bench@example.com' });
-  const token = (await admin.createToken('bench', 'push')).token;
-  await admin.createRepo('bench/app', { private: false, objectFormat: 'sha1' });
-  await admin.close();
-  const work = join(dir, 'work');
-  const git = (args: string[]) => execFileSync('git', ['-C', work, '-c', 'user.name=Bench', '-c', 'user.email=bench@example.com', ...args], { encoding: 'utf8' }).trim();
-  execFileSync('git', ['init', '-q', '-b', 'main', work]);
-  git(['commit', '-q', '--allow-empty', '-m', 'one']);
-  const commit = git(['rev-parse', 'HEAD']);
+  const owner = await noteOwner(dir, 'bench');
   const seeder = await serveBuilt('marketplace', dir);
   try {
-    const remote = new URL(`${seeder.url}/bench/app.git`);
-    remote.username = 'x';
-    remote.password = token;
-    git(['push', '-q', remote.toString(), 'main']);
-    const put = await fetch(`${seeder.url}/api/git/bench/app/notes/${commit}`, { method: 'PUT', headers: { ...json, authorization: `Bearer ${token}` }, body: JSON.stringify({ content: 'Reviewed-by: Bench <bench@example.com>\nci=passed\n' }) });
-    if (put.status !== 200) throw new Error(`the note was not written: ${put.status} ${await put.text()}`);
+    return { path: await seedNote(dir, seeder.url, owner), load: {} };
   } finally {
     await seeder.stop();
   }
-  return { path: `/api/git/bench/app/notes/${commit}`, load: {} };
 }
 
 /** A heartbeat target's ping, GET or POST with a small run log (as bench/monitor-heartbeat.ts sends). */

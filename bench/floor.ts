@@ -12,18 +12,19 @@
 // speed moves by ±30 % from one minute to the next, the median of 3 moved a row by 0.06) rounds of
 // `MKT_BENCH_FLOOR_SECONDS` (default 3) a load; `MKT_BENCH_FLOOR_ROWS=0` skips the rows;
 // `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name holds that text, without the floor's
-// rounds (a row's own before and after). The notes rows need a hosted repository of 100,000 notes:
-// `npm run bench -- notes`.
+// rounds (a row's own before and after). get_note runs here on a repository of one note; at
+// 100,000 notes, and put_note, in `npm run bench -- notes`; blob put in `npm run bench -- sync-client`.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
-import { autocannon, bareServer, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, cpuMicros, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type LoadResult, type ServerProcess } from './_util.js';
+import { autocannon, bareServer, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type ServerProcess } from './_util.js';
+import { interleaved, measureRow, ROUND_SECONDS as SECONDS } from './_rounds.js';
 import { autocannonUnique, benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
+import { noteOwner, seedNote } from './_note-seed.js';
 
 const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 6);
-const SECONDS = Number(process.env.MKT_BENCH_FLOOR_SECONDS ?? 3);
 /** A ticket-sized answer: what the rows answer is of this order. */
 const BODY = JSON.stringify({ id: 'T-1', title: 'printer on floor 3 is offline', status: 'open', priority: 'normal', updated_at: '2026-11-29T00:00:00.000Z' });
 const POST_BODY = JSON.stringify({ title: 'printer on floor 3 is offline', body: 'since this morning', priority: 'normal' });
@@ -35,72 +36,10 @@ function servePlainFastify(body: string): Promise<ServerProcess> {
   return spawnListening('plain fastify', [join(import.meta.dirname, '_fastify-server.mjs')], { FLOOR_BODY: body });
 }
 
-const ROW_ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROW_ROUNDS ?? 5);
-
-/**
- * One row: `url` of a running daemon (process `pid`) under `load`, beside bare node:http and the
- * floor answering its bytes, in ROW_ROUNDS interleaved rounds as the floor's are. Besides the
- * ratios it prints each server's CPU a request and the row's own work (its CPU a request less the
- * floor's): the figure a change to the row moves, and the one the machine's drift moves least.
- */
+/** A row of the guard, unless MKT_BENCH_FLOOR_ONLY names another. */
 async function row(name: string, url: string, pid: number, load: Load, goal: number, token?: string): Promise<void> {
   if (ONLY !== undefined && !name.includes(ONLY)) return;
-  const sample = await fetch(url, { method: load.method ?? 'GET', headers: load.headers, body: load.body });
-  if (!sample.ok) throw new Error(`${name}: HTTP ${sample.status} ${await sample.text()}`);
-  const answer = await sample.text();
-  const bare = await bareServer(answer);
-  const floor = await serveFloor(answer, token);
-  try {
-    const path = load.method === 'POST' ? '/floor' : '/floor/x';
-    const urls = { bare: `${bare.url}${path}`, floor: `${floor.url}${path}`, row: url };
-    const pids = { bare: undefined, floor: floor.pid, row: pid };
-    const timed = { ...load, seconds: SECONDS };
-    const run = load.run ?? ((u: string) => autocannon(u, timed));
-    // Each warmed by the load it is measured under: a custom run (each request a new machine)
-    // takes paths the plain load never does, and V8 was still optimizing them 10-15 s into the
-    // load, which the first round paid alone (its ratio the lowest of the three in every run).
-    for (const u of Object.values(urls)) await (load.run ? load.run(u) : autocannon(u, { ...load, seconds: 1 }));
-    const rounds = await interleaved(urls, pids, run, ROW_ROUNDS);
-    const med = (k: keyof typeof urls, f: (r: Measured) => number) => median(rounds.map((r) => f(r[k])));
-    const rel = (k: 'floor' | 'row') => median(rounds.map((r) => r[k].rps / r.bare.rps));
-    const line = (label: string, k: keyof typeof urls, rest: string) =>
-      console.log(`${label.padEnd(30)} ${med(k, (r) => r.rps).toFixed(0).padStart(7)} req/s  p99 ${String(med(k, (r) => r.p99)).padStart(4)} ms  ${med(k, (r) => r.us).toFixed(0).padStart(3)} µs CPU a request${rest}${errorsOf(rounds.map((r) => r[k]))}`);
-    line(`bare node:http (${name})`, 'bare', ' (baseline)');
-    line(`floor (${name})`, 'floor', `  ratio ${rel('floor').toFixed(2)}`);
-    const own = median(rounds.map((r) => r.row.us - r.floor.us));
-    line(name, 'row', `  ratio ${rel('row').toFixed(2)} (goal >= ${goal.toFixed(2)}; ${median(rounds.map((r) => r.row.rps / r.floor.rps)).toFixed(2)} of floor; own work ${own.toFixed(0)} µs; rounds ${rounds.map((r) => ratio(r.row.rps, r.bare.rps)).join(', ')})`);
-  } finally {
-    bare.server.close();
-    await floor.stop();
-  }
-}
-
-/** A load's result with the CPU its server spent a request. */
-type Measured = LoadResult & { us: number };
-
-/**
- * `rounds` rounds of `run` against each URL, each round starting one further on: on this VM a
- * load's place in the round moves its figure (a CPU credit spent by the one before), and a
- * rotation spreads that over all. CPU is the process's (`undefined`: this one, where bare runs).
- */
-async function interleaved<K extends string>(urls: Record<K, string>, pids: Record<K, number | undefined>, run: (url: string) => Promise<LoadResult>, rounds: number): Promise<Record<K, Measured>[]> {
-  const keys = Object.keys(urls) as K[];
-  const out: Record<K, Measured>[] = [];
-  for (let i = 0; i < rounds; i++) {
-    const r = {} as Record<K, Measured>;
-    for (const k of [...keys.slice(i % keys.length), ...keys.slice(0, i % keys.length)]) {
-      const before = cpuMicros(pids[k]);
-      const result = await run(urls[k]);
-      r[k] = { ...result, us: (cpuMicros(pids[k]) - before) / Math.max(1, result.total) };
-    }
-    out.push(r);
-  }
-  return out;
-}
-
-function errorsOf(results: LoadResult[]): string {
-  const n = results.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
-  return n ? `  errors ${n}` : '';
+  await measureRow(name, url, pid, load, goal, token);
 }
 
 async function ticketRows(): Promise<void> {
@@ -124,9 +63,13 @@ async function marketplaceRows(): Promise<void> {
   const admin = await LicenseAdmin.open({ dataDir: dir });
   const { key } = await benchKey(admin);
   await admin.close();
+  const notes = await noteOwner(dir, 'reader');
   const svc = await serveBuilt('marketplace', dir);
   try {
     const json = { 'content-type': 'application/json' };
+    // An anonymous read of a public repository's note, on a repository of one note (bench/notes.ts
+    // reads it at 100,000): a note read before is answered from the index's cache either way.
+    if (ONLY === undefined || 'get_note'.includes(ONLY)) await row('get_note', `${svc.url}${await seedNote(dir, svc.url, notes)}`, svc.pid, {}, 0.65);
     await row('POST /api/v1/keys/status', `${svc.url}/api/v1/keys/status`, svc.pid, { method: 'POST', headers: json, body: JSON.stringify({ key: key }) }, 0.6);
     const verify: Load = { method: 'POST', headers: json, body: JSON.stringify({ key: key, machine_fingerprint: 'bench-machine' }) };
     await row('verify, known machine', `${svc.url}/api/v1/license/verify`, svc.pid, verify, 0.5);

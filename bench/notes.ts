@@ -2,7 +2,7 @@
 // `git fast-import`). search_notes p50/p99 over the API against `git log --notes --grep` and
 // `git grep` on the notes ref for the same words in the same run (target >= 100x faster);
 // get_note requests/s of the built daemon as a ratio to bare node:http answering the same body
-// (goal >= 0.65), beside the framework floor;
+// (goal >= 0.65), beside the framework floor, in the guard's interleaved rounds (bench/_rounds.ts);
 // put_note writes/s of the built daemon with 1 and 8 concurrent writers (goals >= 60 and >= 300); `mkt notes --help`
 // start-up against `node -e 0`. BENCH_SECONDS sets each load phase (default 5);
 // BENCH_NOTES_COMMITS shrinks the repository (default 100000, where the goals apply);
@@ -21,7 +21,8 @@ import { createLogger } from '../daemon/logger.js';
 import { run as runCli } from '../commands/root/run.js';
 import type { IOStreams } from '../src/cli/io.js';
 import { runScripts } from './_notes-scripts.js';
-import { mulberry32, printRow, ratio, references, serveBuilt, startupEnv, timeCommand, warmLoad, type Load } from './_util.js';
+import { mulberry32, ratio, serveBuilt, startupEnv, timeCommand } from './_util.js';
+import { measureRow } from './_rounds.js';
 
 const quiet = createLogger({ level: 'silent' });
 const OWNER = 'bench';
@@ -234,14 +235,12 @@ export async function run(): Promise<void> {
 
       const target = built.commits[Math.floor(n / 4)]!;
       if (phase('get')) {
-        const noteUrl = `${svc.url}/api/git/${OWNER}/${REPO}/notes/${target}`;
-        const answer = await (await fetch(noteUrl)).text();
         // As deployed: the built daemon on the same data dir, logging at info to a pipe.
         const built = await serveBuilt('marketplace', dir);
         try {
-          const get: Load = { seconds };
-          const refs = await references('GET', answer, get);
-          printRow('get_note', await warmLoad(`${built.url}/api/git/${OWNER}/${REPO}/notes/${target}`, get), refs, GET_GOAL);
+          // In interleaved rounds beside bare node:http and the floor, as the guard's rows: one
+          // window of each put this row anywhere from 0.55 to 1.10 between runs.
+          await measureRow('get_note', `${built.url}/api/git/${OWNER}/${REPO}/notes/${target}`, built.pid, {}, GET_GOAL);
         } finally {
           await built.stop();
         }
