@@ -4,7 +4,8 @@
 // get_note requests/s of the built daemon as a ratio to bare node:http answering the same body
 // (goal >= 0.65), beside the framework floor, in the guard's interleaved rounds (bench/_rounds.ts);
 // put_note writes/s of the built daemon with 1 and 8 concurrent writers (goals >= 60 and >= 300); `mkt notes --help`
-// start-up against `node -e 0`. BENCH_SECONDS sets each load phase (default 5);
+// start-up against `node -e 0`. BENCH_SECONDS sets each load phase (default 5) but get_note's,
+// whose rounds are the guard's (MKT_BENCH_FLOOR_ROW_ROUNDS of MKT_BENCH_FLOOR_SECONDS);
 // BENCH_NOTES_COMMITS shrinks the repository (default 100000, where the goals apply);
 // BENCH_NOTES_ONLY=search,get,put,scripts runs only the phases named (for profiling one of them).
 // The `scripts` phase (issue 36, bench/_notes-scripts.ts) builds its own repositories: NDJSON
