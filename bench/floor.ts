@@ -8,7 +8,8 @@
 // so a machine whose speed drifts between windows moves all alike. Each server's CPU a request is
 // printed beside its ratio, and for a row its own work (its CPU a request less the floor's): a
 // change that adds a hook, a log field or a query shows its price there at once.
-// `MKT_BENCH_FLOOR_ROUNDS` (default 6) and `MKT_BENCH_FLOOR_ROW_ROUNDS` (default 5; on a VM whose
+// `MKT_BENCH_FLOOR_ROUNDS` (default 10: one run's rounds of the floor's GET spread from 0.53 to 1.42,
+// and the median of 6 moved by 0.17 between runs) and `MKT_BENCH_FLOOR_ROW_ROUNDS` (default 5; on a VM whose
 // speed moves by ±30 % from one minute to the next, the median of 3 moved a row by 0.06) rounds of
 // `MKT_BENCH_FLOOR_SECONDS` (default 3) a load; `MKT_BENCH_FLOOR_ROWS=0` skips the rows;
 // `MKT_BENCH_FLOOR_ONLY=verify` runs only the rows whose name holds that text, without the floor's
@@ -24,7 +25,7 @@ import { autocannonUnique, benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 import { noteOwner, seedNote } from './_note-seed.js';
 
-const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 6);
+const ROUNDS = Number(process.env.MKT_BENCH_FLOOR_ROUNDS ?? 10);
 /** A ticket-sized answer: what the rows answer is of this order. */
 const BODY = JSON.stringify({ id: 'T-1', title: 'printer on floor 3 is offline', status: 'open', priority: 'normal', updated_at: '2026-11-29T00:00:00.000Z' });
 const POST_BODY = JSON.stringify({ title: 'printer on floor 3 is offline', body: 'since this morning', priority: 'normal' });
