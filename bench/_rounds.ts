@@ -33,6 +33,7 @@ export async function interleaved<K extends string>(urls: Record<K, string>, pid
   return out;
 }
 
+/** `  errors N` for the loads' failed and non-2xx answers together, or nothing when there were none. */
 export function errorsOf(results: LoadResult[]): string {
   const n = results.reduce((sum, r) => sum + r.errors + r.non2xx, 0);
   return n ? `  errors ${n}` : '';

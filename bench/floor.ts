@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LicenseAdmin } from '../daemon/services/marketplace/license/admin.js';
 import { autocannon, bareServer, BENCH_NEW_TICKET, BENCH_TICKETS_TOKEN, median, ratio, serveBuilt, serveFloor, spawnListening, type Load, type ServerProcess } from './_util.js';
-import { interleaved, measureRow, ROUND_SECONDS as SECONDS } from './_rounds.js';
+import { errorsOf, interleaved, measureRow, ROUND_SECONDS as SECONDS } from './_rounds.js';
 import { autocannonUnique, benchKey } from './license.js';
 import { pushEntries, signedIn } from './sync.js';
 import { noteOwner, seedNote } from './_note-seed.js';
@@ -112,8 +112,7 @@ async function floorRounds(): Promise<void> {
         const us = `  ${median(rounds.map((r) => r[k].us)).toFixed(0).padStart(3)} µs CPU a request`;
         const rel = k === 'bare' ? `${us} (baseline)` : `${us}  ratio ${median(rounds.map((r) => r[k].rps / r.bare.rps)).toFixed(2)}, by CPU ${median(rounds.map((r) => r.bare.us / r[k].us)).toFixed(2)}`;
         const goal = k === 'floor' ? ` (goal >= ${GOALS[method].toFixed(2)}; rounds ${rounds.map((r) => ratio(r.floor.rps, r.bare.rps)).join(', ')})` : '';
-        const errs = rounds.reduce((n, r) => n + r[k].errors + r[k].non2xx, 0);
-        console.log(`${`${method} ${k === 'bare' ? 'bare node:http' : k === 'fastify' ? 'plain fastify' : 'floor'}`.padEnd(24)} ${rps.toFixed(0).padStart(7)} req/s${rel}${goal}${errs ? `  errors ${errs}` : ''}`);
+        console.log(`${`${method} ${k === 'bare' ? 'bare node:http' : k === 'fastify' ? 'plain fastify' : 'floor'}`.padEnd(24)} ${rps.toFixed(0).padStart(7)} req/s${rel}${goal}${errorsOf(rounds.map((r) => r[k]))}`);
       }
     }
   } finally {
